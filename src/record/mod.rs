@@ -1,0 +1,489 @@
+//! Kafka record batches (magic v2) as zero-copy views over bytes.
+//!
+//! The produce path validates a batch and patches a handful of header fields in place; it never
+//! decodes individual records. Byte layout of the batch header (all big-endian):
+//!
+//! ```text
+//! offset  width  field
+//!  0      8      baseOffset
+//!  8      4      batchLength            (bytes after this field)
+//! 12      4      partitionLeaderEpoch
+//! 16      1      magic                  (2)
+//! 17      4      crc                    (CRC32C of bytes 21..end)
+//! 21      2      attributes             (bits 0-2 codec, 3 timestamp type, 4 transactional, 5 control)
+//! 23      4      lastOffsetDelta
+//! 27      8      baseTimestamp
+//! 35      8      maxTimestamp
+//! 43      8      producerId
+//! 51      2      producerEpoch
+//! 53      4      baseSequence
+//! 57      4      recordsCount
+//! 61      ...    records
+//! ```
+//!
+//! Patching baseOffset and partitionLeaderEpoch leaves the CRC valid (they precede it);
+//! patching maxTimestamp or attributes (LogAppendTime) requires recomputing it.
+
+pub mod codec;
+pub mod records;
+
+use bytes::{Bytes, BytesMut};
+use thiserror::Error;
+
+/// Size of the fixed v2 batch header.
+pub const HEADER_LEN: usize = 61;
+/// Bytes before and including `batchLength`: the part of the header not counted by it.
+pub const LOG_OVERHEAD: usize = 12;
+/// The only record format this broker stores.
+pub const MAGIC_V2: i8 = 2;
+
+const BASE_OFFSET: usize = 0;
+const BATCH_LENGTH: usize = 8;
+const LEADER_EPOCH: usize = 12;
+const MAGIC: usize = 16;
+const CRC: usize = 17;
+const ATTRIBUTES: usize = 21;
+const LAST_OFFSET_DELTA: usize = 23;
+const BASE_TIMESTAMP: usize = 27;
+const MAX_TIMESTAMP: usize = 35;
+const PRODUCER_ID: usize = 43;
+const RECORDS_COUNT: usize = 57;
+
+const TIMESTAMP_TYPE_BIT: i16 = 1 << 3;
+const TRANSACTIONAL_BIT: i16 = 1 << 4;
+const CONTROL_BIT: i16 = 1 << 5;
+const COMPRESSION_MASK: i16 = 0x07;
+
+/// Why a batch was rejected. Each variant maps to the Kafka error code a client expects.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum RecordError {
+    /// Truncated data, a length that disagrees with the bytes present, or a CRC mismatch.
+    #[error("corrupt record batch: {0}")]
+    Corrupt(&'static str),
+    /// Structurally readable but semantically invalid (count/offset mismatch, control batch
+    /// from a client, several batches where one is required).
+    #[error("invalid record batch: {0}")]
+    Invalid(String),
+    /// A magic byte other than 2.
+    #[error("unsupported record format magic {0}")]
+    UnsupportedMagic(i8),
+    /// The batch exceeds `max.message.bytes`.
+    #[error("record batch of {size} bytes exceeds the limit of {limit}")]
+    TooLarge { size: usize, limit: usize },
+    /// A compression codec id outside 0..=4, or a payload the codec cannot decode.
+    #[error("unsupported or undecodable compression: {0}")]
+    Compression(String),
+}
+
+/// Compression codecs as numbered in the batch attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Snappy,
+    Lz4,
+    Zstd,
+}
+
+impl Compression {
+    fn from_attributes(attributes: i16) -> Result<Self, RecordError> {
+        match attributes & COMPRESSION_MASK {
+            0 => Ok(Self::None),
+            1 => Ok(Self::Gzip),
+            2 => Ok(Self::Snappy),
+            3 => Ok(Self::Lz4),
+            4 => Ok(Self::Zstd),
+            other => Err(RecordError::Compression(format!("codec id {other}"))),
+        }
+    }
+}
+
+/// Reads the fields needed to walk a log: base offset and total size of the batch starting at
+/// `buf[0]`, from the first 12 bytes. Returns `None` when fewer than 12 bytes are present.
+pub fn peek_offset_and_size(buf: &[u8]) -> Option<(i64, usize, i32)> {
+    if buf.len() < LOG_OVERHEAD {
+        return None;
+    }
+    let base_offset = read_i64(buf, BASE_OFFSET);
+    let batch_length = read_i32(buf, BATCH_LENGTH);
+    let size = (batch_length as i64 + LOG_OVERHEAD as i64).max(0) as usize;
+    Some((base_offset, size, batch_length))
+}
+
+/// A borrowed view of one complete record batch (header + records).
+#[derive(Debug, Clone, Copy)]
+pub struct BatchView<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> BatchView<'a> {
+    /// Wraps `bytes`, which must hold exactly one batch, checking only that the header fits
+    /// and the declared length matches. Use [`BatchView::validate`] for the full check.
+    pub fn new(bytes: &'a [u8]) -> Result<Self, RecordError> {
+        if bytes.len() < HEADER_LEN {
+            return Err(RecordError::Corrupt("batch shorter than its header"));
+        }
+        let batch_length = read_i32(bytes, BATCH_LENGTH);
+        if batch_length < (HEADER_LEN - LOG_OVERHEAD) as i32 {
+            return Err(RecordError::Corrupt("batch length smaller than the header"));
+        }
+        if batch_length as usize + LOG_OVERHEAD != bytes.len() {
+            return Err(RecordError::Corrupt(
+                "batch length disagrees with the bytes present",
+            ));
+        }
+        Ok(Self { bytes })
+    }
+
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+    pub fn size(&self) -> usize {
+        self.bytes.len()
+    }
+    pub fn base_offset(&self) -> i64 {
+        read_i64(self.bytes, BASE_OFFSET)
+    }
+    pub fn last_offset_delta(&self) -> i32 {
+        read_i32(self.bytes, LAST_OFFSET_DELTA)
+    }
+    pub fn last_offset(&self) -> i64 {
+        self.base_offset() + self.last_offset_delta() as i64
+    }
+    pub fn partition_leader_epoch(&self) -> i32 {
+        read_i32(self.bytes, LEADER_EPOCH)
+    }
+    pub fn magic(&self) -> i8 {
+        self.bytes[MAGIC] as i8
+    }
+    pub fn crc(&self) -> u32 {
+        read_i32(self.bytes, CRC) as u32
+    }
+    pub fn attributes(&self) -> i16 {
+        read_i16(self.bytes, ATTRIBUTES)
+    }
+    pub fn compression(&self) -> Result<Compression, RecordError> {
+        Compression::from_attributes(self.attributes())
+    }
+    pub fn is_log_append_time(&self) -> bool {
+        self.attributes() & TIMESTAMP_TYPE_BIT != 0
+    }
+    pub fn is_transactional(&self) -> bool {
+        self.attributes() & TRANSACTIONAL_BIT != 0
+    }
+    pub fn is_control(&self) -> bool {
+        self.attributes() & CONTROL_BIT != 0
+    }
+    pub fn base_timestamp(&self) -> i64 {
+        read_i64(self.bytes, BASE_TIMESTAMP)
+    }
+    pub fn max_timestamp(&self) -> i64 {
+        read_i64(self.bytes, MAX_TIMESTAMP)
+    }
+    pub fn producer_id(&self) -> i64 {
+        read_i64(self.bytes, PRODUCER_ID)
+    }
+    pub fn records_count(&self) -> i32 {
+        read_i32(self.bytes, RECORDS_COUNT)
+    }
+    /// The records section (compressed as a whole when a codec is set).
+    pub fn records_payload(&self) -> &'a [u8] {
+        &self.bytes[HEADER_LEN..]
+    }
+
+    pub fn crc_matches(&self) -> bool {
+        crc32c::crc32c(&self.bytes[ATTRIBUTES..]) == self.crc()
+    }
+
+    /// Everything that can be checked without decoding records: magic, CRC32C, a known codec,
+    /// and a record count consistent with the offset range.
+    pub fn validate(&self) -> Result<(), RecordError> {
+        if self.magic() != MAGIC_V2 {
+            return Err(RecordError::UnsupportedMagic(self.magic()));
+        }
+        if !self.crc_matches() {
+            return Err(RecordError::Corrupt("CRC32C mismatch"));
+        }
+        self.compression()?;
+        let count = self.records_count();
+        if count <= 0 {
+            return Err(RecordError::Invalid(format!(
+                "invalid reported record count {count}"
+            )));
+        }
+        let delta = self.last_offset_delta();
+        if delta < 0 || delta as i64 + 1 != count as i64 {
+            return Err(RecordError::Invalid(format!(
+                "inconsistent batch offset range (last offset delta {delta}) and record count {count}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Validates the records of one partition in a produce request: exactly one v2 batch, not a
+/// control batch, within `max_message_bytes`. Nothing is modified.
+pub fn validate_produced(bytes: &[u8], max_message_bytes: usize) -> Result<(), RecordError> {
+    let Some((_, size, batch_length)) = peek_offset_and_size(bytes) else {
+        return Err(RecordError::Corrupt("batch shorter than its header"));
+    };
+    if batch_length < 0 {
+        return Err(RecordError::Corrupt("negative batch length"));
+    }
+    if size > bytes.len() {
+        return Err(RecordError::Corrupt(
+            "batch length exceeds the bytes present",
+        ));
+    }
+    if size < bytes.len() {
+        return Err(RecordError::Invalid(
+            "produce requests must contain exactly one record batch per partition".into(),
+        ));
+    }
+    let batch = BatchView::new(bytes)?;
+    batch.validate()?;
+    if batch.base_offset() != 0 {
+        return Err(RecordError::Invalid(format!(
+            "the base offset of a produced batch must be 0, not {}",
+            batch.base_offset()
+        )));
+    }
+    if batch.is_control() {
+        return Err(RecordError::Invalid(
+            "clients may not produce control batches".into(),
+        ));
+    }
+    if size > max_message_bytes {
+        return Err(RecordError::TooLarge {
+            size,
+            limit: max_message_bytes,
+        });
+    }
+    Ok(())
+}
+
+/// Assigns log-side header fields to a validated batch, in place: the base offset, the
+/// partition leader epoch and, for LogAppendTime topics, the timestamp type and max timestamp
+/// (followed by a CRC recomputation, since those fields are covered by it).
+pub fn assign_offsets(
+    batch: &mut BytesMut,
+    base_offset: i64,
+    leader_epoch: i32,
+    log_append_time: Option<i64>,
+) {
+    batch[BASE_OFFSET..BASE_OFFSET + 8].copy_from_slice(&base_offset.to_be_bytes());
+    batch[LEADER_EPOCH..LEADER_EPOCH + 4].copy_from_slice(&leader_epoch.to_be_bytes());
+    if let Some(now) = log_append_time {
+        let attributes = read_i16(batch, ATTRIBUTES) | TIMESTAMP_TYPE_BIT;
+        batch[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
+        batch[MAX_TIMESTAMP..MAX_TIMESTAMP + 8].copy_from_slice(&now.to_be_bytes());
+        let crc = crc32c::crc32c(&batch[ATTRIBUTES..]);
+        batch[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    }
+}
+
+/// Iterates the complete batches at the front of `buf`, stopping at the first incomplete one.
+pub struct BatchIter<'a> {
+    buf: &'a [u8],
+    position: usize,
+}
+
+impl<'a> BatchIter<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        Self { buf, position: 0 }
+    }
+    /// Bytes consumed by the batches returned so far.
+    pub fn position(&self) -> usize {
+        self.position
+    }
+}
+
+impl<'a> Iterator for BatchIter<'a> {
+    type Item = Result<BatchView<'a>, RecordError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let rest = &self.buf[self.position..];
+        let (_, size, batch_length) = peek_offset_and_size(rest)?;
+        if batch_length < (HEADER_LEN - LOG_OVERHEAD) as i32 {
+            return Some(Err(RecordError::Corrupt("batch length smaller than header")));
+        }
+        if size > rest.len() {
+            return None;
+        }
+        let view = BatchView::new(&rest[..size]);
+        self.position += size;
+        Some(view)
+    }
+}
+
+/// Splits `bytes` into the owned `Bytes` of each batch (shares the buffer, no copy).
+pub fn split_batches(bytes: &Bytes) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    let mut position = 0;
+    while let Some((_, size, _)) = peek_offset_and_size(&bytes[position..]) {
+        if size < HEADER_LEN || position + size > bytes.len() {
+            break;
+        }
+        out.push(bytes.slice(position..position + size));
+        position += size;
+    }
+    out
+}
+
+pub(crate) fn read_i64(buf: &[u8], at: usize) -> i64 {
+    let mut raw = [0u8; 8];
+    raw.copy_from_slice(&buf[at..at + 8]);
+    i64::from_be_bytes(raw)
+}
+
+pub(crate) fn read_i32(buf: &[u8], at: usize) -> i32 {
+    let mut raw = [0u8; 4];
+    raw.copy_from_slice(&buf[at..at + 4]);
+    i32::from_be_bytes(raw)
+}
+
+pub(crate) fn read_i16(buf: &[u8], at: usize) -> i16 {
+    i16::from_be_bytes([buf[at], buf[at + 1]])
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+    use bytes::BufMut;
+
+    /// Builds an uncompressed v2 batch of `count` records with the given value size and
+    /// timestamps `base_timestamp + i`, with a correct CRC. Used by unit tests throughout.
+    pub fn batch(base_offset: i64, count: i32, base_timestamp: i64, value_len: usize) -> BytesMut {
+        let mut records = BytesMut::new();
+        for i in 0..count {
+            let mut body = BytesMut::new();
+            body.put_i8(0); // attributes
+            records::put_varlong(&mut body, i as i64); // timestamp delta
+            records::put_varint(&mut body, i); // offset delta
+            records::put_varint(&mut body, -1); // null key
+            records::put_varint(&mut body, value_len as i32);
+            body.put_bytes(b'v', value_len);
+            records::put_varint(&mut body, 0); // headers
+            records::put_varint(&mut records, body.len() as i32);
+            records.put_slice(&body);
+        }
+        let mut buf = BytesMut::new();
+        buf.put_i64(base_offset);
+        buf.put_i32((HEADER_LEN - LOG_OVERHEAD + records.len()) as i32);
+        buf.put_i32(-1);
+        buf.put_i8(MAGIC_V2);
+        buf.put_u32(0);
+        buf.put_i16(0);
+        buf.put_i32(count - 1);
+        buf.put_i64(base_timestamp);
+        buf.put_i64(base_timestamp + count as i64 - 1);
+        buf.put_i64(-1);
+        buf.put_i16(-1);
+        buf.put_i32(-1);
+        buf.put_i32(count);
+        buf.put_slice(&records);
+        let crc = crc32c::crc32c(&buf[ATTRIBUTES..]);
+        buf[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+        buf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::batch;
+    use super::*;
+
+    #[test]
+    fn valid_batch_passes_and_reports_fields() {
+        let b = batch(0, 3, 1000, 10);
+        validate_produced(&b, 1 << 20).unwrap();
+        let view = BatchView::new(&b).unwrap();
+        assert_eq!(view.records_count(), 3);
+        assert_eq!(view.last_offset(), 2);
+        assert_eq!(view.max_timestamp(), 1002);
+    }
+
+    #[test]
+    fn crc_mismatch_is_corrupt() {
+        let mut b = batch(0, 1, 0, 10);
+        let last = b.len() - 1;
+        b[last] ^= 0xff;
+        assert_eq!(
+            validate_produced(&b, 1 << 20),
+            Err(RecordError::Corrupt("CRC32C mismatch"))
+        );
+    }
+
+    #[test]
+    fn truncated_and_overlong_batches_are_rejected() {
+        let b = batch(0, 2, 0, 10);
+        assert!(matches!(
+            validate_produced(&b[..b.len() - 1], 1 << 20),
+            Err(RecordError::Corrupt(_))
+        ));
+        assert!(matches!(
+            validate_produced(&b[..20], 1 << 20),
+            Err(RecordError::Corrupt(_))
+        ));
+        let mut two = b.clone();
+        two.extend_from_slice(&b);
+        assert!(matches!(
+            validate_produced(&two, 1 << 20),
+            Err(RecordError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn count_and_offset_delta_must_agree() {
+        let mut b = batch(0, 2, 0, 10);
+        b[LAST_OFFSET_DELTA..LAST_OFFSET_DELTA + 4].copy_from_slice(&5i32.to_be_bytes());
+        let crc = crc32c::crc32c(&b[ATTRIBUTES..]);
+        b[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+        assert!(matches!(
+            validate_produced(&b, 1 << 20),
+            Err(RecordError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn wrong_magic_and_oversize() {
+        let mut b = batch(0, 1, 0, 10);
+        b[MAGIC] = 1;
+        assert_eq!(
+            validate_produced(&b, 1 << 20),
+            Err(RecordError::UnsupportedMagic(1))
+        );
+        let b = batch(0, 1, 0, 100);
+        assert!(matches!(
+            validate_produced(&b, 50),
+            Err(RecordError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn assign_offsets_keeps_crc_valid() {
+        let mut b = batch(0, 4, 100, 10);
+        assign_offsets(&mut b, 42, 7, None);
+        let view = BatchView::new(&b).unwrap();
+        assert_eq!((view.base_offset(), view.partition_leader_epoch()), (42, 7));
+        assert!(view.crc_matches());
+        assign_offsets(&mut b, 42, 7, Some(999_999));
+        let view = BatchView::new(&b).unwrap();
+        assert!(view.is_log_append_time());
+        assert_eq!(view.max_timestamp(), 999_999);
+        assert!(view.crc_matches());
+    }
+
+    #[test]
+    fn iterator_stops_at_incomplete_batch() {
+        let mut buf = batch(0, 1, 0, 10);
+        buf.extend_from_slice(&batch(1, 1, 0, 10));
+        let full = buf.len();
+        buf.extend_from_slice(&batch(2, 1, 0, 10)[..30]);
+        let mut it = BatchIter::new(&buf);
+        assert!(it.next().unwrap().is_ok());
+        assert!(it.next().unwrap().is_ok());
+        assert!(it.next().is_none());
+        assert_eq!(it.position(), full);
+    }
+}

@@ -1,0 +1,105 @@
+//! Individual records inside a v2 batch, read only where the broker must look at them
+//! (ListOffsets by timestamp). Layout of one record (varints are zig-zag encoded):
+//!
+//! ```text
+//! length: varint | attributes: i8 | timestampDelta: varlong | offsetDelta: varint
+//! keyLength: varint | key | valueLength: varint | value | headerCount: varint | headers
+//! ```
+
+use super::RecordError;
+use bytes::BufMut;
+
+/// The two fields of a record the broker needs: its offset and timestamp relative to the batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordPosition {
+    pub offset_delta: i32,
+    pub timestamp_delta: i64,
+}
+
+/// Walks the (decompressed) records section of a batch.
+pub fn record_positions(mut records: &[u8], count: i32) -> Result<Vec<RecordPosition>, RecordError> {
+    let mut out = Vec::with_capacity(count.clamp(0, 4096) as usize);
+    for _ in 0..count {
+        let length = read_varlong(&mut records)?;
+        if length < 0 || length as usize > records.len() {
+            return Err(RecordError::Corrupt("record length out of range"));
+        }
+        let (mut body, rest) = records.split_at(length as usize);
+        records = rest;
+        if body.is_empty() {
+            return Err(RecordError::Corrupt("empty record"));
+        }
+        body = &body[1..]; // attributes
+        let timestamp_delta = read_varlong(&mut body)?;
+        let offset_delta = read_varlong(&mut body)?;
+        let offset_delta = i32::try_from(offset_delta)
+            .map_err(|_| RecordError::Corrupt("record offset delta out of range"))?;
+        out.push(RecordPosition {
+            offset_delta,
+            timestamp_delta,
+        });
+    }
+    Ok(out)
+}
+
+/// Reads one zig-zag varint of up to 64 bits.
+pub fn read_varlong(buf: &mut &[u8]) -> Result<i64, RecordError> {
+    let mut value: u64 = 0;
+    for shift in (0..70).step_by(7) {
+        let Some((&byte, rest)) = buf.split_first() else {
+            return Err(RecordError::Corrupt("truncated varint"));
+        };
+        *buf = rest;
+        if shift == 63 && byte > 1 {
+            return Err(RecordError::Corrupt("varint overflows 64 bits"));
+        }
+        value |= ((byte & 0x7f) as u64) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(((value >> 1) as i64) ^ -((value & 1) as i64));
+        }
+    }
+    Err(RecordError::Corrupt("varint too long"))
+}
+
+pub fn put_varlong(buf: &mut impl BufMut, value: i64) {
+    let mut zigzag = ((value << 1) ^ (value >> 63)) as u64;
+    while zigzag >= 0x80 {
+        buf.put_u8((zigzag as u8) | 0x80);
+        zigzag >>= 7;
+    }
+    buf.put_u8(zigzag as u8);
+}
+
+pub fn put_varint(buf: &mut impl BufMut, value: i32) {
+    put_varlong(buf, value as i64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip() {
+        for value in [0i64, 1, -1, 63, -64, 64, 300, i32::MAX as i64, i64::MIN, i64::MAX] {
+            let mut buf = Vec::new();
+            put_varlong(&mut buf, value);
+            let mut slice = buf.as_slice();
+            assert_eq!(read_varlong(&mut slice).unwrap(), value);
+            assert!(slice.is_empty());
+        }
+    }
+
+    #[test]
+    fn truncated_varint_is_an_error() {
+        let mut slice: &[u8] = &[0x80, 0x80];
+        assert!(read_varlong(&mut slice).is_err());
+    }
+
+    #[test]
+    fn positions_of_a_test_batch() {
+        let b = crate::record::test_support::batch(0, 3, 50, 4);
+        let view = crate::record::BatchView::new(&b).unwrap();
+        let positions = record_positions(view.records_payload(), 3).unwrap();
+        assert_eq!(positions[2], RecordPosition { offset_delta: 2, timestamp_delta: 2 });
+    }
+}

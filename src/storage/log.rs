@@ -1,0 +1,621 @@
+//! One partition's log: an ordered set of segments, the log start offset, the recovery point
+//! and the flush policy (Kafka's `UnifiedLog` + `LocalLog` + `LogLoader`). Synchronous and
+//! single-writer: the caller serialises access. Any I/O error marks the log failed, after which
+//! every operation returns [`StorageError::Offline`]: a log whose on-disk state is unknown is
+//! never written again.
+
+use super::StorageError;
+use super::segment::{BatchLocation, Segment, SegmentRead};
+use crate::config::LogConfig;
+use crate::record::{self, BatchView, codec, records};
+use crate::types::TopicPartition;
+use bytes::BytesMut;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The outcome of an append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppendInfo {
+    pub base_offset: i64,
+    pub last_offset: i64,
+    /// The broker time stamped on the batch for LogAppendTime topics, else -1.
+    pub log_append_time: i64,
+    pub log_start_offset: i64,
+}
+
+/// What loading found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    pub segments: usize,
+    pub recovered_segments: usize,
+    pub truncated_bytes: u64,
+}
+
+#[derive(Debug)]
+pub struct Log {
+    tp: TopicPartition,
+    dir: PathBuf,
+    config: LogConfig,
+    segments: BTreeMap<i64, Segment>,
+    log_start_offset: i64,
+    /// Everything below this offset is known to be on disk (fsynced).
+    recovery_point: i64,
+    unflushed_messages: i64,
+    last_flush_ms: i64,
+    failed: bool,
+}
+
+const TEMP_SUFFIXES: &[&str] = &[".tmp", ".cleaned", ".swap", ".deleted"];
+
+impl Log {
+    /// Creates a new empty log directory.
+    pub fn create(dir: &Path, tp: TopicPartition, config: LogConfig, now_ms: i64) -> Result<Self, StorageError> {
+        std::fs::create_dir_all(dir)?;
+        let segment = Segment::create(dir, 0, config.segment_index_bytes, config.index_interval_bytes, now_ms)?;
+        let mut segments = BTreeMap::new();
+        segments.insert(0, segment);
+        Ok(Self {
+            tp,
+            dir: dir.to_path_buf(),
+            config,
+            segments,
+            log_start_offset: 0,
+            recovery_point: 0,
+            unflushed_messages: 0,
+            last_flush_ms: now_ms,
+            failed: false,
+        })
+    }
+
+    /// Loads an existing log. After a clean shutdown segments are opened as they are; after an
+    /// unclean one, every segment from the one holding the recovery point on is re-validated,
+    /// the first invalid byte truncates the log and later segments are deleted.
+    pub fn load(
+        dir: &Path,
+        tp: TopicPartition,
+        config: LogConfig,
+        recovery_point: i64,
+        log_start_offset: i64,
+        clean_shutdown: bool,
+        now_ms: i64,
+    ) -> Result<(Self, LoadReport), StorageError> {
+        let mut bases = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if TEMP_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+                std::fs::remove_file(entry.path())?;
+                continue;
+            }
+            if let Some(stem) = name.strip_suffix(".log")
+                && let Ok(base) = stem.parse::<i64>()
+            {
+                bases.push(base);
+            }
+        }
+        bases.sort_unstable();
+        let mut report = LoadReport::default();
+        if bases.is_empty() {
+            let mut log = Self::create(dir, tp, config, now_ms)?;
+            if log_start_offset > 0 {
+                log.reset_to(log_start_offset, now_ms)?;
+            }
+            return Ok((log, report));
+        }
+        let mut segments = BTreeMap::new();
+        let last_base = bases[bases.len() - 1];
+        let first_to_recover = if clean_shutdown {
+            i64::MAX
+        } else {
+            // The segment that holds the recovery point and everything after it.
+            bases.iter().rev().find(|b| **b <= recovery_point).copied().unwrap_or(bases[0])
+        };
+        let mut truncated_at: Option<i64> = None;
+        for base in &bases {
+            if truncated_at.is_some() {
+                // Past a corruption point: these segments cannot follow valid data.
+                let doomed = Segment::open(dir, *base, false, config.segment_index_bytes, config.index_interval_bytes, now_ms)?;
+                doomed.delete()?;
+                continue;
+            }
+            let active = *base == last_base;
+            let mut segment = Segment::open(dir, *base, active, config.segment_index_bytes, config.index_interval_bytes, now_ms)?;
+            if *base >= first_to_recover || !segment.indexes_consistent() {
+                let dropped = segment.recover(config.max_message_bytes)?;
+                report.recovered_segments += 1;
+                if dropped > 0 {
+                    report.truncated_bytes += dropped;
+                    truncated_at = Some(segment.next_offset());
+                    if !active {
+                        segment.reopen_for_append(config.segment_index_bytes)?;
+                    }
+                }
+            }
+            segments.insert(*base, segment);
+        }
+        report.segments = segments.len();
+        let first_base = *segments.keys().next().unwrap_or(&0);
+        let mut log = Self {
+            tp,
+            dir: dir.to_path_buf(),
+            config,
+            segments,
+            log_start_offset: log_start_offset.max(first_base),
+            recovery_point: 0,
+            unflushed_messages: 0,
+            last_flush_ms: now_ms,
+            failed: false,
+        };
+        let end = log.log_end_offset();
+        log.recovery_point = if clean_shutdown { end } else { recovery_point.min(end) };
+        if log.log_start_offset > end {
+            // Records were deleted past everything that survived: start empty at that offset.
+            let start = log.log_start_offset;
+            log.reset_to(start, now_ms)?;
+        }
+        Ok((log, report))
+    }
+
+    pub fn topic_partition(&self) -> &TopicPartition {
+        &self.tp
+    }
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    pub fn config(&self) -> &LogConfig {
+        &self.config
+    }
+    pub fn set_config(&mut self, config: LogConfig) {
+        self.config = config;
+    }
+    pub fn log_start_offset(&self) -> i64 {
+        self.log_start_offset
+    }
+    pub fn recovery_point(&self) -> i64 {
+        self.recovery_point
+    }
+    pub fn is_failed(&self) -> bool {
+        self.failed
+    }
+    pub fn segment_count(&self) -> usize {
+        self.segments.len()
+    }
+    pub fn segment_bases(&self) -> Vec<i64> {
+        self.segments.keys().copied().collect()
+    }
+
+    pub fn log_end_offset(&self) -> i64 {
+        self.active().map(Segment::next_offset).unwrap_or(self.log_start_offset)
+    }
+
+    /// On a single replica everything appended is committed.
+    pub fn high_watermark(&self) -> i64 {
+        self.log_end_offset()
+    }
+
+    pub fn size_bytes(&self) -> u64 {
+        self.segments.values().map(|s| s.size() as u64).sum()
+    }
+
+    fn active(&self) -> Option<&Segment> {
+        self.segments.values().next_back()
+    }
+
+    fn check_online(&self) -> Result<(), StorageError> {
+        if self.failed { Err(StorageError::Offline) } else { Ok(()) }
+    }
+
+    /// Marks the log failed on I/O errors, so nothing is written on top of an unknown state.
+    fn guard<T>(&mut self, result: Result<T, StorageError>) -> Result<T, StorageError> {
+        if let Err(StorageError::Io(e)) = &result {
+            tracing::error!(partition = %self.tp, error = %e, "I/O error; log taken offline");
+            self.failed = true;
+        }
+        result
+    }
+
+    /// Appends one validated batch as leader: assigns offsets from the log end offset, stamps
+    /// the leader epoch and, for LogAppendTime topics, the broker time.
+    pub fn append_as_leader(&mut self, mut batch: BytesMut, leader_epoch: i32, now_ms: i64) -> Result<AppendInfo, StorageError> {
+        self.check_online()?;
+        let result = self.append_inner(&mut batch, leader_epoch, now_ms);
+        self.guard(result)
+    }
+
+    fn append_inner(&mut self, batch: &mut BytesMut, leader_epoch: i32, now_ms: i64) -> Result<AppendInfo, StorageError> {
+        let base_offset = self.log_end_offset();
+        let (delta, count) = {
+            let view = BatchView::new(batch)?;
+            (view.last_offset_delta() as i64, view.records_count() as i64)
+        };
+        self.maybe_roll(batch.len(), base_offset + delta, now_ms)?;
+        let log_append_time = self.config.log_append_time.then_some(now_ms);
+        record::assign_offsets(batch, base_offset, leader_epoch, log_append_time);
+        let active = self.segments.values_mut().next_back().ok_or(StorageError::Offline)?;
+        active.append(batch)?;
+        self.unflushed_messages += count;
+        if self.unflushed_messages >= self.config.flush_messages {
+            self.flush_inner(now_ms)?;
+        }
+        Ok(AppendInfo {
+            base_offset,
+            last_offset: base_offset + delta,
+            log_append_time: log_append_time.unwrap_or(-1),
+            log_start_offset: self.log_start_offset,
+        })
+    }
+
+    /// Kafka's `shouldRoll`: size, age (less jitter), full indexes, or relative offsets that
+    /// would no longer fit in the index's 32 bits.
+    fn maybe_roll(&mut self, batch_size: usize, last_offset: i64, now_ms: i64) -> Result<(), StorageError> {
+        let Some(active) = self.active() else {
+            return Ok(());
+        };
+        if active.is_empty() {
+            return Ok(());
+        }
+        let full = active.size() as u64 + batch_size as u64 > self.config.segment_bytes;
+        let aged = active.age_ms(now_ms) > self.config.segment_ms.saturating_sub(self.config.segment_jitter_ms);
+        let overflow = last_offset - active.base_offset() > u32::MAX as i64 - 1;
+        if full || aged || active.indexes_full() || overflow {
+            self.roll(now_ms)?;
+        }
+        Ok(())
+    }
+
+    /// Seals the active segment and starts a new one at the log end offset.
+    pub fn roll(&mut self, now_ms: i64) -> Result<(), StorageError> {
+        self.check_online()?;
+        let result = self.roll_inner(now_ms);
+        self.guard(result)
+    }
+
+    fn roll_inner(&mut self, now_ms: i64) -> Result<(), StorageError> {
+        let next = self.log_end_offset();
+        if self.segments.contains_key(&next) {
+            return Ok(()); // the active segment is empty already
+        }
+        if let Some(active) = self.segments.values_mut().next_back() {
+            active.seal()?;
+        }
+        let segment = Segment::create(&self.dir, next, self.config.segment_index_bytes, self.config.index_interval_bytes, now_ms)?;
+        self.segments.insert(next, segment);
+        tracing::debug!(partition = %self.tp, base_offset = next, "rolled segment");
+        Ok(())
+    }
+
+    /// Reads from `offset` up to `max_bytes` of whole batches below `max_offset` (the high
+    /// watermark for consumers). An offset outside [log start, log end] is out of range.
+    pub fn read(&self, offset: i64, max_bytes: usize, max_offset: i64, min_one_batch: bool) -> Result<Option<SegmentRead>, StorageError> {
+        self.check_online()?;
+        let end = self.log_end_offset();
+        if offset < self.log_start_offset || offset > end {
+            return Err(StorageError::OffsetOutOfRange { offset, start: self.log_start_offset, end });
+        }
+        let first = self.segments.range(..=offset).next_back().map(|(b, _)| *b).unwrap_or(self.log_start_offset);
+        for (_, segment) in self.segments.range(first..) {
+            if let Some(read) = segment.read(offset, max_bytes, max_offset, min_one_batch)? {
+                return Ok(Some(read));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The first offset whose record timestamp is >= `timestamp`, with that timestamp.
+    pub fn offset_for_timestamp(&self, timestamp: i64) -> Result<Option<(i64, i64)>, StorageError> {
+        self.check_online()?;
+        for segment in self.segments.values() {
+            if segment.max_timestamp() < timestamp {
+                continue;
+            }
+            let Some(mut location) = segment.find_batch_by_timestamp(timestamp)? else {
+                continue;
+            };
+            loop {
+                if let Some(found) = self.first_record_at_or_after(segment, &location, timestamp)? {
+                    return Ok(Some(found));
+                }
+                match segment.read_location(location.position + location.size)? {
+                    Some(next) => location = next,
+                    None => break,
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn first_record_at_or_after(&self, segment: &Segment, location: &BatchLocation, timestamp: i64) -> Result<Option<(i64, i64)>, StorageError> {
+        if location.max_timestamp < timestamp || location.last_offset < self.log_start_offset {
+            return Ok(None);
+        }
+        let bytes = segment.read_batch(location)?;
+        let view = BatchView::new(&bytes)?;
+        if view.is_log_append_time() {
+            return Ok(Some((view.base_offset().max(self.log_start_offset), view.max_timestamp())));
+        }
+        let payload = codec::decompress(view.compression()?, view.records_payload())?;
+        for position in records::record_positions(&payload, view.records_count())? {
+            let offset = view.base_offset() + position.offset_delta as i64;
+            let record_ts = view.base_timestamp() + position.timestamp_delta;
+            if record_ts >= timestamp && offset >= self.log_start_offset {
+                return Ok(Some((offset, record_ts)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The offset and timestamp of the record with the largest timestamp (ListOffsets -3).
+    pub fn max_timestamp_record(&self) -> Result<Option<(i64, i64)>, StorageError> {
+        self.check_online()?;
+        let Some(segment) = self.segments.values().filter(|s| s.max_timestamp() >= 0).max_by_key(|s| s.max_timestamp()) else {
+            return Ok(None);
+        };
+        let Some(location) = segment.batch_of_max_timestamp()? else {
+            return Ok(None);
+        };
+        let bytes = segment.read_batch(&location)?;
+        let view = BatchView::new(&bytes)?;
+        if view.is_log_append_time() {
+            return Ok(Some((view.last_offset(), view.max_timestamp())));
+        }
+        let payload = codec::decompress(view.compression()?, view.records_payload())?;
+        let best = records::record_positions(&payload, view.records_count())?
+            .into_iter()
+            .map(|p| (view.base_offset() + p.offset_delta as i64, view.base_timestamp() + p.timestamp_delta))
+            .fold(None, |best: Option<(i64, i64)>, (o, t)| match best {
+                Some((_, bt)) if bt >= t => best,
+                _ => Some((o, t)),
+            });
+        Ok(best)
+    }
+
+    /// Moves the log start offset forward (DeleteRecords); whole segments below it are
+    /// deleted. `offset` must be within [log start, high watermark].
+    pub fn delete_records_before(&mut self, offset: i64) -> Result<i64, StorageError> {
+        self.check_online()?;
+        let hw = self.high_watermark();
+        if offset > hw || offset < 0 {
+            return Err(StorageError::OffsetOutOfRange { offset, start: self.log_start_offset, end: hw });
+        }
+        if offset > self.log_start_offset {
+            self.log_start_offset = offset;
+            let result = self.delete_segments_below_start();
+            self.guard(result)?;
+        }
+        Ok(self.log_start_offset)
+    }
+
+    /// Deletes whole segments entirely below the log start offset; the active one stays.
+    fn delete_segments_below_start(&mut self) -> Result<usize, StorageError> {
+        let bases: Vec<i64> = self.segments.keys().copied().collect();
+        let mut deleted = 0;
+        for pair in bases.windows(2) {
+            if pair[1] <= self.log_start_offset {
+                if let Some(segment) = self.segments.remove(&pair[0]) {
+                    segment.delete()?;
+                    deleted += 1;
+                }
+            } else {
+                break;
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Retention by time, then by size; then by log start offset. Deletes whole segments,
+    /// oldest first, never the active one unless it is rolled first (as Kafka does when the
+    /// active segment itself has expired). Returns the number of segments deleted.
+    pub fn apply_retention(&mut self, now_ms: i64) -> Result<usize, StorageError> {
+        self.check_online()?;
+        let result = self.apply_retention_inner(now_ms);
+        self.guard(result)
+    }
+
+    fn apply_retention_inner(&mut self, now_ms: i64) -> Result<usize, StorageError> {
+        if !self.config.cleanup_delete {
+            return self.delete_segments_below_start();
+        }
+        let mut doomed: Vec<i64> = Vec::new();
+        if self.config.retention_ms >= 0 {
+            for segment in self.segments.values() {
+                let newest = if segment.max_timestamp() >= 0 { segment.max_timestamp() } else { segment.age_ms(now_ms).saturating_neg().saturating_add(now_ms) };
+                if segment.is_empty() || now_ms - newest <= self.config.retention_ms {
+                    break;
+                }
+                doomed.push(segment.base_offset());
+            }
+        }
+        if self.config.retention_bytes >= 0 {
+            let mut excess = self.size_bytes() as i64 - self.config.retention_bytes;
+            for segment in self.segments.values() {
+                if excess < segment.size() as i64 || segment.is_empty() {
+                    break;
+                }
+                excess -= segment.size() as i64;
+                if !doomed.contains(&segment.base_offset()) {
+                    doomed.push(segment.base_offset());
+                }
+            }
+        }
+        let active_base = self.active().map(Segment::base_offset);
+        if doomed.iter().any(|b| Some(*b) == active_base) {
+            self.roll_inner(now_ms)?;
+        }
+        let mut deleted = 0;
+        for base in doomed {
+            if let Some(segment) = self.segments.remove(&base) {
+                tracing::info!(partition = %self.tp, base_offset = base, "deleting segment by retention");
+                segment.delete()?;
+                deleted += 1;
+            }
+        }
+        if let Some(first) = self.segments.keys().next() {
+            self.log_start_offset = self.log_start_offset.max(*first);
+        }
+        deleted += self.delete_segments_below_start()?;
+        Ok(deleted)
+    }
+
+    /// Fsyncs everything appended so far and advances the recovery point.
+    pub fn flush(&mut self, now_ms: i64) -> Result<(), StorageError> {
+        self.check_online()?;
+        let result = self.flush_inner(now_ms);
+        self.guard(result)
+    }
+
+    fn flush_inner(&mut self, now_ms: i64) -> Result<(), StorageError> {
+        let end = self.log_end_offset();
+        if end > self.recovery_point {
+            let from = self.segments.range(..=self.recovery_point).next_back().map(|(b, _)| *b).unwrap_or(0);
+            for (_, segment) in self.segments.range(from..) {
+                segment.flush()?;
+            }
+            self.recovery_point = end;
+        }
+        self.unflushed_messages = 0;
+        self.last_flush_ms = now_ms;
+        Ok(())
+    }
+
+    /// Flushes if `flush.ms` has passed since the last flush with data waiting.
+    pub fn flush_if_due(&mut self, now_ms: i64) -> Result<bool, StorageError> {
+        if self.failed || self.log_end_offset() <= self.recovery_point {
+            return Ok(false);
+        }
+        if now_ms - self.last_flush_ms >= self.config.flush_ms {
+            self.flush(now_ms)?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Flushes and trims the active segment's indexes so the next start can trust them.
+    pub fn close(&mut self, now_ms: i64) -> Result<(), StorageError> {
+        self.flush(now_ms)?;
+        if let Some(active) = self.segments.values_mut().next_back() {
+            let result = active.seal();
+            self.guard(result)?;
+        }
+        Ok(())
+    }
+
+    /// Replaces all data with an empty segment at `offset`.
+    fn reset_to(&mut self, offset: i64, now_ms: i64) -> Result<(), StorageError> {
+        for (_, segment) in std::mem::take(&mut self.segments) {
+            segment.delete()?;
+        }
+        let segment = Segment::create(&self.dir, offset, self.config.segment_index_bytes, self.config.index_interval_bytes, now_ms)?;
+        self.segments.insert(offset, segment);
+        self.log_start_offset = offset;
+        self.recovery_point = offset;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::BrokerConfig;
+    use crate::record::test_support::batch;
+
+    fn config(pairs: &[(&str, &str)]) -> LogConfig {
+        let broker = BrokerConfig::with_overrides(&[]).unwrap();
+        let overrides = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        LogConfig::resolve(&broker.topic_defaults, &overrides)
+    }
+
+    fn append(log: &mut Log, count: i32, ts: i64) -> AppendInfo {
+        log.append_as_leader(batch(0, count, ts, 100), 0, ts).unwrap()
+    }
+
+    #[test]
+    fn offsets_are_assigned_and_reads_span_segments() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = Log::create(dir.path(), TopicPartition::new("t", 0), config(&[("segment.bytes", "1000")]), 0).unwrap();
+        for i in 0..20 {
+            let info = append(&mut log, 3, 1000 + i);
+            assert_eq!(info.base_offset, i * 3);
+        }
+        assert!(log.segment_count() > 3, "rolled by size");
+        assert_eq!(log.log_end_offset(), 60);
+        let mut offset = 0;
+        while offset < 60 {
+            let read = log.read(offset, 10, 60, true).unwrap().unwrap();
+            let view = BatchView::new(&read.bytes).unwrap();
+            assert!(view.base_offset() <= offset && offset <= view.last_offset());
+            offset = read.next_offset;
+        }
+        assert!(log.read(60, 1000, 60, true).unwrap().is_none());
+        assert!(matches!(log.read(61, 1000, 60, true), Err(StorageError::OffsetOutOfRange { .. })));
+    }
+
+    #[test]
+    fn timestamps_and_delete_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = Log::create(dir.path(), TopicPartition::new("t", 0), config(&[("segment.bytes", "2000")]), 0).unwrap();
+        for i in 0..10 {
+            append(&mut log, 4, 10_000 + i * 100); // record j of batch i at 10_000 + i*100 + j
+        }
+        assert_eq!(log.offset_for_timestamp(10_502).unwrap(), Some((22, 10_502)));
+        assert_eq!(log.offset_for_timestamp(10_450).unwrap(), Some((20, 10_500)));
+        assert_eq!(log.offset_for_timestamp(0).unwrap(), Some((0, 10_000)));
+        assert_eq!(log.offset_for_timestamp(99_999).unwrap(), None);
+        assert_eq!(log.max_timestamp_record().unwrap(), Some((39, 10_903)));
+        let segments_before = log.segment_count();
+        assert_eq!(log.delete_records_before(30).unwrap(), 30);
+        assert!(log.segment_count() < segments_before);
+        assert!(matches!(log.read(29, 1000, 40, true), Err(StorageError::OffsetOutOfRange { .. })));
+        assert_eq!(log.offset_for_timestamp(0).unwrap(), Some((30, 10_702)));
+        assert!(log.delete_records_before(41).is_err());
+    }
+
+    #[test]
+    fn retention_by_size_and_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = Log::create(dir.path(), TopicPartition::new("t", 0), config(&[("segment.bytes", "500"), ("retention.bytes", "1500")]), 0).unwrap();
+        for i in 0..30 {
+            append(&mut log, 1, 1_000 + i);
+        }
+        log.apply_retention(2_000).unwrap();
+        // Kafka deletes while the rest still exceeds the limit by a whole segment or more.
+        assert!(log.size_bytes() < 1500 + 500, "size {}", log.size_bytes());
+        assert!(log.log_start_offset() > 0);
+        assert_eq!(log.log_end_offset(), 30);
+
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = Log::create(dir.path(), TopicPartition::new("t", 0), config(&[("segment.bytes", "500"), ("retention.ms", "1000")]), 0).unwrap();
+        for i in 0..10 {
+            append(&mut log, 1, 1_000 + i);
+        }
+        log.apply_retention(5_000).unwrap();
+        assert_eq!(log.log_start_offset(), 10, "everything expired, active rolled");
+        assert_eq!(log.log_end_offset(), 10);
+        assert_eq!(append(&mut log, 1, 6_000).base_offset, 10);
+    }
+
+    #[test]
+    fn clean_and_unclean_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let cfg = config(&[("segment.bytes", "1000")]);
+        let mut log = Log::create(dir.path(), tp.clone(), cfg.clone(), 0).unwrap();
+        for i in 0..20 {
+            append(&mut log, 2, i);
+        }
+        log.close(0).unwrap();
+        drop(log);
+        let (log, report) = Log::load(dir.path(), tp.clone(), cfg.clone(), 40, 0, true, 0).unwrap();
+        assert_eq!(report.recovered_segments, 0);
+        assert_eq!(log.log_end_offset(), 40);
+        drop(log);
+        // Unclean: torn tail in the active segment.
+        let last = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "log")).max().unwrap();
+        let mut bytes = std::fs::read(&last).unwrap();
+        bytes.extend_from_slice(&[0xAB; 37]);
+        std::fs::write(&last, bytes).unwrap();
+        let (mut log, report) = Log::load(dir.path(), tp, cfg, 0, 0, false, 0).unwrap();
+        assert_eq!(report.truncated_bytes, 37);
+        assert_eq!(log.log_end_offset(), 40);
+        assert_eq!(append(&mut log, 1, 99).base_offset, 40);
+    }
+}

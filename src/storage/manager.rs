@@ -1,0 +1,240 @@
+//! The log directory (Kafka's `LogManager`): takes an exclusive lock on it, loads every
+//! partition log at startup (recovering after an unclean stop), creates and deletes logs, writes
+//! the recovery-point and log-start-offset checkpoints, and the clean-shutdown marker.
+//!
+//! ```text
+//! {log.dirs}/
+//!   .lock                              flock held while the broker runs
+//!   .kafka_cleanshutdown               present only after a clean shutdown; removed at startup
+//!   recovery-point-offset-checkpoint   text checkpoint (see checkpoint.rs)
+//!   log-start-offset-checkpoint
+//!   {topic}-{partition}/               one directory per partition log
+//!   {topic}-{partition}.{id}-delete/   a deleted log waiting for removal
+//! ```
+
+use super::StorageError;
+use super::checkpoint;
+use super::log::{LoadReport, Log};
+use crate::config::LogConfig;
+use crate::types::TopicPartition;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+pub const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
+const LOCK_FILE: &str = ".lock";
+const RECOVERY_POINT_FILE: &str = "recovery-point-offset-checkpoint";
+const LOG_START_FILE: &str = "log-start-offset-checkpoint";
+const DELETE_SUFFIX: &str = "-delete";
+
+/// A partition log shared between request handlers and background tasks. `std::sync::Mutex`:
+/// nothing awaits while holding it; the operations under it are synchronous file I/O.
+pub type SharedLog = Arc<Mutex<Log>>;
+
+#[derive(Debug)]
+pub struct LogManager {
+    dir: PathBuf,
+    logs: RwLock<HashMap<TopicPartition, SharedLog>>,
+    /// Held for the life of the manager; the flock is released when it is dropped.
+    _lock: File,
+    clean_startup: bool,
+}
+
+/// Locks a log, recovering the guard if a panicking thread poisoned it: the log's own state is
+/// kept consistent by its methods, which never leave it half-updated across a panic point.
+pub fn lock(log: &SharedLog) -> std::sync::MutexGuard<'_, Log> {
+    log.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl LogManager {
+    /// Locks `dir` and loads every partition log in it; `config_for` supplies each log's
+    /// config by topic name (returning `None` for a topic that no longer exists, whose
+    /// directory is then deleted as stray).
+    pub fn open(
+        dir: &Path,
+        config_for: impl Fn(&str) -> Option<LogConfig>,
+        now_ms: i64,
+    ) -> Result<(Self, Vec<(TopicPartition, LoadReport)>), StorageError> {
+        std::fs::create_dir_all(dir)?;
+        let lock = File::options().create(true).truncate(false).write(true).open(dir.join(LOCK_FILE))?;
+        if lock.try_lock().is_err() {
+            return Err(StorageError::Locked(dir.display().to_string()));
+        }
+        let marker = dir.join(CLEAN_SHUTDOWN_FILE);
+        let clean = marker.exists();
+        let recovery_points = checkpoint::read_offsets(&dir.join(RECOVERY_POINT_FILE))?;
+        let log_starts = checkpoint::read_offsets(&dir.join(LOG_START_FILE))?;
+        let mut logs = HashMap::new();
+        let mut reports = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            if !entry.file_type()?.is_dir() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(DELETE_SUFFIX) {
+                std::fs::remove_dir_all(entry.path())?;
+                continue;
+            }
+            let Some(tp) = TopicPartition::from_dir_name(&name) else {
+                continue;
+            };
+            let Some(config) = config_for(&tp.topic) else {
+                tracing::warn!(dir = %entry.path().display(), "removing stray log of an unknown topic");
+                std::fs::remove_dir_all(entry.path())?;
+                continue;
+            };
+            let recovery_point = recovery_points.get(&tp).copied().unwrap_or(0);
+            let log_start = log_starts.get(&tp).copied().unwrap_or(0);
+            let (log, report) = Log::load(&entry.path(), tp.clone(), config, recovery_point, log_start, clean, now_ms)?;
+            if report.truncated_bytes > 0 {
+                tracing::warn!(partition = %tp, bytes = report.truncated_bytes, "truncated invalid data at the end of the log");
+            }
+            reports.push((tp.clone(), report));
+            logs.insert(tp, Arc::new(Mutex::new(log)));
+        }
+        // From here on a crash is an unclean shutdown.
+        if clean {
+            std::fs::remove_file(&marker)?;
+            File::open(dir)?.sync_all()?;
+        }
+        let manager = Self { dir: dir.to_path_buf(), logs: RwLock::new(logs), _lock: lock, clean_startup: clean };
+        Ok((manager, reports))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether the previous run ended with a clean shutdown.
+    pub fn clean_startup(&self) -> bool {
+        self.clean_startup
+    }
+
+    pub fn get(&self, tp: &TopicPartition) -> Option<SharedLog> {
+        self.logs.read().unwrap_or_else(|p| p.into_inner()).get(tp).cloned()
+    }
+
+    pub fn all(&self) -> Vec<SharedLog> {
+        self.logs.read().unwrap_or_else(|p| p.into_inner()).values().cloned().collect()
+    }
+
+    /// Creates (or returns the existing) log of `tp`.
+    pub fn get_or_create(&self, tp: &TopicPartition, config: LogConfig, now_ms: i64) -> Result<SharedLog, StorageError> {
+        let mut logs = self.logs.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(log) = logs.get(tp) {
+            return Ok(log.clone());
+        }
+        let log = Log::create(&self.dir.join(tp.dir_name()), tp.clone(), config, now_ms)?;
+        let shared = Arc::new(Mutex::new(log));
+        logs.insert(tp.clone(), shared.clone());
+        Ok(shared)
+    }
+
+    /// Removes the log of `tp`: renamed to `*-delete` at once (so a crash cannot resurrect
+    /// it), then its files are removed.
+    pub fn delete(&self, tp: &TopicPartition) -> Result<(), StorageError> {
+        let removed = self.logs.write().unwrap_or_else(|p| p.into_inner()).remove(tp);
+        let Some(log) = removed else {
+            return Ok(());
+        };
+        let dir = lock(&log).dir().to_path_buf();
+        drop(log);
+        let doomed = self.dir.join(format!("{}.{}{}", tp.dir_name(), uuid::Uuid::new_v4().simple(), DELETE_SUFFIX));
+        std::fs::rename(&dir, &doomed)?;
+        std::fs::remove_dir_all(&doomed)?;
+        Ok(())
+    }
+
+    /// Writes both offset checkpoints.
+    pub fn checkpoint(&self) -> Result<(), StorageError> {
+        let mut recovery = BTreeMap::new();
+        let mut starts = BTreeMap::new();
+        for log in self.all() {
+            let log = lock(&log);
+            if log.is_failed() {
+                continue;
+            }
+            recovery.insert(log.topic_partition().clone(), log.recovery_point());
+            starts.insert(log.topic_partition().clone(), log.log_start_offset());
+        }
+        checkpoint::write_offsets(&self.dir.join(RECOVERY_POINT_FILE), &recovery)?;
+        checkpoint::write_offsets(&self.dir.join(LOG_START_FILE), &starts)?;
+        Ok(())
+    }
+
+    /// Retention pass over every log.
+    pub fn apply_retention(&self, now_ms: i64) -> usize {
+        let mut deleted = 0;
+        for log in self.all() {
+            match lock(&log).apply_retention(now_ms) {
+                Ok(n) => deleted += n,
+                Err(e) => tracing::error!(error = %e, "retention failed"),
+            }
+        }
+        deleted
+    }
+
+    /// Time-based flush pass (`flush.ms`).
+    pub fn flush_due(&self, now_ms: i64) {
+        for log in self.all() {
+            if let Err(e) = lock(&log).flush_if_due(now_ms) {
+                tracing::error!(error = %e, "flush failed");
+            }
+        }
+    }
+
+    /// Flushes and closes every log, checkpoints, and writes the clean-shutdown marker (only
+    /// when every log closed cleanly).
+    pub fn shutdown(&self, now_ms: i64) -> Result<(), StorageError> {
+        let mut all_clean = true;
+        for log in self.all() {
+            let mut log = lock(&log);
+            if let Err(e) = log.close(now_ms) {
+                tracing::error!(partition = %log.topic_partition(), error = %e, "close failed");
+                all_clean = false;
+            }
+        }
+        self.checkpoint()?;
+        if all_clean {
+            checkpoint::write_atomically(&self.dir.join(CLEAN_SHUTDOWN_FILE), b"")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::BrokerConfig;
+    use crate::record::test_support::batch;
+
+    fn cfg() -> LogConfig {
+        let broker = BrokerConfig::with_overrides(&[]).unwrap();
+        LogConfig::resolve(&broker.topic_defaults, &BTreeMap::new())
+    }
+
+    #[test]
+    fn lock_marker_and_stray_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("orders", 0);
+        {
+            let (manager, _) = LogManager::open(dir.path(), |_| Some(cfg()), 0).unwrap();
+            assert!(!manager.clean_startup());
+            assert!(matches!(LogManager::open(dir.path(), |_| Some(cfg()), 0), Err(StorageError::Locked(_))));
+            let log = manager.get_or_create(&tp, cfg(), 0).unwrap();
+            lock(&log).append_as_leader(batch(0, 5, 1, 10), 0, 1).unwrap();
+            manager.get_or_create(&TopicPartition::new("gone", 0), cfg(), 0).unwrap();
+            manager.shutdown(0).unwrap();
+        }
+        let (manager, reports) = LogManager::open(dir.path(), |t| (t == "orders").then(cfg), 0).unwrap();
+        assert!(manager.clean_startup());
+        assert!(!dir.path().join(CLEAN_SHUTDOWN_FILE).exists());
+        assert_eq!(reports.len(), 1);
+        assert_eq!(lock(&manager.get(&tp).unwrap()).log_end_offset(), 5);
+        assert!(!dir.path().join("gone-0").exists());
+        manager.delete(&tp).unwrap();
+        assert!(!dir.path().join("orders-0").exists());
+    }
+}

@@ -1,0 +1,495 @@
+//! One log segment: the `.log` file of record batches starting at `base_offset`, with its
+//! sparse offset and time indexes (Kafka's `LogSegment`).
+//!
+//! Files, named by the base offset padded to 20 digits: `{base}.log`, `{base}.index`,
+//! `{base}.timeindex`. The `.log` file is a plain concatenation of v2 batches exactly as
+//! appended. Every `index.interval.bytes` of appended data the batch's base offset and file
+//! position go into the offset index, and the largest timestamp so far with its offset into
+//! the time index. Positions are `u32` because `segment.bytes` is an `int`.
+
+use super::StorageError;
+use super::index::{OffsetIndex, TimeIndex};
+use crate::record::{self, BatchView, HEADER_LEN, LOG_OVERHEAD};
+use bytes::{Bytes, BytesMut};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// Where a batch sits in the segment file, from its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchLocation {
+    pub position: u32,
+    pub size: u32,
+    pub base_offset: i64,
+    pub last_offset: i64,
+    pub max_timestamp: i64,
+}
+
+/// Bytes read from a segment for a fetch.
+#[derive(Debug, Clone)]
+pub struct SegmentRead {
+    pub bytes: Bytes,
+    /// Offset just after the last batch returned.
+    pub next_offset: i64,
+}
+
+#[derive(Debug)]
+pub struct Segment {
+    base_offset: i64,
+    log_path: PathBuf,
+    log: File,
+    size: u32,
+    offset_index: OffsetIndex,
+    time_index: TimeIndex,
+    bytes_since_last_index_entry: u64,
+    index_interval_bytes: u64,
+    /// Largest batch max timestamp in the segment and the base offset of that batch.
+    max_timestamp: i64,
+    offset_of_max_timestamp: i64,
+    /// Offset after the last batch; `base_offset` when empty.
+    next_offset: i64,
+    /// Max timestamp of the first batch (Kafka's rolling-based timestamp for `segment.ms`).
+    first_batch_timestamp: Option<i64>,
+    /// Wall-clock time this segment object was created or loaded, for `segment.ms` when the
+    /// segment holds no timestamps.
+    created_ms: i64,
+}
+
+pub fn file_name(base_offset: i64, extension: &str) -> String {
+    format!("{base_offset:020}.{extension}")
+}
+
+impl Segment {
+    /// Creates an empty active segment.
+    pub fn create(
+        dir: &Path,
+        base_offset: i64,
+        index_max_bytes: u64,
+        index_interval_bytes: u64,
+        now_ms: i64,
+    ) -> Result<Self, StorageError> {
+        let log_path = dir.join(file_name(base_offset, "log"));
+        let log = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&log_path)?;
+        let offset_index = OffsetIndex::open(&dir.join(file_name(base_offset, "index")), base_offset, index_max_bytes, true)?;
+        let time_index = TimeIndex::open(&dir.join(file_name(base_offset, "timeindex")), base_offset, index_max_bytes, true)?;
+        Ok(Self {
+            base_offset,
+            log_path,
+            log,
+            size: 0,
+            offset_index,
+            time_index,
+            bytes_since_last_index_entry: 0,
+            index_interval_bytes,
+            max_timestamp: -1,
+            offset_of_max_timestamp: base_offset,
+            next_offset: base_offset,
+            first_batch_timestamp: None,
+            created_ms: now_ms,
+        })
+    }
+
+    /// Opens an existing segment. With `trusted` (clean shutdown, or below the recovery point)
+    /// the indexes are taken as they are and only the last batch is read to learn the next
+    /// offset; otherwise the caller must run [`Segment::recover`].
+    pub fn open(
+        dir: &Path,
+        base_offset: i64,
+        active: bool,
+        index_max_bytes: u64,
+        index_interval_bytes: u64,
+        now_ms: i64,
+    ) -> Result<Self, StorageError> {
+        let log_path = dir.join(file_name(base_offset, "log"));
+        let log = OpenOptions::new().read(true).write(true).open(&log_path)?;
+        let len = log.metadata()?.len();
+        let size = u32::try_from(len).map_err(|_| StorageError::Corrupt(format!("{} is larger than 4 GiB", log_path.display())))?;
+        let offset_index = OffsetIndex::open(&dir.join(file_name(base_offset, "index")), base_offset, index_max_bytes, active)?;
+        let time_index = TimeIndex::open(&dir.join(file_name(base_offset, "timeindex")), base_offset, index_max_bytes, active)?;
+        let mut segment = Self {
+            base_offset,
+            log_path,
+            log,
+            size,
+            offset_index,
+            time_index,
+            bytes_since_last_index_entry: 0,
+            index_interval_bytes,
+            max_timestamp: -1,
+            offset_of_max_timestamp: base_offset,
+            next_offset: base_offset,
+            first_batch_timestamp: None,
+            created_ms: now_ms,
+        };
+        segment.load_summary()?;
+        Ok(segment)
+    }
+
+    /// Learns next offset, max timestamp and first timestamp from the indexes plus the batches
+    /// after the last index entry (at most `index.interval.bytes` of headers).
+    fn load_summary(&mut self) -> Result<(), StorageError> {
+        if let Some((ts, offset)) = self.time_index.last_entry() {
+            self.max_timestamp = ts;
+            self.offset_of_max_timestamp = offset;
+        }
+        let (_, start) = self.offset_index.lookup(i64::MAX);
+        let mut position = start;
+        while let Some(batch) = self.read_location(position)? {
+            self.observe(&batch);
+            position = batch.position + batch.size;
+        }
+        self.bytes_since_last_index_entry = (position - start) as u64;
+        if self.size > 0 {
+            self.first_batch_timestamp = self.read_location(0)?.map(|b| b.max_timestamp);
+        }
+        Ok(())
+    }
+
+    fn observe(&mut self, batch: &BatchLocation) {
+        if batch.max_timestamp > self.max_timestamp {
+            self.max_timestamp = batch.max_timestamp;
+            self.offset_of_max_timestamp = batch.base_offset;
+        }
+        self.next_offset = batch.last_offset + 1;
+        if self.first_batch_timestamp.is_none() {
+            self.first_batch_timestamp = Some(batch.max_timestamp);
+        }
+    }
+
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+    pub fn next_offset(&self) -> i64 {
+        self.next_offset
+    }
+    pub fn max_timestamp(&self) -> i64 {
+        self.max_timestamp
+    }
+    pub fn is_empty(&self) -> bool {
+        self.size == 0
+    }
+    pub fn indexes_full(&self) -> bool {
+        self.offset_index.is_full() || self.time_index.is_full()
+    }
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+
+    /// Milliseconds this segment has been open for `segment.ms`, measured like Kafka from the
+    /// first batch's timestamp when there is one.
+    pub fn age_ms(&self, now_ms: i64) -> i64 {
+        now_ms - self.first_batch_timestamp.filter(|ts| *ts >= 0).unwrap_or(self.created_ms)
+    }
+
+    /// Appends one batch whose offsets are already assigned. The caller has checked it fits.
+    pub fn append(&mut self, batch: &[u8]) -> Result<(), StorageError> {
+        let view = BatchView::new(batch)?;
+        let location = BatchLocation {
+            position: self.size,
+            size: batch.len() as u32,
+            base_offset: view.base_offset(),
+            last_offset: view.last_offset(),
+            max_timestamp: view.max_timestamp(),
+        };
+        self.log.write_all_at(batch, self.size as u64)?;
+        self.index_batch(&location);
+        self.size += batch.len() as u32;
+        Ok(())
+    }
+
+    fn index_batch(&mut self, batch: &BatchLocation) {
+        self.observe(batch);
+        if self.bytes_since_last_index_entry > self.index_interval_bytes {
+            self.offset_index.append(batch.base_offset, batch.position);
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
+            self.bytes_since_last_index_entry = 0;
+        }
+        self.bytes_since_last_index_entry += batch.size as u64;
+    }
+
+    /// Reads the header of the batch at `position`; `None` at the end of the written data or
+    /// when the remaining bytes cannot hold a batch.
+    pub fn read_location(&self, position: u32) -> Result<Option<BatchLocation>, StorageError> {
+        if position as u64 + HEADER_LEN as u64 > self.size as u64 {
+            return Ok(None);
+        }
+        let mut header = [0u8; HEADER_LEN];
+        self.log.read_exact_at(&mut header, position as u64)?;
+        let Some((base_offset, size, batch_length)) = record::peek_offset_and_size(&header) else {
+            return Ok(None);
+        };
+        if batch_length < (HEADER_LEN - LOG_OVERHEAD) as i32 || position as u64 + size as u64 > self.size as u64 {
+            return Ok(None);
+        }
+        let last_offset_delta = record::read_i32(&header, 23);
+        let max_timestamp = record::read_i64(&header, 35);
+        Ok(Some(BatchLocation {
+            position,
+            size: size as u32,
+            base_offset,
+            last_offset: base_offset + last_offset_delta as i64,
+            max_timestamp,
+        }))
+    }
+
+    /// The first batch whose last offset is >= `offset`.
+    pub fn find_batch(&self, offset: i64) -> Result<Option<BatchLocation>, StorageError> {
+        let (_, mut position) = self.offset_index.lookup(offset);
+        while let Some(batch) = self.read_location(position)? {
+            if batch.last_offset >= offset {
+                return Ok(Some(batch));
+            }
+            position = batch.position + batch.size;
+        }
+        Ok(None)
+    }
+
+    /// Reads whole batches starting with the one holding `offset`, up to `max_bytes` (the
+    /// first batch is returned even when larger when `min_one_batch`), and never past
+    /// `max_offset` (exclusive: the high watermark).
+    pub fn read(&self, offset: i64, max_bytes: usize, max_offset: i64, min_one_batch: bool) -> Result<Option<SegmentRead>, StorageError> {
+        let Some(first) = self.find_batch(offset)? else {
+            return Ok(None);
+        };
+        if first.base_offset >= max_offset {
+            return Ok(None);
+        }
+        let start = first.position;
+        let mut end = start;
+        let mut next_offset = first.base_offset;
+        let mut current = Some(first);
+        while let Some(batch) = current {
+            if batch.last_offset >= max_offset {
+                break;
+            }
+            let would_be = (batch.position + batch.size - start) as usize;
+            if would_be > max_bytes && !(min_one_batch && end == start) {
+                break;
+            }
+            end = batch.position + batch.size;
+            next_offset = batch.last_offset + 1;
+            current = self.read_location(end)?;
+        }
+        if end == start {
+            return Ok(None);
+        }
+        let mut buf = BytesMut::zeroed((end - start) as usize);
+        self.log.read_exact_at(&mut buf, start as u64)?;
+        Ok(Some(SegmentRead { bytes: buf.freeze(), next_offset }))
+    }
+
+    /// Reads the whole batch at `location`.
+    pub fn read_batch(&self, location: &BatchLocation) -> Result<BytesMut, StorageError> {
+        let mut buf = BytesMut::zeroed(location.size as usize);
+        self.log.read_exact_at(&mut buf, location.position as u64)?;
+        Ok(buf)
+    }
+
+    /// The first batch that may hold a record with timestamp >= `timestamp`.
+    pub fn find_batch_by_timestamp(&self, timestamp: i64) -> Result<Option<BatchLocation>, StorageError> {
+        let start_offset = self.time_index.lookup(timestamp);
+        let (_, mut position) = self.offset_index.lookup(start_offset);
+        while let Some(batch) = self.read_location(position)? {
+            if batch.max_timestamp >= timestamp {
+                return Ok(Some(batch));
+            }
+            position = batch.position + batch.size;
+        }
+        Ok(None)
+    }
+
+    /// The batch holding this segment's max timestamp.
+    pub fn batch_of_max_timestamp(&self) -> Result<Option<BatchLocation>, StorageError> {
+        self.find_batch(self.offset_of_max_timestamp)
+    }
+
+    /// Re-reads every batch: validates framing, CRC, size and offset order, rebuilds both
+    /// indexes, and truncates the file at the first invalid byte. Returns the bytes dropped.
+    pub fn recover(&mut self, max_message_bytes: usize) -> Result<u64, StorageError> {
+        self.offset_index.clear();
+        self.time_index.clear();
+        self.bytes_since_last_index_entry = 0;
+        self.max_timestamp = -1;
+        self.offset_of_max_timestamp = self.base_offset;
+        self.next_offset = self.base_offset;
+        self.first_batch_timestamp = None;
+        let file_len = self.log.metadata()?.len();
+        self.size = u32::try_from(file_len).unwrap_or(u32::MAX);
+        let mut position: u32 = 0;
+        let mut expected_offset = self.base_offset;
+        while let Some(location) = self.read_location(position)? {
+            if location.base_offset < expected_offset || location.last_offset < location.base_offset || location.size as usize > max_message_bytes.max(HEADER_LEN) + LOG_OVERHEAD {
+                break;
+            }
+            let bytes = self.read_batch(&location)?;
+            let valid = BatchView::new(&bytes).map(|v| v.crc_matches() && v.magic() == record::MAGIC_V2).unwrap_or(false);
+            if !valid {
+                break;
+            }
+            self.index_batch(&location);
+            expected_offset = location.last_offset + 1;
+            position += location.size;
+        }
+        let dropped = file_len - position as u64;
+        if dropped > 0 {
+            self.log.set_len(position as u64)?;
+        }
+        self.size = position;
+        Ok(dropped)
+    }
+
+    /// Removes every batch at or after `offset` (which must be a batch boundary or beyond).
+    pub fn truncate_to(&mut self, offset: i64) -> Result<(), StorageError> {
+        let position = match self.find_batch(offset)? {
+            Some(batch) if batch.base_offset >= offset => batch.position,
+            Some(batch) => batch.position + batch.size,
+            None => self.size,
+        };
+        self.log.set_len(position as u64)?;
+        self.size = position;
+        self.offset_index.truncate_to(offset);
+        self.time_index.truncate_to(offset);
+        // Re-derive the summary from what is left.
+        self.max_timestamp = -1;
+        self.next_offset = self.base_offset;
+        self.first_batch_timestamp = None;
+        self.load_summary()?;
+        Ok(())
+    }
+
+    /// Writes the final time index entry and shrinks the indexes: the segment is no longer
+    /// active (Kafka's `onBecomeInactiveSegment`).
+    pub fn seal(&mut self) -> Result<(), StorageError> {
+        if self.max_timestamp >= 0 {
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
+        }
+        self.offset_index.trim()?;
+        self.time_index.trim()?;
+        Ok(())
+    }
+
+    /// Makes a sealed segment appendable again (after truncation made it the last one).
+    pub fn reopen_for_append(&mut self, index_max_bytes: u64) -> Result<(), StorageError> {
+        self.offset_index.reopen_for_append(index_max_bytes)?;
+        self.time_index.reopen_for_append(index_max_bytes)?;
+        Ok(())
+    }
+
+    /// Whether the stored indexes look sane; if not the segment must be recovered.
+    pub fn indexes_consistent(&self) -> bool {
+        self.offset_index.is_consistent(self.size as u64) && self.time_index.is_consistent()
+    }
+
+    pub fn flush(&self) -> Result<(), StorageError> {
+        self.log.sync_data()?;
+        self.offset_index.flush()?;
+        self.time_index.flush()?;
+        Ok(())
+    }
+
+    /// Deletes the segment's files.
+    pub fn delete(self) -> Result<(), StorageError> {
+        let paths = [self.log_path.clone(), self.offset_index.path().to_path_buf(), self.time_index.path().to_path_buf()];
+        drop(self);
+        for path in paths {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::test_support::batch;
+
+    fn filled_segment(dir: &Path, batches: i64, per_batch: i32) -> Segment {
+        let mut segment = Segment::create(dir, 0, 4096, 100, 0).unwrap();
+        for i in 0..batches {
+            let mut b = batch(0, per_batch, 1000 + i * 10, 50);
+            record::assign_offsets(&mut b, i * per_batch as i64, 0, None);
+            segment.append(&b).unwrap();
+        }
+        segment
+    }
+
+    #[test]
+    fn read_from_inside_a_batch_returns_the_whole_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let segment = filled_segment(dir.path(), 10, 5);
+        let read = segment.read(12, 1, i64::MAX, true).unwrap().unwrap();
+        let view = BatchView::new(&read.bytes).unwrap();
+        assert_eq!(view.base_offset(), 10);
+        assert_eq!(read.next_offset, 15);
+        let read = segment.read(0, 1 << 20, 23, true).unwrap().unwrap();
+        assert_eq!(read.next_offset, 20, "stops before the batch crossing max_offset");
+        assert!(segment.read(50, 1 << 20, i64::MAX, true).unwrap().is_none());
+    }
+
+    #[test]
+    fn index_lookup_and_timestamp_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let segment = filled_segment(dir.path(), 40, 2);
+        assert!(segment.offset_index.entries() > 3);
+        for target in [0, 1, 37, 38, 79] {
+            let found = segment.find_batch(target).unwrap().unwrap();
+            assert!(found.base_offset <= target && target <= found.last_offset);
+        }
+        let batch = segment.find_batch_by_timestamp(1205).unwrap().unwrap();
+        assert_eq!(batch.base_offset, 42); // batch 20 ends at 1201; batch 21 starts at 1210
+        assert_eq!(segment.max_timestamp(), 1000 + 39 * 10 + 1);
+    }
+
+    #[test]
+    fn recovery_truncates_torn_tail_and_rebuilds_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut segment = filled_segment(dir.path(), 20, 3);
+        let good_size = segment.size();
+        let entries = segment.offset_index.entries();
+        segment.log.write_all_at(b"garbage that is not a batch at all, not even close......................", good_size as u64).unwrap();
+        segment.flush().unwrap();
+        drop(segment);
+        let mut reopened = Segment::open(dir.path(), 0, true, 4096, 100, 0).unwrap();
+        let dropped = reopened.recover(1 << 20).unwrap();
+        assert_eq!(reopened.size(), good_size);
+        assert!(dropped > 0);
+        assert_eq!(reopened.next_offset(), 60);
+        assert_eq!(reopened.offset_index.entries(), entries);
+    }
+
+    #[test]
+    fn recovery_stops_at_corrupt_crc() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut segment = filled_segment(dir.path(), 5, 1);
+        let third = segment.find_batch(2).unwrap().unwrap();
+        segment.log.write_all_at(b"X", (third.position + 70) as u64).unwrap();
+        segment.recover(1 << 20).unwrap();
+        assert_eq!(segment.next_offset(), 2);
+        assert_eq!(segment.size(), third.position);
+    }
+
+    #[test]
+    fn truncate_and_seal() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut segment = filled_segment(dir.path(), 10, 2);
+        segment.truncate_to(8).unwrap();
+        assert_eq!(segment.next_offset(), 8);
+        segment.seal().unwrap();
+        let reopened = Segment::open(dir.path(), 0, false, 4096, 100, 0).unwrap();
+        assert_eq!(reopened.next_offset(), 8);
+        assert!(reopened.indexes_consistent());
+    }
+}
