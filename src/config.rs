@@ -626,6 +626,65 @@ impl LogConfig {
     }
 }
 
+/// One config as DescribeConfigs reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DescribedConfig {
+    pub name: &'static str,
+    pub value: Option<String>,
+    pub source: ConfigSource,
+    pub kind: ConfigType,
+    pub read_only: bool,
+    pub doc: &'static str,
+    /// Where the value could come from, most specific first: (name, value, source).
+    pub synonyms: Vec<(String, Option<String>, ConfigSource)>,
+}
+
+/// Every topic config with its effective value: the override, else the broker's value.
+pub fn describe_topic_configs(
+    defaults: &BTreeMap<&'static str, ConfigValue>,
+    overrides: &BTreeMap<String, String>,
+) -> Vec<DescribedConfig> {
+    TOPIC_CONFIGS
+        .iter()
+        .map(|def| {
+            let broker_value = defaults.get(def.name).cloned().unwrap_or(ConfigValue { value: None, source: ConfigSource::Default });
+            let mut synonyms = Vec::new();
+            if let Some(v) = overrides.get(def.name) {
+                synonyms.push((def.name.to_string(), Some(v.clone()), ConfigSource::TopicOverride));
+            }
+            if let Some(synonym) = def.broker_synonym {
+                if broker_value.source == ConfigSource::StaticBroker {
+                    synonyms.push((synonym.to_string(), broker_value.value.clone(), ConfigSource::StaticBroker));
+                }
+                synonyms.push((synonym.to_string(), broker_value.value.clone(), ConfigSource::Default));
+            }
+            let (value, source) = match overrides.get(def.name) {
+                Some(v) => (Some(v.clone()), ConfigSource::TopicOverride),
+                None => (broker_value.value, broker_value.source),
+            };
+            DescribedConfig { name: def.name, value, source, kind: def.kind, read_only: false, doc: def.doc, synonyms }
+        })
+        .collect()
+}
+
+impl BrokerConfig {
+    /// Every broker property with its effective value. Broker configs are static here (no
+    /// dynamic broker config yet), so all are read-only.
+    pub fn describe(&self) -> Vec<DescribedConfig> {
+        BROKER_CONFIGS
+            .iter()
+            .map(|def| {
+                let current = self.values.get(def.name).cloned().unwrap_or(ConfigValue { value: None, source: ConfigSource::Default });
+                let mut synonyms = vec![(def.name.to_string(), current.value.clone(), current.source)];
+                if current.source != ConfigSource::Default && def.default.is_some() {
+                    synonyms.push((def.name.to_string(), def.default.map(str::to_string), ConfigSource::Default));
+                }
+                DescribedConfig { name: def.name, value: current.value, source: current.source, kind: def.kind, read_only: true, doc: def.doc, synonyms }
+            })
+            .collect()
+    }
+}
+
 /// Validates a set of topic config overrides (name known, value well-formed).
 pub fn validate_topic_overrides(overrides: &BTreeMap<String, String>) -> Result<(), ConfigError> {
     for (name, value) in overrides {

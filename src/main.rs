@@ -1,1 +1,101 @@
-fn main() {}
+//! The `sluice` command: `sluice [serve] [--config FILE] [--override key=value]...`.
+//! With no arguments: a single node on 127.0.0.1:9092 with data in ./data.
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use sluice::broker::Broker;
+use sluice::config::{BrokerConfig, parse_properties};
+use sluice::server::Server;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Parser)]
+#[command(name = "sluice", version, about = "A Kafka wire-protocol compatible message broker")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the broker (the default).
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Clone, Default)]
+struct ServeArgs {
+    /// A Kafka-style .properties file.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Set a property, overriding the file (repeatable), as kafka-server-start.sh --override.
+    #[arg(long = "override", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+}
+
+fn load_config(args: &ServeArgs) -> anyhow::Result<BrokerConfig> {
+    let mut props = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
+            parse_properties(&text).with_context(|| format!("in config file {}", path.display()))?
+        }
+        None => Default::default(),
+    };
+    for item in &args.overrides {
+        let (key, value) = item.split_once('=').with_context(|| format!("--override '{item}' is not KEY=VALUE"))?;
+        props.insert(key.trim().to_string(), value.to_string());
+    }
+    Ok(BrokerConfig::from_properties(&props)?)
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line naming the problem (e.g. the bad property), not a backtrace.
+            eprintln!("sluice: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let args = match cli.command {
+        Some(Command::Serve(args)) => args,
+        None => cli.serve,
+    };
+    sluice::telemetry::init();
+    let config = load_config(&args)?;
+    if !config.without_effect.is_empty() {
+        tracing::warn!(properties = ?config.without_effect, "accepted for compatibility with Kafka config files; they have no effect in this version");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let broker = Arc::new(Broker::open(config).context("cannot open the log directory")?);
+        let server = Server::bind(broker).await.context("cannot bind the listener")?;
+        let shutdown = CancellationToken::new();
+        tokio::spawn(wait_for_signal(shutdown.clone()));
+        server.run(shutdown).await?;
+        Ok(())
+    })
+}
+
+async fn wait_for_signal(shutdown: CancellationToken) {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(signal) => signal,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot install the SIGTERM handler");
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    tracing::info!("shutting down");
+    shutdown.cancel();
+}

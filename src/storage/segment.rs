@@ -456,7 +456,7 @@ mod tests {
     #[test]
     fn recovery_truncates_torn_tail_and_rebuilds_indexes() {
         let dir = tempfile::tempdir().unwrap();
-        let mut segment = filled_segment(dir.path(), 20, 3);
+        let segment = filled_segment(dir.path(), 20, 3);
         let good_size = segment.size();
         let entries = segment.offset_index.entries();
         segment.log.write_all_at(b"garbage that is not a batch at all, not even close......................", good_size as u64).unwrap();

@@ -1,0 +1,57 @@
+//! ApiVersions: the supported APIs and versions, generated from the dispatch table. A request
+//! of a version this broker does not know is answered by the server layer with a v0 response
+//! carrying UNSUPPORTED_VERSION and the full list (Kafka's rule, so clients can downgrade).
+
+use super::{ApiContext, supported_apis};
+use crate::error::code;
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
+
+pub async fn handle(_ctx: &ApiContext, request: ApiVersionsRequest, version: i16) -> Option<ApiVersionsResponse> {
+    if version >= 3 && !(valid_software_field(&request.client_software_name) && valid_software_field(&request.client_software_version)) {
+        return Some(response(code::INVALID_REQUEST));
+    }
+    Some(response(code::NONE))
+}
+
+/// The full response with `error_code`.
+pub fn response(error_code: i16) -> ApiVersionsResponse {
+    let mut api_keys: Vec<ApiVersion> = supported_apis()
+        .into_iter()
+        .map(|(key, min, max)| ApiVersion::default().with_api_key(key as i16).with_min_version(min).with_max_version(max))
+        .collect();
+    api_keys.sort_by_key(|a| a.api_key);
+    ApiVersionsResponse::default().with_error_code(error_code).with_api_keys(api_keys)
+}
+
+/// Kafka's pattern for client software name and version: `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
+fn valid_software_field(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let edge_ok = |b: &u8| b.is_ascii_alphanumeric();
+    match (bytes.first(), bytes.last()) {
+        (Some(first), Some(last)) => edge_ok(first) && edge_ok(last) && bytes.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'.'),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn software_field_pattern() {
+        assert!(valid_software_field("librdkafka"));
+        assert!(valid_software_field("2.3.0"));
+        assert!(valid_software_field("a"));
+        assert!(!valid_software_field(""));
+        assert!(!valid_software_field("-x"));
+        assert!(!valid_software_field("x y"));
+    }
+
+    #[test]
+    fn response_lists_the_dispatch_table() {
+        let response = response(0);
+        assert_eq!(response.api_keys.len(), supported_apis().len());
+        assert!(response.api_keys.iter().any(|k| k.api_key == 18 && k.max_version == 4));
+    }
+}

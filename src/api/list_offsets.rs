@@ -1,0 +1,41 @@
+//! ListOffsets: earliest (-2), latest (-1), max timestamp (-3), earliest local (-4), latest
+//! tiered (-5), or the first offset at or after a timestamp.
+
+use super::ApiContext;
+use crate::error::{Error, code};
+use crate::replica::SINGLE_NODE_LEADER_EPOCH;
+use crate::types::TopicPartition;
+use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
+
+pub async fn handle(ctx: &ApiContext, request: ListOffsetsRequest, _version: i16) -> Option<ListOffsetsResponse> {
+    let topics = request
+        .topics
+        .into_iter()
+        .map(|topic| {
+            let partitions = topic
+                .partitions
+                .iter()
+                .map(|p| {
+                    let tp = TopicPartition::new(&topic.name, p.partition_index);
+                    let result = if p.current_leader_epoch > SINGLE_NODE_LEADER_EPOCH {
+                        Err(Error::UnknownLeaderEpoch(p.current_leader_epoch))
+                    } else {
+                        ctx.broker.list_offset(&tp, p.timestamp)
+                    };
+                    let response = ListOffsetsPartitionResponse::default().with_partition_index(p.partition_index);
+                    match result {
+                        Ok((offset, timestamp)) => response
+                            .with_error_code(code::NONE)
+                            .with_offset(offset)
+                            .with_timestamp(timestamp)
+                            .with_leader_epoch(if offset >= 0 { SINGLE_NODE_LEADER_EPOCH } else { -1 }),
+                        Err(e) => response.with_error_code(e.code()).with_offset(-1).with_timestamp(-1).with_leader_epoch(-1),
+                    }
+                })
+                .collect();
+            ListOffsetsTopicResponse::default().with_name(topic.name).with_partitions(partitions)
+        })
+        .collect();
+    Some(ListOffsetsResponse::default().with_topics(topics))
+}

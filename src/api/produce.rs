@@ -1,0 +1,70 @@
+//! Produce: validates each partition's record batch and appends it. acks=0 gets no response;
+//! acks=1 and acks=-1 are answered once the batch is in the log (on a single node the ISR is
+//! this broker, so -1 fails with NOT_ENOUGH_REPLICAS only when `min.insync.replicas` > 1).
+
+use super::{ApiContext, wire_str};
+use crate::error::{Error, code};
+use crate::types::TopicPartition;
+use kafka_protocol::messages::produce_response::{BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
+
+pub async fn handle(ctx: &ApiContext, request: ProduceRequest, version: i16) -> Option<ProduceResponse> {
+    let acks = request.acks;
+    let mut responses = Vec::with_capacity(request.topic_data.len());
+    for topic in request.topic_data {
+        // v13+ names topics by id.
+        let name: Result<String, Error> = if version >= 13 {
+            ctx.broker.topic_by_id(topic.topic_id).map(|t| t.name.to_string()).ok_or(Error::UnknownTopicId)
+        } else {
+            Ok(topic.name.to_string())
+        };
+        let mut partitions = Vec::with_capacity(topic.partition_data.len());
+        for data in topic.partition_data {
+            let result = match (&name, matches!(acks, -1..=1)) {
+                (_, false) => Err(Error::InvalidRequiredAcks(acks)),
+                (Err(_), _) => Err(Error::UnknownTopicId),
+                (Ok(name), true) => append(ctx, name, data.index, data.records.as_deref(), acks),
+            };
+            partitions.push(partition_response(data.index, result));
+        }
+        responses.push(TopicProduceResponse::default().with_name(topic.name).with_topic_id(topic.topic_id).with_partition_responses(partitions));
+    }
+    if acks == 0 {
+        return None;
+    }
+    Some(ProduceResponse::default().with_responses(responses))
+}
+
+fn append(ctx: &ApiContext, topic: &str, partition: i32, records: Option<&[u8]>, acks: i16) -> Result<crate::storage::log::AppendInfo, Error> {
+    let partition = ctx.broker.replicas().get(&TopicPartition::new(topic, partition))?;
+    let records = records.ok_or_else(|| Error::Record(crate::record::RecordError::Invalid("produce request without records".into())))?;
+    partition.append(records, acks)
+}
+
+fn partition_response(index: i32, result: Result<crate::storage::log::AppendInfo, Error>) -> PartitionProduceResponse {
+    match result {
+        Ok(info) => PartitionProduceResponse::default()
+            .with_index(index)
+            .with_error_code(code::NONE)
+            .with_base_offset(info.base_offset)
+            .with_log_append_time_ms(info.log_append_time)
+            .with_log_start_offset(info.log_start_offset),
+        Err(e) => {
+            let message = wire_str(&e.message());
+            let record_errors = if e.code() == code::INVALID_RECORD {
+                vec![BatchIndexAndErrorMessage::default().with_batch_index(0).with_batch_index_error_message(Some(message.clone()))]
+            } else {
+                Vec::new()
+            };
+            tracing::debug!(partition = index, error = %e, "produce rejected");
+            PartitionProduceResponse::default()
+                .with_index(index)
+                .with_error_code(e.code())
+                .with_base_offset(-1)
+                .with_log_append_time_ms(-1)
+                .with_log_start_offset(-1)
+                .with_record_errors(record_errors)
+                .with_error_message(Some(message))
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The node: owns the configuration, the cluster identity, the topic definitions, the log
+//! manager and the replica manager, and performs topic administration (create, delete, add
+//! partitions, alter configs) for a single node. The API layer talks to this and to the
+//! replica manager only. In a cluster (issue 6) topic administration moves to the controller
+//! quorum; this file then keeps only the broker-side wiring.
+
+use crate::config::{BrokerConfig, LogConfig, validate_topic_overrides};
+use crate::error::Error;
+use crate::metadata::{TopicInfo, TopicStore, load_or_create_meta, validate_topic_name};
+use crate::replica::{Partition, ReplicaManager};
+use crate::storage::StorageError;
+use crate::storage::manager::{LogManager, lock};
+use crate::types::{TopicPartition, now_ms};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use uuid::Uuid;
+
+/// A topic to create, as CreateTopics (or auto-creation) asks for it. `-1` means "default".
+#[derive(Debug, Clone)]
+pub struct NewTopic {
+    pub name: String,
+    pub partitions: i32,
+    pub replication_factor: i16,
+    /// Explicit replica assignment: broker ids per partition, in partition order.
+    pub assignments: Vec<Vec<i32>>,
+    pub configs: BTreeMap<String, String>,
+}
+
+#[derive(Debug)]
+pub struct Broker {
+    config: Arc<BrokerConfig>,
+    cluster_id: String,
+    topics: TopicStore,
+    logs: LogManager,
+    replicas: ReplicaManager,
+    /// Serialises topic administration so checks and changes happen atomically.
+    admin: Mutex<()>,
+}
+
+impl Broker {
+    /// Opens the log directory, loads topics and logs (recovering after an unclean stop).
+    pub fn open(config: BrokerConfig) -> Result<Self, Error> {
+        std::fs::create_dir_all(&config.log_dir).map_err(StorageError::from)?;
+        let cluster_id = load_or_create_meta(&config.log_dir, config.node_id, config.cluster_id.as_deref())?;
+        let topics = TopicStore::open(&config.log_dir)?;
+        let now = now_ms();
+        let (logs, reports) = LogManager::open(
+            &config.log_dir,
+            |topic| topics.get(topic).map(|t| LogConfig::resolve(&config.topic_defaults, &t.configs)),
+            now,
+        )?;
+        let recovered: usize = reports.iter().map(|(_, r)| r.recovered_segments).sum();
+        tracing::info!(
+            log_dir = %config.log_dir.display(),
+            clean = logs.clean_startup(),
+            logs = reports.len(),
+            recovered_segments = recovered,
+            "loaded logs"
+        );
+        let broker = Self { config: Arc::new(config), cluster_id, topics, logs, replicas: ReplicaManager::new(), admin: Mutex::new(()) };
+        for topic in broker.topics.list() {
+            broker.host_partitions(&topic, 0)?;
+        }
+        Ok(broker)
+    }
+
+    pub fn config(&self) -> &Arc<BrokerConfig> {
+        &self.config
+    }
+    pub fn cluster_id(&self) -> &str {
+        &self.cluster_id
+    }
+    pub fn node_id(&self) -> i32 {
+        self.config.node_id
+    }
+    pub fn replicas(&self) -> &ReplicaManager {
+        &self.replicas
+    }
+    pub fn logs(&self) -> &LogManager {
+        &self.logs
+    }
+    pub fn topics(&self) -> Vec<Arc<TopicInfo>> {
+        self.topics.list()
+    }
+    pub fn topic(&self, name: &str) -> Option<Arc<TopicInfo>> {
+        self.topics.get(name)
+    }
+    pub fn topic_by_id(&self, id: Uuid) -> Option<Arc<TopicInfo>> {
+        self.topics.get_by_id(id)
+    }
+
+    pub fn log_config(&self, overrides: &BTreeMap<String, String>) -> LogConfig {
+        LogConfig::resolve(&self.config.topic_defaults, overrides)
+    }
+
+    /// Opens (creating when missing) the logs of partitions `from..topic.partitions`.
+    fn host_partitions(&self, topic: &TopicInfo, from: i32) -> Result<(), Error> {
+        let config = self.log_config(&topic.configs);
+        for p in from..topic.partitions {
+            let tp = TopicPartition::new(&topic.name, p);
+            let log = self.logs.get_or_create(&tp, config.clone(), now_ms())?;
+            self.replicas.add(Partition::new(tp, topic.id, log));
+        }
+        Ok(())
+    }
+
+    fn check_replication(&self, replication_factor: i32) -> Result<(), Error> {
+        if replication_factor <= 0 {
+            return Err(Error::InvalidReplicationFactor("replication factor must be larger than 0".into()));
+        }
+        if replication_factor > 1 {
+            return Err(Error::InvalidReplicationFactor(format!(
+                "unable to replicate the partition {replication_factor} time(s): the target replication factor of {replication_factor} cannot be reached because only 1 broker(s) are registered"
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_assignments(&self, assignments: &[Vec<i32>]) -> Result<(), Error> {
+        for (p, replicas) in assignments.iter().enumerate() {
+            if replicas.is_empty() {
+                return Err(Error::InvalidReplicaAssignment(format!("partition {p} has no replicas")));
+            }
+            if let Some(unknown) = replicas.iter().find(|b| **b != self.config.node_id) {
+                return Err(Error::InvalidReplicaAssignment(format!("broker {unknown} is not registered")));
+            }
+            self.check_replication(replicas.len() as i32)?;
+        }
+        Ok(())
+    }
+
+    /// Creates a topic (or only validates the request).
+    pub fn create_topic(&self, request: NewTopic, validate_only: bool) -> Result<Arc<TopicInfo>, Error> {
+        validate_topic_name(&request.name).map_err(Error::InvalidTopic)?;
+        let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        if self.topics.get(&request.name).is_some() {
+            return Err(Error::TopicAlreadyExists(request.name));
+        }
+        let partitions = if request.assignments.is_empty() {
+            let partitions = match request.partitions {
+                -1 => self.config.num_partitions,
+                n if n <= 0 => return Err(Error::InvalidPartitions("number of partitions must be larger than 0, or -1 to use the default".into())),
+                n => n,
+            };
+            let replication = match request.replication_factor {
+                -1 => self.config.default_replication_factor,
+                n => n as i32,
+            };
+            self.check_replication(replication)?;
+            partitions
+        } else {
+            if request.partitions != -1 || request.replication_factor != -1 {
+                return Err(Error::InvalidRequest("both the number of partitions and replica assignments were given".into()));
+            }
+            self.check_assignments(&request.assignments)?;
+            request.assignments.len() as i32
+        };
+        validate_topic_overrides(&request.configs)?;
+        let info = TopicInfo { name: Arc::from(request.name.as_str()), id: Uuid::new_v4(), partitions, configs: request.configs };
+        if validate_only {
+            return Ok(Arc::new(info));
+        }
+        // Logs first, then the definition: a crash in between leaves stray logs, which the
+        // next startup removes.
+        self.host_partitions(&info, 0)?;
+        let info = self.topics.put(info)?;
+        tracing::info!(topic = %info.name, partitions = info.partitions, "created topic");
+        Ok(info)
+    }
+
+    /// Creates `name` with all defaults, as Metadata auto-creation does. Already existing is
+    /// success.
+    pub fn auto_create_topic(&self, name: &str) -> Result<Arc<TopicInfo>, Error> {
+        let request = NewTopic { name: name.to_string(), partitions: -1, replication_factor: -1, assignments: Vec::new(), configs: BTreeMap::new() };
+        match self.create_topic(request, false) {
+            Err(Error::TopicAlreadyExists(_)) => self.topics.get(name).ok_or(Error::UnknownTopicOrPartition),
+            other => other,
+        }
+    }
+
+    /// Deletes a topic and removes its files.
+    pub fn delete_topic(&self, name: &str) -> Result<Arc<TopicInfo>, Error> {
+        if !self.config.delete_topic_enable {
+            return Err(Error::TopicDeletionDisabled);
+        }
+        let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        let info = self.topics.get(name).ok_or(Error::UnknownTopicOrPartition)?;
+        // Definition first, then logs: a crash in between leaves stray logs, removed at startup.
+        self.topics.remove(name)?;
+        for p in 0..info.partitions {
+            let tp = TopicPartition::new(name, p);
+            self.replicas.remove(&tp);
+            self.logs.delete(&tp)?;
+        }
+        tracing::info!(topic = %name, "deleted topic");
+        Ok(info)
+    }
+
+    /// Grows a topic to `count` partitions.
+    pub fn create_partitions(&self, name: &str, count: i32, assignments: Option<&[Vec<i32>]>, validate_only: bool) -> Result<(), Error> {
+        let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        let info = self.topics.get(name).ok_or(Error::UnknownTopicOrPartition)?;
+        if count < info.partitions {
+            return Err(Error::InvalidPartitions(format!("topic currently has {} partitions, which is higher than the requested {count}", info.partitions)));
+        }
+        if count == info.partitions {
+            return Err(Error::InvalidPartitions(format!("topic already has {} partitions", info.partitions)));
+        }
+        if let Some(assignments) = assignments {
+            if assignments.len() as i32 != count - info.partitions {
+                return Err(Error::InvalidReplicaAssignment(format!(
+                    "increasing the number of partitions by {} but {} assignments provided",
+                    count - info.partitions,
+                    assignments.len()
+                )));
+            }
+            self.check_assignments(assignments)?;
+        }
+        if validate_only {
+            return Ok(());
+        }
+        let grown = TopicInfo { partitions: count, ..(*info).clone() };
+        self.host_partitions(&grown, info.partitions)?;
+        self.topics.put(grown)?;
+        Ok(())
+    }
+
+    /// Replaces a topic's config overrides with `configs` (validated) and applies them to its
+    /// logs.
+    pub fn set_topic_configs(&self, name: &str, configs: BTreeMap<String, String>, validate_only: bool) -> Result<(), Error> {
+        let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        let info = self.topics.get(name).ok_or(Error::UnknownTopicOrPartition)?;
+        validate_topic_overrides(&configs)?;
+        if validate_only {
+            return Ok(());
+        }
+        let log_config = self.log_config(&configs);
+        self.topics.put(TopicInfo { configs, ..(*info).clone() })?;
+        for p in 0..info.partitions {
+            if let Some(log) = self.logs.get(&TopicPartition::new(name, p)) {
+                lock(&log).set_config(log_config.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// ListOffsets for one partition: Kafka's special timestamps (-1 latest, -2 earliest,
+    /// -3 max timestamp, -4 earliest local, -5 latest tiered) or a time. Returns
+    /// (offset, timestamp), or (-1, -1) when no record is at or after the time.
+    pub fn list_offset(&self, tp: &TopicPartition, timestamp: i64) -> Result<(i64, i64), Error> {
+        let partition = self.replicas.get(tp)?;
+        let log = lock(partition.log());
+        Ok(match timestamp {
+            -1 => (log.high_watermark(), -1),
+            -2 | -4 => (log.log_start_offset(), -1),
+            // Latest tiered offset: without tiered storage Kafka answers -1.
+            -5 => (-1, -1),
+            -3 => log.max_timestamp_record()?.unwrap_or((-1, -1)),
+            t if t < 0 => return Err(Error::InvalidRequest(format!("unknown special timestamp {t}"))),
+            t => log.offset_for_timestamp(t)?.unwrap_or((-1, -1)),
+        })
+    }
+
+    /// DeleteRecords for one partition: -1 means the high watermark. Returns the new low
+    /// watermark.
+    pub fn delete_records(&self, tp: &TopicPartition, offset: i64) -> Result<i64, Error> {
+        let partition = self.replicas.get(tp)?;
+        let mut log = lock(partition.log());
+        let target = if offset == -1 { log.high_watermark() } else { offset };
+        Ok(log.delete_records_before(target)?)
+    }
+
+    /// Periodic work: retention.
+    pub fn apply_retention(&self) -> usize {
+        self.logs.apply_retention(now_ms())
+    }
+
+    /// Periodic work: time-based flush.
+    pub fn flush_due(&self) {
+        self.logs.flush_due(now_ms());
+    }
+
+    /// Periodic work: checkpoints.
+    pub fn checkpoint(&self) {
+        if let Err(e) = self.logs.checkpoint() {
+            tracing::error!(error = %e, "writing checkpoints failed");
+        }
+    }
+
+    /// Flushes everything and writes the clean-shutdown marker.
+    pub fn shutdown(&self) -> Result<(), Error> {
+        self.logs.shutdown(now_ms())?;
+        Ok(())
+    }
+}

@@ -1,0 +1,222 @@
+//! Topic definitions on a single node: name, topic id, partition count and config overrides,
+//! plus the cluster identity in `meta.properties` (Kafka's file and keys).
+//!
+//! ```text
+//! {log.dirs}/meta.properties                         version=1, cluster.id, node.id
+//! {log.dirs}/.sluice-metadata/topics/{topic}.properties
+//!     topic.id=<uuid>
+//!     partitions=<n>
+//!     config.<name>=<value>                          one line per topic config override
+//! ```
+//!
+//! Each topic file is replaced atomically. The KRaft metadata log (issue 6) will take over this
+//! persistence in a cluster; the in-memory image keeps the same shape.
+
+use crate::config::parse_properties;
+use crate::storage::StorageError;
+use crate::storage::checkpoint::write_atomically;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use uuid::Uuid;
+
+/// Topics Kafka reports as internal.
+pub const INTERNAL_TOPICS: &[&str] = &["__consumer_offsets", "__transaction_state", "__share_group_state"];
+
+/// Kafka's limit on topic name length.
+pub const MAX_TOPIC_NAME_LEN: usize = 249;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicInfo {
+    pub name: Arc<str>,
+    pub id: Uuid,
+    pub partitions: i32,
+    pub configs: BTreeMap<String, String>,
+}
+
+impl TopicInfo {
+    /// Kafka's internal topics (coordinator state).
+    pub fn is_internal(&self) -> bool {
+        INTERNAL_TOPICS.contains(&self.name.as_ref())
+    }
+}
+
+/// Kafka's topic name rules: 1..=249 characters of `[a-zA-Z0-9._-]`, not `.` or `..`.
+pub fn validate_topic_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("topic name is empty".into());
+    }
+    if name == "." || name == ".." {
+        return Err(format!("topic name cannot be '{name}'"));
+    }
+    if name.len() > MAX_TOPIC_NAME_LEN {
+        return Err(format!("topic name is longer than {MAX_TOPIC_NAME_LEN} characters"));
+    }
+    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
+        return Err(format!("topic name '{name}' contains '{bad}'; legal characters are ASCII alphanumerics, '.', '_' and '-'"));
+    }
+    Ok(())
+}
+
+#[derive(Debug)]
+pub struct TopicStore {
+    dir: PathBuf,
+    topics: RwLock<BTreeMap<Arc<str>, Arc<TopicInfo>>>,
+}
+
+impl TopicStore {
+    pub fn open(log_dir: &Path) -> Result<Self, StorageError> {
+        let dir = log_dir.join(".sluice-metadata").join("topics");
+        std::fs::create_dir_all(&dir)?;
+        let mut topics = BTreeMap::new();
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            let Some(name) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".properties")) else {
+                continue;
+            };
+            let text = std::fs::read_to_string(&path)?;
+            let corrupt = |why: &str| StorageError::Corrupt(format!("{}: {why}", path.display()));
+            let props = parse_properties(&text).map_err(|e| corrupt(&e.to_string()))?;
+            let id = props.get("topic.id").and_then(|v| Uuid::parse_str(v).ok()).ok_or_else(|| corrupt("missing topic.id"))?;
+            let partitions = props.get("partitions").and_then(|v| v.parse().ok()).ok_or_else(|| corrupt("missing partitions"))?;
+            let configs = props.iter().filter_map(|(k, v)| k.strip_prefix("config.").map(|k| (k.to_string(), v.clone()))).collect();
+            let info = TopicInfo { name: Arc::from(name), id, partitions, configs };
+            topics.insert(info.name.clone(), Arc::new(info));
+        }
+        Ok(Self { dir, topics: RwLock::new(topics) })
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<TopicInfo>> {
+        self.topics.read().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
+    }
+
+    pub fn get_by_id(&self, id: Uuid) -> Option<Arc<TopicInfo>> {
+        self.topics.read().unwrap_or_else(|p| p.into_inner()).values().find(|t| t.id == id).cloned()
+    }
+
+    pub fn list(&self) -> Vec<Arc<TopicInfo>> {
+        self.topics.read().unwrap_or_else(|p| p.into_inner()).values().cloned().collect()
+    }
+
+    /// Persists and publishes `info`, replacing any previous definition of the topic.
+    pub fn put(&self, info: TopicInfo) -> Result<Arc<TopicInfo>, StorageError> {
+        let mut text = format!("topic.id={}\npartitions={}\n", info.id, info.partitions);
+        for (k, v) in &info.configs {
+            text.push_str(&format!("config.{}={}\n", escape(k), escape(v)));
+        }
+        write_atomically(&self.dir.join(format!("{}.properties", info.name)), text.as_bytes())?;
+        let info = Arc::new(info);
+        self.topics.write().unwrap_or_else(|p| p.into_inner()).insert(info.name.clone(), info.clone());
+        Ok(info)
+    }
+
+    pub fn remove(&self, name: &str) -> Result<(), StorageError> {
+        match std::fs::remove_file(self.dir.join(format!("{name}.properties"))) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        self.topics.write().unwrap_or_else(|p| p.into_inner()).remove(name);
+        Ok(())
+    }
+}
+
+/// Escapes a value for the properties format (backslash, separators at the start, newlines).
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in text.chars().enumerate() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '=' | ':' | '#' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' ' if i == 0 => out.push_str("\\ "),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Reads `meta.properties`, creating it on first start. The cluster id is `configured` when
+/// given, else generated (22 characters of URL-safe base64, as Kafka's). A node id that
+/// differs from the stored one is an error, as in Kafka.
+pub fn load_or_create_meta(log_dir: &Path, node_id: i32, configured: Option<&str>) -> Result<String, StorageError> {
+    let path = log_dir.join("meta.properties");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let props = parse_properties(&text).map_err(|e| StorageError::Corrupt(e.to_string()))?;
+            let stored_node: Option<i32> = props.get("node.id").and_then(|v| v.parse().ok());
+            if stored_node.is_some_and(|n| n != node_id) {
+                return Err(StorageError::Corrupt(format!("{} belongs to node {:?}, this is node {node_id}", path.display(), stored_node)));
+            }
+            let cluster_id = props.get("cluster.id").cloned().ok_or_else(|| StorageError::Corrupt(format!("{} has no cluster.id", path.display())))?;
+            if let Some(wanted) = configured
+                && wanted != cluster_id
+            {
+                return Err(StorageError::Corrupt(format!("cluster.id {wanted} does not match {cluster_id} stored in {}", path.display())));
+            }
+            Ok(cluster_id)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let cluster_id = configured.map(str::to_string).unwrap_or_else(|| base64_url(Uuid::new_v4().as_bytes()));
+            let text = format!("#\n#Written by sluice\nversion=1\ncluster.id={cluster_id}\nnode.id={node_id}\n");
+            write_atomically(&path, text.as_bytes())?;
+            Ok(cluster_id)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn base64_url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().fold(0u32, |acc, b| (acc << 8) | *b as u32) << (8 * (3 - chunk.len()));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topic_names() {
+        assert!(validate_topic_name("orders.v1_A-b").is_ok());
+        for bad in ["", ".", "..", "a b", "ü", &"x".repeat(250)] {
+            assert!(validate_topic_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn store_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TopicStore::open(dir.path()).unwrap();
+        let mut configs = BTreeMap::new();
+        configs.insert("cleanup.policy".to_string(), "compact,delete".to_string());
+        configs.insert("weird".to_string(), " a=b:c\\d#".to_string());
+        let info = TopicInfo { name: Arc::from("t1"), id: Uuid::new_v4(), partitions: 3, configs };
+        store.put(info.clone()).unwrap();
+        let reopened = TopicStore::open(dir.path()).unwrap();
+        assert_eq!(*reopened.get("t1").unwrap(), info);
+        assert_eq!(reopened.get_by_id(info.id).unwrap().name.as_ref(), "t1");
+        reopened.remove("t1").unwrap();
+        assert!(TopicStore::open(dir.path()).unwrap().list().is_empty());
+    }
+
+    #[test]
+    fn meta_properties() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = load_or_create_meta(dir.path(), 1, None).unwrap();
+        assert_eq!(id.len(), 22);
+        assert_eq!(load_or_create_meta(dir.path(), 1, None).unwrap(), id);
+        assert!(load_or_create_meta(dir.path(), 2, None).is_err());
+        assert!(load_or_create_meta(dir.path(), 1, Some("other")).is_err());
+    }
+}

@@ -1,0 +1,218 @@
+//! Partitions this broker hosts and the two hot paths over them: append (with acks) and fetch
+//! (with the `min_bytes`/`max_wait_ms` long-poll). Kafka's `ReplicaManager` + `Partition` +
+//! the delayed-fetch purgatory, for a node that is the only replica of every partition.
+//!
+//! Long-poll: a waiting fetch registers one `Notify` with every partition it reads; each
+//! append wakes the registered waiters, which re-read and either answer or wait again until
+//! their deadline. No timer polls for data.
+
+use crate::error::Error;
+use crate::record;
+use crate::storage::log::AppendInfo;
+use crate::storage::manager::{SharedLog, lock};
+use crate::storage::segment::SegmentRead;
+use crate::types::{TopicPartition, now_ms};
+use bytes::{Bytes, BytesMut};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
+use tokio::sync::Notify;
+use uuid::Uuid;
+
+/// The leader epoch of every partition on a single node (no leader changes happen).
+pub const SINGLE_NODE_LEADER_EPOCH: i32 = 0;
+
+#[derive(Debug)]
+pub struct Partition {
+    tp: TopicPartition,
+    topic_id: Uuid,
+    log: SharedLog,
+    /// Fetches waiting for data here. Weak: a finished fetch leaves only a dead pointer,
+    /// pruned on the next registration or append.
+    waiters: Mutex<Vec<Weak<Notify>>>,
+}
+
+impl Partition {
+    pub fn new(tp: TopicPartition, topic_id: Uuid, log: SharedLog) -> Self {
+        Self { tp, topic_id, log, waiters: Mutex::new(Vec::new()) }
+    }
+
+    pub fn topic_partition(&self) -> &TopicPartition {
+        &self.tp
+    }
+    pub fn topic_id(&self) -> Uuid {
+        self.topic_id
+    }
+    pub fn log(&self) -> &SharedLog {
+        &self.log
+    }
+
+    fn register(&self, waiter: &Arc<Notify>) {
+        let mut waiters = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
+        waiters.retain(|w| w.strong_count() > 0);
+        waiters.push(Arc::downgrade(waiter));
+    }
+
+    fn wake_waiters(&self) {
+        let waiters = std::mem::take(&mut *self.waiters.lock().unwrap_or_else(|p| p.into_inner()));
+        for waiter in waiters.iter().filter_map(Weak::upgrade) {
+            waiter.notify_one();
+        }
+    }
+
+    /// Validates and appends the records of one produce partition.
+    pub fn append(&self, records: &[u8], acks: i16) -> Result<AppendInfo, Error> {
+        let info = {
+            let mut log = lock(&self.log);
+            let config = log.config();
+            record::validate_produced(records, config.max_message_bytes)?;
+            if acks == -1 && config.min_insync_replicas > 1 {
+                // The ISR of a single node is one replica.
+                return Err(Error::NotEnoughReplicas { isr: 1, required: config.min_insync_replicas });
+            }
+            log.append_as_leader(BytesMut::from(records), SINGLE_NODE_LEADER_EPOCH, now_ms())?
+        };
+        self.wake_waiters();
+        Ok(info)
+    }
+
+    /// Offsets a fetch response reports alongside the data.
+    pub fn offsets(&self) -> PartitionOffsets {
+        let log = lock(&self.log);
+        PartitionOffsets {
+            log_start_offset: log.log_start_offset(),
+            high_watermark: log.high_watermark(),
+            last_stable_offset: log.high_watermark(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionOffsets {
+    pub log_start_offset: i64,
+    pub high_watermark: i64,
+    pub last_stable_offset: i64,
+}
+
+/// One partition of a fetch request.
+#[derive(Debug, Clone)]
+pub struct FetchRequestPartition {
+    pub tp: TopicPartition,
+    pub fetch_offset: i64,
+    pub partition_max_bytes: usize,
+}
+
+/// The answer for one partition.
+#[derive(Debug)]
+pub struct FetchedPartition {
+    pub result: Result<Option<Bytes>, Error>,
+    pub offsets: Option<PartitionOffsets>,
+}
+
+/// Limits of one fetch request.
+#[derive(Debug, Clone, Copy)]
+pub struct FetchLimits {
+    pub min_bytes: usize,
+    pub max_bytes: usize,
+    pub max_wait: Duration,
+}
+
+#[derive(Debug, Default)]
+pub struct ReplicaManager {
+    partitions: RwLock<HashMap<TopicPartition, Arc<Partition>>>,
+}
+
+impl ReplicaManager {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add(&self, partition: Partition) -> Arc<Partition> {
+        let partition = Arc::new(partition);
+        self.partitions
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(partition.tp.clone(), partition.clone());
+        partition
+    }
+
+    pub fn remove(&self, tp: &TopicPartition) -> Option<Arc<Partition>> {
+        let removed = self.partitions.write().unwrap_or_else(|p| p.into_inner()).remove(tp);
+        if let Some(partition) = &removed {
+            // Waiting fetches re-check and find the partition gone.
+            partition.wake_waiters();
+        }
+        removed
+    }
+
+    pub fn get(&self, tp: &TopicPartition) -> Result<Arc<Partition>, Error> {
+        self.partitions
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(tp)
+            .cloned()
+            .ok_or(Error::UnknownTopicOrPartition)
+    }
+
+    /// Reads every requested partition once; returns the results and the bytes gathered.
+    fn read_once(&self, requests: &[FetchRequestPartition], limits: FetchLimits, waiter: Option<&Arc<Notify>>) -> (Vec<FetchedPartition>, usize, bool) {
+        let mut total = 0usize;
+        let mut any_error = false;
+        let mut out = Vec::with_capacity(requests.len());
+        for request in requests {
+            let partition = match self.get(&request.tp) {
+                Ok(p) => p,
+                Err(e) => {
+                    any_error = true;
+                    out.push(FetchedPartition { result: Err(e), offsets: None });
+                    continue;
+                }
+            };
+            if let Some(waiter) = waiter {
+                partition.register(waiter);
+            }
+            let log = lock(&partition.log);
+            let offsets = PartitionOffsets {
+                log_start_offset: log.log_start_offset(),
+                high_watermark: log.high_watermark(),
+                last_stable_offset: log.high_watermark(),
+            };
+            let remaining = limits.max_bytes.saturating_sub(total);
+            let budget = request.partition_max_bytes.min(remaining);
+            // Kafka returns the first batch of the first non-empty partition even when it
+            // exceeds the limits, so a consumer can always make progress.
+            let min_one = total == 0;
+            let result = if budget == 0 && !min_one {
+                Ok(None)
+            } else {
+                log.read(request.fetch_offset, budget, offsets.high_watermark, min_one)
+                    .map(|read| read.map(|SegmentRead { bytes, .. }| bytes))
+                    .map_err(Error::from)
+            };
+            drop(log);
+            match &result {
+                Ok(Some(bytes)) => total += bytes.len(),
+                Ok(None) => {}
+                Err(_) => any_error = true,
+            }
+            out.push(FetchedPartition { result, offsets: Some(offsets) });
+        }
+        (out, total, any_error)
+    }
+
+    /// Reads the partitions, waiting up to `max_wait` for `min_bytes` to be available.
+    /// Answers at once on any error, as Kafka's delayed fetch does.
+    pub async fn fetch(&self, requests: &[FetchRequestPartition], limits: FetchLimits) -> Vec<FetchedPartition> {
+        let deadline = tokio::time::Instant::now() + limits.max_wait;
+        loop {
+            let waiter = Arc::new(Notify::new());
+            let (results, total, any_error) = self.read_once(requests, limits, Some(&waiter));
+            if total >= limits.min_bytes || any_error || requests.is_empty() || tokio::time::Instant::now() >= deadline {
+                return results;
+            }
+            if tokio::time::timeout_at(deadline, waiter.notified()).await.is_err() {
+                return self.read_once(requests, limits, None).0;
+            }
+        }
+    }
+}

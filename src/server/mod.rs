@@ -1,0 +1,136 @@
+//! The client-facing network layer: the listener (connection limit taken before `accept`,
+//! backoff on accept errors, graceful shutdown that waits for in-flight requests), the
+//! periodic storage tasks, and the per-connection loop in `connection.rs`.
+
+pub mod codec;
+pub mod connection;
+
+use crate::api::ApiContext;
+use crate::broker::Broker;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// A bound listener, ready to serve.
+pub struct Server {
+    broker: Arc<Broker>,
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    ctx: ApiContext,
+}
+
+impl Server {
+    /// Binds the first configured listener and resolves the advertised address (a port of 0
+    /// advertises the port actually bound; an empty host advertises this machine's name).
+    pub async fn bind(broker: Arc<Broker>) -> std::io::Result<Self> {
+        let config = broker.config().clone();
+        let listener_config = &config.listeners[0];
+        let bind = listener_config.bind_address().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+        let listener = TcpListener::bind(bind).await?;
+        let local_addr = listener.local_addr()?;
+        let advertised = config.advertised_listeners.iter().find(|l| l.name == listener_config.name).unwrap_or(&config.advertised_listeners[0]);
+        let advertised_host = match advertised.host.as_str() {
+            "" | "0.0.0.0" | "::" => host_name(),
+            host => host.to_string(),
+        };
+        let advertised_port = if advertised.port == 0 { local_addr.port() } else { advertised.port } as i32;
+        let ctx = ApiContext { broker: broker.clone(), advertised_host, advertised_port };
+        Ok(Self { broker, listener, local_addr, ctx })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Serves until `shutdown` is cancelled: then stops accepting, lets every connection
+    /// finish its in-flight request, stops the background tasks and shuts the broker down
+    /// (flush, checkpoints, clean-shutdown marker).
+    pub async fn run(self, shutdown: CancellationToken) -> Result<(), crate::error::Error> {
+        let tracker = TaskTracker::new();
+        spawn_background_tasks(&tracker, self.broker.clone(), shutdown.clone());
+        let config = self.broker.config().clone();
+        let limit = Arc::new(Semaphore::new(config.max_connections.min(Semaphore::MAX_PERMITS)));
+        tracing::info!("listening on {}", self.local_addr);
+        let mut backoff = Duration::from_millis(10);
+        loop {
+            let permit = tokio::select! {
+                permit = limit.clone().acquire_owned() => match permit {
+                    Ok(p) => p,
+                    Err(_) => break,
+                },
+                _ = shutdown.cancelled() => break,
+            };
+            let accepted = tokio::select! {
+                accepted = self.listener.accept() => accepted,
+                _ = shutdown.cancelled() => break,
+            };
+            match accepted {
+                Ok((stream, peer)) => {
+                    backoff = Duration::from_millis(10);
+                    let ctx = self.ctx.clone();
+                    let shutdown = shutdown.clone();
+                    let max_request = config.socket_request_max_bytes;
+                    tracker.spawn(async move {
+                        connection::serve(stream, peer, ctx, max_request, shutdown).await;
+                        drop(permit);
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed; backing off");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                }
+            }
+        }
+        drop(self.listener);
+        tracker.close();
+        tracker.wait().await;
+        let broker = self.broker.clone();
+        tokio::task::spawn_blocking(move || broker.shutdown())
+            .await
+            .map_err(|e| crate::error::Error::InvalidRequest(format!("shutdown task failed: {e}")))??;
+        tracing::info!("shut down cleanly");
+        Ok(())
+    }
+}
+
+/// Retention, time-based flush and checkpoints, each on its own interval; blocking file work
+/// runs on the blocking pool.
+fn spawn_background_tasks(tracker: &TaskTracker, broker: Arc<Broker>, shutdown: CancellationToken) {
+    let config = broker.config().clone();
+    let every = |ms: u64| Duration::from_millis(ms.clamp(10, 24 * 3600 * 1000));
+    let tasks: [(Duration, fn(&Broker)); 3] = [
+        (every(config.retention_check_interval_ms), |b| {
+            b.apply_retention();
+        }),
+        (every(config.flush_scheduler_interval_ms.min(1000)), Broker::flush_due),
+        (every(config.checkpoint_interval_ms), Broker::checkpoint),
+    ];
+    for (period, task) in tasks {
+        let broker = broker.clone();
+        let shutdown = shutdown.clone();
+        tracker.spawn(async move {
+            let mut interval = tokio::time::interval(period);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            interval.tick().await;
+            loop {
+                tokio::select! {
+                    _ = interval.tick() => {}
+                    _ = shutdown.cancelled() => return,
+                }
+                let broker = broker.clone();
+                if tokio::task::spawn_blocking(move || task(&broker)).await.is_err() {
+                    tracing::error!("background storage task panicked");
+                }
+            }
+        });
+    }
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "localhost".into())
+}
