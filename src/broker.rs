@@ -41,12 +41,20 @@ impl Broker {
     /// Opens the log directory, loads topics and logs (recovering after an unclean stop).
     pub fn open(config: BrokerConfig) -> Result<Self, Error> {
         std::fs::create_dir_all(&config.log_dir).map_err(StorageError::from)?;
-        let cluster_id = load_or_create_meta(&config.log_dir, config.node_id, config.cluster_id.as_deref())?;
+        let cluster_id = load_or_create_meta(
+            &config.log_dir,
+            config.node_id,
+            config.cluster_id.as_deref(),
+        )?;
         let topics = TopicStore::open(&config.log_dir)?;
         let now = now_ms();
         let (logs, reports) = LogManager::open(
             &config.log_dir,
-            |topic| topics.get(topic).map(|t| LogConfig::resolve(&config.topic_defaults, &t.configs)),
+            |topic| {
+                topics
+                    .get(topic)
+                    .map(|t| LogConfig::resolve(&config.topic_defaults, &t.configs))
+            },
             now,
         )?;
         let recovered: usize = reports.iter().map(|(_, r)| r.recovered_segments).sum();
@@ -57,7 +65,14 @@ impl Broker {
             recovered_segments = recovered,
             "loaded logs"
         );
-        let broker = Self { config: Arc::new(config), cluster_id, topics, logs, replicas: ReplicaManager::new(), admin: Mutex::new(()) };
+        let broker = Self {
+            config: Arc::new(config),
+            cluster_id,
+            topics,
+            logs,
+            replicas: ReplicaManager::new(),
+            admin: Mutex::new(()),
+        };
         for topic in broker.topics.list() {
             broker.host_partitions(&topic, 0)?;
         }
@@ -106,7 +121,9 @@ impl Broker {
 
     fn check_replication(&self, replication_factor: i32) -> Result<(), Error> {
         if replication_factor <= 0 {
-            return Err(Error::InvalidReplicationFactor("replication factor must be larger than 0".into()));
+            return Err(Error::InvalidReplicationFactor(
+                "replication factor must be larger than 0".into(),
+            ));
         }
         if replication_factor > 1 {
             return Err(Error::InvalidReplicationFactor(format!(
@@ -119,10 +136,14 @@ impl Broker {
     fn check_assignments(&self, assignments: &[Vec<i32>]) -> Result<(), Error> {
         for (p, replicas) in assignments.iter().enumerate() {
             if replicas.is_empty() {
-                return Err(Error::InvalidReplicaAssignment(format!("partition {p} has no replicas")));
+                return Err(Error::InvalidReplicaAssignment(format!(
+                    "partition {p} has no replicas"
+                )));
             }
             if let Some(unknown) = replicas.iter().find(|b| **b != self.config.node_id) {
-                return Err(Error::InvalidReplicaAssignment(format!("broker {unknown} is not registered")));
+                return Err(Error::InvalidReplicaAssignment(format!(
+                    "broker {unknown} is not registered"
+                )));
             }
             self.check_replication(replicas.len() as i32)?;
         }
@@ -130,7 +151,11 @@ impl Broker {
     }
 
     /// Creates a topic (or only validates the request).
-    pub fn create_topic(&self, request: NewTopic, validate_only: bool) -> Result<Arc<TopicInfo>, Error> {
+    pub fn create_topic(
+        &self,
+        request: NewTopic,
+        validate_only: bool,
+    ) -> Result<Arc<TopicInfo>, Error> {
         validate_topic_name(&request.name).map_err(Error::InvalidTopic)?;
         let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
         if self.topics.get(&request.name).is_some() {
@@ -139,7 +164,12 @@ impl Broker {
         let partitions = if request.assignments.is_empty() {
             let partitions = match request.partitions {
                 -1 => self.config.num_partitions,
-                n if n <= 0 => return Err(Error::InvalidPartitions("number of partitions must be larger than 0, or -1 to use the default".into())),
+                n if n <= 0 => {
+                    return Err(Error::InvalidPartitions(
+                        "number of partitions must be larger than 0, or -1 to use the default"
+                            .into(),
+                    ));
+                }
                 n => n,
             };
             let replication = match request.replication_factor {
@@ -150,13 +180,20 @@ impl Broker {
             partitions
         } else {
             if request.partitions != -1 || request.replication_factor != -1 {
-                return Err(Error::InvalidRequest("both the number of partitions and replica assignments were given".into()));
+                return Err(Error::InvalidRequest(
+                    "both the number of partitions and replica assignments were given".into(),
+                ));
             }
             self.check_assignments(&request.assignments)?;
             request.assignments.len() as i32
         };
         validate_topic_overrides(&request.configs)?;
-        let info = TopicInfo { name: Arc::from(request.name.as_str()), id: Uuid::new_v4(), partitions, configs: request.configs };
+        let info = TopicInfo {
+            name: Arc::from(request.name.as_str()),
+            id: Uuid::new_v4(),
+            partitions,
+            configs: request.configs,
+        };
         if validate_only {
             return Ok(Arc::new(info));
         }
@@ -171,9 +208,17 @@ impl Broker {
     /// Creates `name` with all defaults, as Metadata auto-creation does. Already existing is
     /// success.
     pub fn auto_create_topic(&self, name: &str) -> Result<Arc<TopicInfo>, Error> {
-        let request = NewTopic { name: name.to_string(), partitions: -1, replication_factor: -1, assignments: Vec::new(), configs: BTreeMap::new() };
+        let request = NewTopic {
+            name: name.to_string(),
+            partitions: -1,
+            replication_factor: -1,
+            assignments: Vec::new(),
+            configs: BTreeMap::new(),
+        };
         match self.create_topic(request, false) {
-            Err(Error::TopicAlreadyExists(_)) => self.topics.get(name).ok_or(Error::UnknownTopicOrPartition),
+            Err(Error::TopicAlreadyExists(_)) => {
+                self.topics.get(name).ok_or(Error::UnknownTopicOrPartition)
+            }
             other => other,
         }
     }
@@ -184,7 +229,10 @@ impl Broker {
             return Err(Error::TopicDeletionDisabled);
         }
         let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
-        let info = self.topics.get(name).ok_or(Error::UnknownTopicOrPartition)?;
+        let info = self
+            .topics
+            .get(name)
+            .ok_or(Error::UnknownTopicOrPartition)?;
         // Definition first, then logs: a crash in between leaves stray logs, removed at startup.
         self.topics.remove(name)?;
         for p in 0..info.partitions {
@@ -197,14 +245,29 @@ impl Broker {
     }
 
     /// Grows a topic to `count` partitions.
-    pub fn create_partitions(&self, name: &str, count: i32, assignments: Option<&[Vec<i32>]>, validate_only: bool) -> Result<(), Error> {
+    pub fn create_partitions(
+        &self,
+        name: &str,
+        count: i32,
+        assignments: Option<&[Vec<i32>]>,
+        validate_only: bool,
+    ) -> Result<(), Error> {
         let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
-        let info = self.topics.get(name).ok_or(Error::UnknownTopicOrPartition)?;
+        let info = self
+            .topics
+            .get(name)
+            .ok_or(Error::UnknownTopicOrPartition)?;
         if count < info.partitions {
-            return Err(Error::InvalidPartitions(format!("topic currently has {} partitions, which is higher than the requested {count}", info.partitions)));
+            return Err(Error::InvalidPartitions(format!(
+                "topic currently has {} partitions, which is higher than the requested {count}",
+                info.partitions
+            )));
         }
         if count == info.partitions {
-            return Err(Error::InvalidPartitions(format!("topic already has {} partitions", info.partitions)));
+            return Err(Error::InvalidPartitions(format!(
+                "topic already has {} partitions",
+                info.partitions
+            )));
         }
         if let Some(assignments) = assignments {
             if assignments.len() as i32 != count - info.partitions {
@@ -219,7 +282,10 @@ impl Broker {
         if validate_only {
             return Ok(());
         }
-        let grown = TopicInfo { partitions: count, ..(*info).clone() };
+        let grown = TopicInfo {
+            partitions: count,
+            ..(*info).clone()
+        };
         self.host_partitions(&grown, info.partitions)?;
         self.topics.put(grown)?;
         Ok(())
@@ -227,15 +293,26 @@ impl Broker {
 
     /// Replaces a topic's config overrides with `configs` (validated) and applies them to its
     /// logs.
-    pub fn set_topic_configs(&self, name: &str, configs: BTreeMap<String, String>, validate_only: bool) -> Result<(), Error> {
+    pub fn set_topic_configs(
+        &self,
+        name: &str,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<(), Error> {
         let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
-        let info = self.topics.get(name).ok_or(Error::UnknownTopicOrPartition)?;
+        let info = self
+            .topics
+            .get(name)
+            .ok_or(Error::UnknownTopicOrPartition)?;
         validate_topic_overrides(&configs)?;
         if validate_only {
             return Ok(());
         }
         let log_config = self.log_config(&configs);
-        self.topics.put(TopicInfo { configs, ..(*info).clone() })?;
+        self.topics.put(TopicInfo {
+            configs,
+            ..(*info).clone()
+        })?;
         for p in 0..info.partitions {
             if let Some(log) = self.logs.get(&TopicPartition::new(name, p)) {
                 lock(&log).set_config(log_config.clone());
@@ -256,7 +333,11 @@ impl Broker {
             // Latest tiered offset: without tiered storage Kafka answers -1.
             -5 => (-1, -1),
             -3 => log.max_timestamp_record()?.unwrap_or((-1, -1)),
-            t if t < 0 => return Err(Error::InvalidRequest(format!("unknown special timestamp {t}"))),
+            t if t < 0 => {
+                return Err(Error::InvalidRequest(format!(
+                    "unknown special timestamp {t}"
+                )));
+            }
             t => log.offset_for_timestamp(t)?.unwrap_or((-1, -1)),
         })
     }
@@ -266,7 +347,11 @@ impl Broker {
     pub fn delete_records(&self, tp: &TopicPartition, offset: i64) -> Result<i64, Error> {
         let partition = self.replicas.get(tp)?;
         let mut log = lock(partition.log());
-        let target = if offset == -1 { log.high_watermark() } else { offset };
+        let target = if offset == -1 {
+            log.high_watermark()
+        } else {
+            offset
+        };
         Ok(log.delete_records_before(target)?)
     }
 

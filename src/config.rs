@@ -181,78 +181,547 @@ macro_rules! def {
 
 /// Per-topic configs (Kafka's `TopicConfig`) and the broker property each defaults to.
 pub static TOPIC_CONFIGS: &[ConfigDef] = &[
-    def!("cleanup.policy", List, Some("delete"), Validator::ListOf(&["delete", "compact"]), Some("log.cleanup.policy"), "Retention policy for old segments: delete and/or compact."),
-    def!("compression.type", String, Some("producer"), Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]), Some("compression.type"), "Final compression type of the topic; 'producer' keeps the producer's codec."),
-    def!("delete.retention.ms", Long, Some("86400000"), Validator::AtLeast(0), Some("log.cleaner.delete.retention.ms"), "How long delete tombstones are retained for compacted topics."),
-    def!("file.delete.delay.ms", Long, Some("60000"), Validator::AtLeast(0), Some("log.segment.delete.delay.ms"), "Time to wait before deleting a file from the filesystem."),
-    def!("flush.messages", Long, Some(LONG_MAX), Validator::AtLeast(1), Some("log.flush.interval.messages"), "Force an fsync after this many messages."),
-    def!("flush.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), Some("log.flush.interval.ms"), "Force an fsync after this much time."),
-    def!("index.interval.bytes", Int, Some("4096"), Validator::AtLeast(0), Some("log.index.interval.bytes"), "Bytes between offset index entries."),
-    def!("max.compaction.lag.ms", Long, Some(LONG_MAX), Validator::AtLeast(1), Some("log.cleaner.max.compaction.lag.ms"), "Maximum time a message remains ineligible for compaction."),
-    def!("max.message.bytes", Int, Some("1048588"), Validator::AtLeast(0), Some("message.max.bytes"), "Largest record batch size allowed."),
-    def!("message.timestamp.after.max.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), Some("log.message.timestamp.after.max.ms"), "Allowed lead of a message timestamp over the broker time."),
-    def!("message.timestamp.before.max.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), Some("log.message.timestamp.before.max.ms"), "Allowed lag of a message timestamp behind the broker time."),
-    def!("message.timestamp.type", String, Some("CreateTime"), Validator::OneOf(&["CreateTime", "LogAppendTime"]), Some("log.message.timestamp.type"), "Whether the timestamp is the producer's or the broker's append time."),
-    def!("min.cleanable.dirty.ratio", Double, Some("0.5"), Validator::Fraction, Some("log.cleaner.min.cleanable.ratio"), "Dirty ratio above which the log is compacted."),
-    def!("min.compaction.lag.ms", Long, Some("0"), Validator::AtLeast(0), Some("log.cleaner.min.compaction.lag.ms"), "Minimum time a message remains uncompacted."),
-    def!("min.insync.replicas", Int, Some("1"), Validator::AtLeast(1), Some("min.insync.replicas"), "Minimum in-sync replicas for an acks=all write."),
-    def!("preallocate", Boolean, Some("false"), Validator::Any, Some("log.preallocate"), "Preallocate segment files."),
-    def!("retention.bytes", Long, Some("-1"), Validator::Any, Some("log.retention.bytes"), "Maximum partition size before old segments are deleted; -1 for no limit."),
-    def!("retention.ms", Long, Some("604800000"), Validator::AtLeast(-1), Some("log.retention.ms"), "Maximum age of a segment before it is deleted; -1 for no limit."),
-    def!("segment.bytes", Int, Some("1073741824"), Validator::AtLeast(14), Some("log.segment.bytes"), "Segment file size."),
-    def!("segment.index.bytes", Int, Some("10485760"), Validator::AtLeast(4), Some("log.index.size.max.bytes"), "Maximum size of an offset or time index file."),
-    def!("segment.jitter.ms", Long, Some("0"), Validator::AtLeast(0), Some("log.roll.jitter.ms"), "Maximum random jitter subtracted from segment.ms."),
-    def!("segment.ms", Long, Some("604800000"), Validator::AtLeast(1), Some("log.roll.ms"), "Time after which a segment is rolled even if not full."),
-    def!("unclean.leader.election.enable", Boolean, Some("false"), Validator::Any, Some("unclean.leader.election.enable"), "Allow an out-of-sync replica to become leader."),
+    def!(
+        "cleanup.policy",
+        List,
+        Some("delete"),
+        Validator::ListOf(&["delete", "compact"]),
+        Some("log.cleanup.policy"),
+        "Retention policy for old segments: delete and/or compact."
+    ),
+    def!(
+        "compression.type",
+        String,
+        Some("producer"),
+        Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]),
+        Some("compression.type"),
+        "Final compression type of the topic; 'producer' keeps the producer's codec."
+    ),
+    def!(
+        "delete.retention.ms",
+        Long,
+        Some("86400000"),
+        Validator::AtLeast(0),
+        Some("log.cleaner.delete.retention.ms"),
+        "How long delete tombstones are retained for compacted topics."
+    ),
+    def!(
+        "file.delete.delay.ms",
+        Long,
+        Some("60000"),
+        Validator::AtLeast(0),
+        Some("log.segment.delete.delay.ms"),
+        "Time to wait before deleting a file from the filesystem."
+    ),
+    def!(
+        "flush.messages",
+        Long,
+        Some(LONG_MAX),
+        Validator::AtLeast(1),
+        Some("log.flush.interval.messages"),
+        "Force an fsync after this many messages."
+    ),
+    def!(
+        "flush.ms",
+        Long,
+        Some(LONG_MAX),
+        Validator::AtLeast(0),
+        Some("log.flush.interval.ms"),
+        "Force an fsync after this much time."
+    ),
+    def!(
+        "index.interval.bytes",
+        Int,
+        Some("4096"),
+        Validator::AtLeast(0),
+        Some("log.index.interval.bytes"),
+        "Bytes between offset index entries."
+    ),
+    def!(
+        "max.compaction.lag.ms",
+        Long,
+        Some(LONG_MAX),
+        Validator::AtLeast(1),
+        Some("log.cleaner.max.compaction.lag.ms"),
+        "Maximum time a message remains ineligible for compaction."
+    ),
+    def!(
+        "max.message.bytes",
+        Int,
+        Some("1048588"),
+        Validator::AtLeast(0),
+        Some("message.max.bytes"),
+        "Largest record batch size allowed."
+    ),
+    def!(
+        "message.timestamp.after.max.ms",
+        Long,
+        Some(LONG_MAX),
+        Validator::AtLeast(0),
+        Some("log.message.timestamp.after.max.ms"),
+        "Allowed lead of a message timestamp over the broker time."
+    ),
+    def!(
+        "message.timestamp.before.max.ms",
+        Long,
+        Some(LONG_MAX),
+        Validator::AtLeast(0),
+        Some("log.message.timestamp.before.max.ms"),
+        "Allowed lag of a message timestamp behind the broker time."
+    ),
+    def!(
+        "message.timestamp.type",
+        String,
+        Some("CreateTime"),
+        Validator::OneOf(&["CreateTime", "LogAppendTime"]),
+        Some("log.message.timestamp.type"),
+        "Whether the timestamp is the producer's or the broker's append time."
+    ),
+    def!(
+        "min.cleanable.dirty.ratio",
+        Double,
+        Some("0.5"),
+        Validator::Fraction,
+        Some("log.cleaner.min.cleanable.ratio"),
+        "Dirty ratio above which the log is compacted."
+    ),
+    def!(
+        "min.compaction.lag.ms",
+        Long,
+        Some("0"),
+        Validator::AtLeast(0),
+        Some("log.cleaner.min.compaction.lag.ms"),
+        "Minimum time a message remains uncompacted."
+    ),
+    def!(
+        "min.insync.replicas",
+        Int,
+        Some("1"),
+        Validator::AtLeast(1),
+        Some("min.insync.replicas"),
+        "Minimum in-sync replicas for an acks=all write."
+    ),
+    def!(
+        "preallocate",
+        Boolean,
+        Some("false"),
+        Validator::Any,
+        Some("log.preallocate"),
+        "Preallocate segment files."
+    ),
+    def!(
+        "retention.bytes",
+        Long,
+        Some("-1"),
+        Validator::Any,
+        Some("log.retention.bytes"),
+        "Maximum partition size before old segments are deleted; -1 for no limit."
+    ),
+    def!(
+        "retention.ms",
+        Long,
+        Some("604800000"),
+        Validator::AtLeast(-1),
+        Some("log.retention.ms"),
+        "Maximum age of a segment before it is deleted; -1 for no limit."
+    ),
+    def!(
+        "segment.bytes",
+        Int,
+        Some("1073741824"),
+        Validator::AtLeast(14),
+        Some("log.segment.bytes"),
+        "Segment file size."
+    ),
+    def!(
+        "segment.index.bytes",
+        Int,
+        Some("10485760"),
+        Validator::AtLeast(4),
+        Some("log.index.size.max.bytes"),
+        "Maximum size of an offset or time index file."
+    ),
+    def!(
+        "segment.jitter.ms",
+        Long,
+        Some("0"),
+        Validator::AtLeast(0),
+        Some("log.roll.jitter.ms"),
+        "Maximum random jitter subtracted from segment.ms."
+    ),
+    def!(
+        "segment.ms",
+        Long,
+        Some("604800000"),
+        Validator::AtLeast(1),
+        Some("log.roll.ms"),
+        "Time after which a segment is rolled even if not full."
+    ),
+    def!(
+        "unclean.leader.election.enable",
+        Boolean,
+        Some("false"),
+        Validator::Any,
+        Some("unclean.leader.election.enable"),
+        "Allow an out-of-sync replica to become leader."
+    ),
 ];
 
 /// Broker properties that this broker acts on, with Kafka's defaults (except `listeners` and
 /// `log.dirs`, which default to a loopback listener and `./data` for a zero-setup dev broker).
 pub static BROKER_CONFIGS: &[ConfigDef] = &[
-    def!("node.id", Int, Some("1"), Validator::AtLeast(0), None, "This node's id."),
-    def!("broker.id", Int, None, Validator::AtLeast(-1), None, "Legacy synonym of node.id."),
-    def!("listeners", List, Some("PLAINTEXT://127.0.0.1:9092"), Validator::Any, None, "Listeners as NAME://host:port; port 0 binds a free port."),
-    def!("advertised.listeners", List, None, Validator::Any, None, "Addresses given to clients; defaults to listeners."),
-    def!("log.dirs", List, None, Validator::Any, None, "Directories holding partition logs (first one is used)."),
-    def!("log.dir", String, Some("./data"), Validator::Any, None, "Log directory when log.dirs is not set."),
-    def!("num.partitions", Int, Some("1"), Validator::AtLeast(1), None, "Default partition count of new topics."),
-    def!("default.replication.factor", Int, Some("1"), Validator::AtLeast(1), None, "Default replication factor of new topics."),
-    def!("auto.create.topics.enable", Boolean, Some("true"), Validator::Any, None, "Create topics on first metadata request that allows it."),
-    def!("delete.topic.enable", Boolean, Some("true"), Validator::Any, None, "Allow DeleteTopics."),
-    def!("log.cleanup.policy", List, Some("delete"), Validator::ListOf(&["delete", "compact"]), None, "Default cleanup.policy."),
-    def!("compression.type", String, Some("producer"), Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]), None, "Default compression.type."),
-    def!("log.cleaner.delete.retention.ms", Long, Some("86400000"), Validator::AtLeast(0), None, "Default delete.retention.ms."),
-    def!("log.segment.delete.delay.ms", Long, Some("60000"), Validator::AtLeast(0), None, "Default file.delete.delay.ms."),
-    def!("log.flush.interval.messages", Long, Some(LONG_MAX), Validator::AtLeast(1), None, "Messages appended before an fsync."),
-    def!("log.flush.interval.ms", Long, None, Validator::AtLeast(0), None, "Time before an fsync; defaults to log.flush.scheduler.interval.ms."),
-    def!("log.flush.scheduler.interval.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), None, "How often the flusher checks logs."),
-    def!("log.flush.offset.checkpoint.interval.ms", Int, Some("60000"), Validator::AtLeast(0), None, "How often the recovery point checkpoint is written."),
-    def!("log.flush.start.offset.checkpoint.interval.ms", Int, Some("60000"), Validator::AtLeast(0), None, "How often the log start offset checkpoint is written."),
-    def!("log.index.interval.bytes", Int, Some("4096"), Validator::AtLeast(0), None, "Default index.interval.bytes."),
-    def!("log.index.size.max.bytes", Int, Some("10485760"), Validator::AtLeast(4), None, "Default segment.index.bytes."),
-    def!("log.cleaner.max.compaction.lag.ms", Long, Some(LONG_MAX), Validator::AtLeast(1), None, "Default max.compaction.lag.ms."),
-    def!("log.cleaner.min.compaction.lag.ms", Long, Some("0"), Validator::AtLeast(0), None, "Default min.compaction.lag.ms."),
-    def!("log.cleaner.min.cleanable.ratio", Double, Some("0.5"), Validator::Fraction, None, "Default min.cleanable.dirty.ratio."),
-    def!("message.max.bytes", Int, Some("1048588"), Validator::AtLeast(0), None, "Default max.message.bytes."),
-    def!("log.message.timestamp.after.max.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), None, "Default message.timestamp.after.max.ms."),
-    def!("log.message.timestamp.before.max.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), None, "Default message.timestamp.before.max.ms."),
-    def!("log.message.timestamp.type", String, Some("CreateTime"), Validator::OneOf(&["CreateTime", "LogAppendTime"]), None, "Default message.timestamp.type."),
-    def!("min.insync.replicas", Int, Some("1"), Validator::AtLeast(1), None, "Default min.insync.replicas."),
-    def!("log.preallocate", Boolean, Some("false"), Validator::Any, None, "Default preallocate."),
-    def!("log.retention.bytes", Long, Some("-1"), Validator::Any, None, "Default retention.bytes."),
-    def!("log.retention.ms", Long, None, Validator::AtLeast(-1), None, "Default retention.ms; falls back to log.retention.minutes."),
-    def!("log.retention.minutes", Int, None, Validator::AtLeast(-1), None, "Retention in minutes; falls back to log.retention.hours."),
-    def!("log.retention.hours", Int, Some("168"), Validator::AtLeast(-1), None, "Retention in hours."),
-    def!("log.retention.check.interval.ms", Long, Some("300000"), Validator::AtLeast(1), None, "How often retention is enforced."),
-    def!("log.segment.bytes", Int, Some("1073741824"), Validator::AtLeast(14), None, "Default segment.bytes."),
-    def!("log.roll.jitter.ms", Long, None, Validator::AtLeast(0), None, "Default segment.jitter.ms."),
-    def!("log.roll.jitter.hours", Int, Some("0"), Validator::AtLeast(0), None, "Roll jitter in hours."),
-    def!("log.roll.ms", Long, None, Validator::AtLeast(1), None, "Default segment.ms; falls back to log.roll.hours."),
-    def!("log.roll.hours", Int, Some("168"), Validator::AtLeast(1), None, "Segment age in hours before a roll."),
-    def!("unclean.leader.election.enable", Boolean, Some("false"), Validator::Any, None, "Default unclean.leader.election.enable."),
-    def!("socket.request.max.bytes", Int, Some("104857600"), Validator::AtLeast(1), None, "Largest request frame accepted."),
-    def!("max.connections", Int, Some("2147483647"), Validator::AtLeast(1), None, "Maximum simultaneous client connections."),
-    def!("cluster.id", String, None, Validator::Any, None, "Cluster id; generated on first start when unset."),
+    def!(
+        "node.id",
+        Int,
+        Some("1"),
+        Validator::AtLeast(0),
+        None,
+        "This node's id."
+    ),
+    def!(
+        "broker.id",
+        Int,
+        None,
+        Validator::AtLeast(-1),
+        None,
+        "Legacy synonym of node.id."
+    ),
+    def!(
+        "listeners",
+        List,
+        Some("PLAINTEXT://127.0.0.1:9092"),
+        Validator::Any,
+        None,
+        "Listeners as NAME://host:port; port 0 binds a free port."
+    ),
+    def!(
+        "advertised.listeners",
+        List,
+        None,
+        Validator::Any,
+        None,
+        "Addresses given to clients; defaults to listeners."
+    ),
+    def!(
+        "log.dirs",
+        List,
+        None,
+        Validator::Any,
+        None,
+        "Directories holding partition logs (first one is used)."
+    ),
+    def!(
+        "log.dir",
+        String,
+        Some("./data"),
+        Validator::Any,
+        None,
+        "Log directory when log.dirs is not set."
+    ),
+    def!(
+        "num.partitions",
+        Int,
+        Some("1"),
+        Validator::AtLeast(1),
+        None,
+        "Default partition count of new topics."
+    ),
+    def!(
+        "default.replication.factor",
+        Int,
+        Some("1"),
+        Validator::AtLeast(1),
+        None,
+        "Default replication factor of new topics."
+    ),
+    def!(
+        "auto.create.topics.enable",
+        Boolean,
+        Some("true"),
+        Validator::Any,
+        None,
+        "Create topics on first metadata request that allows it."
+    ),
+    def!(
+        "delete.topic.enable",
+        Boolean,
+        Some("true"),
+        Validator::Any,
+        None,
+        "Allow DeleteTopics."
+    ),
+    def!(
+        "log.cleanup.policy",
+        List,
+        Some("delete"),
+        Validator::ListOf(&["delete", "compact"]),
+        None,
+        "Default cleanup.policy."
+    ),
+    def!(
+        "compression.type",
+        String,
+        Some("producer"),
+        Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]),
+        None,
+        "Default compression.type."
+    ),
+    def!(
+        "log.cleaner.delete.retention.ms",
+        Long,
+        Some("86400000"),
+        Validator::AtLeast(0),
+        None,
+        "Default delete.retention.ms."
+    ),
+    def!(
+        "log.segment.delete.delay.ms",
+        Long,
+        Some("60000"),
+        Validator::AtLeast(0),
+        None,
+        "Default file.delete.delay.ms."
+    ),
+    def!(
+        "log.flush.interval.messages",
+        Long,
+        Some(LONG_MAX),
+        Validator::AtLeast(1),
+        None,
+        "Messages appended before an fsync."
+    ),
+    def!(
+        "log.flush.interval.ms",
+        Long,
+        None,
+        Validator::AtLeast(0),
+        None,
+        "Time before an fsync; defaults to log.flush.scheduler.interval.ms."
+    ),
+    def!(
+        "log.flush.scheduler.interval.ms",
+        Long,
+        Some(LONG_MAX),
+        Validator::AtLeast(0),
+        None,
+        "How often the flusher checks logs."
+    ),
+    def!(
+        "log.flush.offset.checkpoint.interval.ms",
+        Int,
+        Some("60000"),
+        Validator::AtLeast(0),
+        None,
+        "How often the recovery point checkpoint is written."
+    ),
+    def!(
+        "log.flush.start.offset.checkpoint.interval.ms",
+        Int,
+        Some("60000"),
+        Validator::AtLeast(0),
+        None,
+        "How often the log start offset checkpoint is written."
+    ),
+    def!(
+        "log.index.interval.bytes",
+        Int,
+        Some("4096"),
+        Validator::AtLeast(0),
+        None,
+        "Default index.interval.bytes."
+    ),
+    def!(
+        "log.index.size.max.bytes",
+        Int,
+        Some("10485760"),
+        Validator::AtLeast(4),
+        None,
+        "Default segment.index.bytes."
+    ),
+    def!(
+        "log.cleaner.max.compaction.lag.ms",
+        Long,
+        Some(LONG_MAX),
+        Validator::AtLeast(1),
+        None,
+        "Default max.compaction.lag.ms."
+    ),
+    def!(
+        "log.cleaner.min.compaction.lag.ms",
+        Long,
+        Some("0"),
+        Validator::AtLeast(0),
+        None,
+        "Default min.compaction.lag.ms."
+    ),
+    def!(
+        "log.cleaner.min.cleanable.ratio",
+        Double,
+        Some("0.5"),
+        Validator::Fraction,
+        None,
+        "Default min.cleanable.dirty.ratio."
+    ),
+    def!(
+        "message.max.bytes",
+        Int,
+        Some("1048588"),
+        Validator::AtLeast(0),
+        None,
+        "Default max.message.bytes."
+    ),
+    def!(
+        "log.message.timestamp.after.max.ms",
+        Long,
+        Some(LONG_MAX),
+        Validator::AtLeast(0),
+        None,
+        "Default message.timestamp.after.max.ms."
+    ),
+    def!(
+        "log.message.timestamp.before.max.ms",
+        Long,
+        Some(LONG_MAX),
+        Validator::AtLeast(0),
+        None,
+        "Default message.timestamp.before.max.ms."
+    ),
+    def!(
+        "log.message.timestamp.type",
+        String,
+        Some("CreateTime"),
+        Validator::OneOf(&["CreateTime", "LogAppendTime"]),
+        None,
+        "Default message.timestamp.type."
+    ),
+    def!(
+        "min.insync.replicas",
+        Int,
+        Some("1"),
+        Validator::AtLeast(1),
+        None,
+        "Default min.insync.replicas."
+    ),
+    def!(
+        "log.preallocate",
+        Boolean,
+        Some("false"),
+        Validator::Any,
+        None,
+        "Default preallocate."
+    ),
+    def!(
+        "log.retention.bytes",
+        Long,
+        Some("-1"),
+        Validator::Any,
+        None,
+        "Default retention.bytes."
+    ),
+    def!(
+        "log.retention.ms",
+        Long,
+        None,
+        Validator::AtLeast(-1),
+        None,
+        "Default retention.ms; falls back to log.retention.minutes."
+    ),
+    def!(
+        "log.retention.minutes",
+        Int,
+        None,
+        Validator::AtLeast(-1),
+        None,
+        "Retention in minutes; falls back to log.retention.hours."
+    ),
+    def!(
+        "log.retention.hours",
+        Int,
+        Some("168"),
+        Validator::AtLeast(-1),
+        None,
+        "Retention in hours."
+    ),
+    def!(
+        "log.retention.check.interval.ms",
+        Long,
+        Some("300000"),
+        Validator::AtLeast(1),
+        None,
+        "How often retention is enforced."
+    ),
+    def!(
+        "log.segment.bytes",
+        Int,
+        Some("1073741824"),
+        Validator::AtLeast(14),
+        None,
+        "Default segment.bytes."
+    ),
+    def!(
+        "log.roll.jitter.ms",
+        Long,
+        None,
+        Validator::AtLeast(0),
+        None,
+        "Default segment.jitter.ms."
+    ),
+    def!(
+        "log.roll.jitter.hours",
+        Int,
+        Some("0"),
+        Validator::AtLeast(0),
+        None,
+        "Roll jitter in hours."
+    ),
+    def!(
+        "log.roll.ms",
+        Long,
+        None,
+        Validator::AtLeast(1),
+        None,
+        "Default segment.ms; falls back to log.roll.hours."
+    ),
+    def!(
+        "log.roll.hours",
+        Int,
+        Some("168"),
+        Validator::AtLeast(1),
+        None,
+        "Segment age in hours before a roll."
+    ),
+    def!(
+        "unclean.leader.election.enable",
+        Boolean,
+        Some("false"),
+        Validator::Any,
+        None,
+        "Default unclean.leader.election.enable."
+    ),
+    def!(
+        "socket.request.max.bytes",
+        Int,
+        Some("104857600"),
+        Validator::AtLeast(1),
+        None,
+        "Largest request frame accepted."
+    ),
+    def!(
+        "max.connections",
+        Int,
+        Some("2147483647"),
+        Validator::AtLeast(1),
+        None,
+        "Maximum simultaneous client connections."
+    ),
+    def!(
+        "cluster.id",
+        String,
+        None,
+        Validator::Any,
+        None,
+        "Cluster id; generated on first start when unset."
+    ),
 ];
 
 /// Properties of Kafka's stock `server.properties` that tune its JVM thread pools and socket
@@ -331,7 +800,11 @@ pub fn validate_value(def: &ConfigDef, value: &str) -> Result<(), ConfigError> {
         Validator::ListOf(allowed) => {
             for item in value.split(',').map(str::trim) {
                 if !allowed.contains(&item) {
-                    return Err(invalid(name, value, format!("items must be in {allowed:?}")));
+                    return Err(invalid(
+                        name,
+                        value,
+                        format!("items must be in {allowed:?}"),
+                    ));
                 }
             }
         }
@@ -361,9 +834,16 @@ impl ListenerConfig {
             let port = port
                 .parse::<u16>()
                 .map_err(|_| invalid(property, item, "port must be 0-65535"))?;
-            let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+            let host = host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string();
             if name.starts_with("SSL") || name.starts_with("SASL") {
-                return Err(invalid(property, item, "only PLAINTEXT listeners are supported"));
+                return Err(invalid(
+                    property,
+                    item,
+                    "only PLAINTEXT listeners are supported",
+                ));
             }
             out.push(Self {
                 name: name.to_string(),
@@ -379,7 +859,11 @@ impl ListenerConfig {
 
     /// The socket address to bind (empty host means all interfaces).
     pub fn bind_address(&self) -> Result<SocketAddr, ConfigError> {
-        let host = if self.host.is_empty() { "0.0.0.0" } else { &self.host };
+        let host = if self.host.is_empty() {
+            "0.0.0.0"
+        } else {
+            &self.host
+        };
         let text = if host.contains(':') {
             format!("[{host}]:{}", self.port)
         } else {
@@ -470,7 +954,9 @@ impl BrokerConfig {
         let int = |name: &str| -> i64 { get(name).and_then(|v| v.parse().ok()).unwrap_or(0) };
 
         let node_id = match explicit("node.id").or_else(|| explicit("broker.id")) {
-            Some(v) => v.parse::<i32>().map_err(|_| invalid("node.id", &v, "not an integer"))?,
+            Some(v) => v
+                .parse::<i32>()
+                .map_err(|_| invalid("node.id", &v, "not an integer"))?,
             None => 1,
         };
         let listeners_text = get("listeners").unwrap_or_default();
@@ -494,13 +980,13 @@ impl BrokerConfig {
 
         // Kafka's fallbacks: ms, else minutes, else hours.
         let retention_ms = explicit("log.retention.ms")
-            .or_else(|| {
-                explicit("log.retention.minutes")
-                    .map(|m| scaled_or_unlimited(&m, 60_000))
-            })
-            .unwrap_or_else(|| scaled_or_unlimited(&get("log.retention.hours").unwrap_or_default(), 3_600_000));
-        let roll_ms = explicit("log.roll.ms")
-            .unwrap_or_else(|| scaled_or_unlimited(&get("log.roll.hours").unwrap_or_default(), 3_600_000));
+            .or_else(|| explicit("log.retention.minutes").map(|m| scaled_or_unlimited(&m, 60_000)))
+            .unwrap_or_else(|| {
+                scaled_or_unlimited(&get("log.retention.hours").unwrap_or_default(), 3_600_000)
+            });
+        let roll_ms = explicit("log.roll.ms").unwrap_or_else(|| {
+            scaled_or_unlimited(&get("log.roll.hours").unwrap_or_default(), 3_600_000)
+        });
         let roll_jitter_ms = explicit("log.roll.jitter.ms").unwrap_or_else(|| {
             scaled_or_unlimited(&get("log.roll.jitter.hours").unwrap_or_default(), 3_600_000)
         });
@@ -519,20 +1005,38 @@ impl BrokerConfig {
                 _ => None,
             };
             let derived_is_explicit = match synonym {
-                "log.retention.ms" => ["log.retention.ms", "log.retention.minutes", "log.retention.hours"]
-                    .iter()
-                    .any(|n| props.contains_key(*n)),
-                "log.roll.ms" => props.contains_key("log.roll.ms") || props.contains_key("log.roll.hours"),
-                "log.roll.jitter.ms" => props.contains_key("log.roll.jitter.ms") || props.contains_key("log.roll.jitter.hours"),
-                "log.flush.interval.ms" => props.contains_key("log.flush.interval.ms") || props.contains_key("log.flush.scheduler.interval.ms"),
+                "log.retention.ms" => [
+                    "log.retention.ms",
+                    "log.retention.minutes",
+                    "log.retention.hours",
+                ]
+                .iter()
+                .any(|n| props.contains_key(*n)),
+                "log.roll.ms" => {
+                    props.contains_key("log.roll.ms") || props.contains_key("log.roll.hours")
+                }
+                "log.roll.jitter.ms" => {
+                    props.contains_key("log.roll.jitter.ms")
+                        || props.contains_key("log.roll.jitter.hours")
+                }
+                "log.flush.interval.ms" => {
+                    props.contains_key("log.flush.interval.ms")
+                        || props.contains_key("log.flush.scheduler.interval.ms")
+                }
                 other => props.contains_key(other),
             };
-            let value = derived.or_else(|| get(synonym)).or_else(|| def.default.map(str::to_string));
+            let value = derived
+                .or_else(|| get(synonym))
+                .or_else(|| def.default.map(str::to_string));
             topic_defaults.insert(
                 def.name,
                 ConfigValue {
                     value,
-                    source: if derived_is_explicit { ConfigSource::StaticBroker } else { ConfigSource::Default },
+                    source: if derived_is_explicit {
+                        ConfigSource::StaticBroker
+                    } else {
+                        ConfigSource::Default
+                    },
                 },
             );
         }
@@ -544,8 +1048,10 @@ impl BrokerConfig {
             log_dir,
             num_partitions: int("num.partitions") as i32,
             default_replication_factor: int("default.replication.factor") as i32,
-            auto_create_topics_enable: get("auto.create.topics.enable").is_some_and(|v| v.eq_ignore_ascii_case("true")),
-            delete_topic_enable: get("delete.topic.enable").is_some_and(|v| v.eq_ignore_ascii_case("true")),
+            auto_create_topics_enable: get("auto.create.topics.enable")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+            delete_topic_enable: get("delete.topic.enable")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
             retention_check_interval_ms: int("log.retention.check.interval.ms").max(1) as u64,
             flush_scheduler_interval_ms: int("log.flush.scheduler.interval.ms").max(0) as u64,
             checkpoint_interval_ms: int("log.flush.offset.checkpoint.interval.ms").max(1) as u64,
@@ -621,7 +1127,9 @@ impl LogConfig {
             max_message_bytes: long("max.message.bytes").clamp(0, i32::MAX as i64) as usize,
             log_append_time: get("message.timestamp.type") == "LogAppendTime",
             min_insync_replicas: long("min.insync.replicas").clamp(1, i32::MAX as i64) as i32,
-            cleanup_delete: get("cleanup.policy").split(',').any(|p| p.trim() == "delete"),
+            cleanup_delete: get("cleanup.policy")
+                .split(',')
+                .any(|p| p.trim() == "delete"),
         }
     }
 }
@@ -647,22 +1155,45 @@ pub fn describe_topic_configs(
     TOPIC_CONFIGS
         .iter()
         .map(|def| {
-            let broker_value = defaults.get(def.name).cloned().unwrap_or(ConfigValue { value: None, source: ConfigSource::Default });
+            let broker_value = defaults.get(def.name).cloned().unwrap_or(ConfigValue {
+                value: None,
+                source: ConfigSource::Default,
+            });
             let mut synonyms = Vec::new();
             if let Some(v) = overrides.get(def.name) {
-                synonyms.push((def.name.to_string(), Some(v.clone()), ConfigSource::TopicOverride));
+                synonyms.push((
+                    def.name.to_string(),
+                    Some(v.clone()),
+                    ConfigSource::TopicOverride,
+                ));
             }
             if let Some(synonym) = def.broker_synonym {
                 if broker_value.source == ConfigSource::StaticBroker {
-                    synonyms.push((synonym.to_string(), broker_value.value.clone(), ConfigSource::StaticBroker));
+                    synonyms.push((
+                        synonym.to_string(),
+                        broker_value.value.clone(),
+                        ConfigSource::StaticBroker,
+                    ));
                 }
-                synonyms.push((synonym.to_string(), broker_value.value.clone(), ConfigSource::Default));
+                synonyms.push((
+                    synonym.to_string(),
+                    broker_value.value.clone(),
+                    ConfigSource::Default,
+                ));
             }
             let (value, source) = match overrides.get(def.name) {
                 Some(v) => (Some(v.clone()), ConfigSource::TopicOverride),
                 None => (broker_value.value, broker_value.source),
             };
-            DescribedConfig { name: def.name, value, source, kind: def.kind, read_only: false, doc: def.doc, synonyms }
+            DescribedConfig {
+                name: def.name,
+                value,
+                source,
+                kind: def.kind,
+                read_only: false,
+                doc: def.doc,
+                synonyms,
+            }
         })
         .collect()
 }
@@ -674,12 +1205,28 @@ impl BrokerConfig {
         BROKER_CONFIGS
             .iter()
             .map(|def| {
-                let current = self.values.get(def.name).cloned().unwrap_or(ConfigValue { value: None, source: ConfigSource::Default });
-                let mut synonyms = vec![(def.name.to_string(), current.value.clone(), current.source)];
+                let current = self.values.get(def.name).cloned().unwrap_or(ConfigValue {
+                    value: None,
+                    source: ConfigSource::Default,
+                });
+                let mut synonyms =
+                    vec![(def.name.to_string(), current.value.clone(), current.source)];
                 if current.source != ConfigSource::Default && def.default.is_some() {
-                    synonyms.push((def.name.to_string(), def.default.map(str::to_string), ConfigSource::Default));
+                    synonyms.push((
+                        def.name.to_string(),
+                        def.default.map(str::to_string),
+                        ConfigSource::Default,
+                    ));
                 }
-                DescribedConfig { name: def.name, value: current.value, source: current.source, kind: def.kind, read_only: true, doc: def.doc, synonyms }
+                DescribedConfig {
+                    name: def.name,
+                    value: current.value,
+                    source: current.source,
+                    kind: def.kind,
+                    read_only: true,
+                    doc: def.doc,
+                    synonyms,
+                }
             })
             .collect()
     }
@@ -730,13 +1277,29 @@ mod tests {
     #[test]
     fn retention_fallbacks_and_overrides() {
         let config = BrokerConfig::with_overrides(&[("log.retention.minutes", "2")]).unwrap();
-        assert_eq!(config.topic_defaults["retention.ms"].value.as_deref(), Some("120000"));
-        assert_eq!(config.topic_defaults["retention.ms"].source, ConfigSource::StaticBroker);
-        let config = BrokerConfig::with_overrides(&[("log.retention.ms", "5"), ("log.retention.hours", "1")]).unwrap();
+        assert_eq!(
+            config.topic_defaults["retention.ms"].value.as_deref(),
+            Some("120000")
+        );
+        assert_eq!(
+            config.topic_defaults["retention.ms"].source,
+            ConfigSource::StaticBroker
+        );
+        let config = BrokerConfig::with_overrides(&[
+            ("log.retention.ms", "5"),
+            ("log.retention.hours", "1"),
+        ])
+        .unwrap();
         let mut overrides = BTreeMap::new();
-        assert_eq!(LogConfig::resolve(&config.topic_defaults, &overrides).retention_ms, 5);
+        assert_eq!(
+            LogConfig::resolve(&config.topic_defaults, &overrides).retention_ms,
+            5
+        );
         overrides.insert("retention.ms".to_string(), "77".to_string());
-        assert_eq!(LogConfig::resolve(&config.topic_defaults, &overrides).retention_ms, 77);
+        assert_eq!(
+            LogConfig::resolve(&config.topic_defaults, &overrides).retention_ms,
+            77
+        );
     }
 
     #[test]
@@ -749,8 +1312,12 @@ mod tests {
         assert!(err.to_string().contains("num.partitions"), "{err}");
         let err = BrokerConfig::with_overrides(&[("listeners", "127.0.0.1:9092")]).unwrap_err();
         assert!(err.to_string().contains("listeners"), "{err}");
-        let err = BrokerConfig::with_overrides(&[("auto.create.topics.enable", "yes")]).unwrap_err();
-        assert!(err.to_string().contains("auto.create.topics.enable"), "{err}");
+        let err =
+            BrokerConfig::with_overrides(&[("auto.create.topics.enable", "yes")]).unwrap_err();
+        assert!(
+            err.to_string().contains("auto.create.topics.enable"),
+            "{err}"
+        );
         assert!(BrokerConfig::with_overrides(&[("num.io.threads", "8")]).is_ok());
     }
 
@@ -764,7 +1331,10 @@ mod tests {
         assert!(validate_topic_overrides(&overrides).is_err());
         overrides.remove("segment.bytes");
         overrides.insert("retention.mss".to_string(), "1".to_string());
-        assert_eq!(validate_topic_overrides(&overrides), Err(ConfigError::Unknown("retention.mss".into())));
+        assert_eq!(
+            validate_topic_overrides(&overrides),
+            Err(ConfigError::Unknown("retention.mss".into()))
+        );
         let mut bad_enum = BTreeMap::new();
         bad_enum.insert("message.timestamp.type".to_string(), "Now".to_string());
         assert!(validate_topic_overrides(&bad_enum).is_err());

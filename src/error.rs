@@ -94,9 +94,10 @@ impl Error {
             Error::Storage(e) => match e {
                 StorageError::OffsetOutOfRange { .. } => code::OFFSET_OUT_OF_RANGE,
                 StorageError::Record(r) => record_code(r),
-                StorageError::Io(_) | StorageError::Offline | StorageError::Corrupt(_) | StorageError::Locked(_) => {
-                    code::KAFKA_STORAGE_ERROR
-                }
+                StorageError::Io(_)
+                | StorageError::Offline
+                | StorageError::Corrupt(_)
+                | StorageError::Locked(_) => code::KAFKA_STORAGE_ERROR,
             },
             Error::Record(r) => record_code(r),
         }
@@ -138,14 +139,26 @@ mod tests {
             (code::UNSUPPORTED_VERSION, R::UnsupportedVersion),
             (code::TOPIC_ALREADY_EXISTS, R::TopicAlreadyExists),
             (code::INVALID_PARTITIONS, R::InvalidPartitions),
-            (code::INVALID_REPLICATION_FACTOR, R::InvalidReplicationFactor),
-            (code::INVALID_REPLICA_ASSIGNMENT, R::InvalidReplicaAssignment),
+            (
+                code::INVALID_REPLICATION_FACTOR,
+                R::InvalidReplicationFactor,
+            ),
+            (
+                code::INVALID_REPLICA_ASSIGNMENT,
+                R::InvalidReplicaAssignment,
+            ),
             (code::INVALID_CONFIG, R::InvalidConfig),
             (code::INVALID_REQUEST, R::InvalidRequest),
-            (code::UNSUPPORTED_FOR_MESSAGE_FORMAT, R::UnsupportedForMessageFormat),
+            (
+                code::UNSUPPORTED_FOR_MESSAGE_FORMAT,
+                R::UnsupportedForMessageFormat,
+            ),
             (code::KAFKA_STORAGE_ERROR, R::KafkaStorageError),
             (code::FETCH_SESSION_ID_NOT_FOUND, R::FetchSessionIdNotFound),
-            (code::INVALID_FETCH_SESSION_EPOCH, R::InvalidFetchSessionEpoch),
+            (
+                code::INVALID_FETCH_SESSION_EPOCH,
+                R::InvalidFetchSessionEpoch,
+            ),
             (code::TOPIC_DELETION_DISABLED, R::TopicDeletionDisabled),
             (code::UNKNOWN_LEADER_EPOCH, R::UnknownLeaderEpoch),
             (code::INVALID_RECORD, R::InvalidRecord),
@@ -160,9 +173,20 @@ mod tests {
     #[test]
     fn codes_match_kafka() {
         assert_eq!(Error::from(RecordError::Corrupt("x")).code(), 2);
-        assert_eq!(Error::from(RecordError::TooLarge { size: 2, limit: 1 }).code(), 10);
+        assert_eq!(
+            Error::from(RecordError::TooLarge { size: 2, limit: 1 }).code(),
+            10
+        );
         assert_eq!(Error::from(RecordError::Invalid("x".into())).code(), 87);
-        assert_eq!(Error::Storage(StorageError::OffsetOutOfRange { offset: 5, start: 0, end: 1 }).code(), 1);
+        assert_eq!(
+            Error::Storage(StorageError::OffsetOutOfRange {
+                offset: 5,
+                start: 0,
+                end: 1
+            })
+            .code(),
+            1
+        );
         assert_eq!(Error::Storage(StorageError::Offline).code(), 56);
         assert_eq!(Error::UnknownTopicOrPartition.code(), 3);
     }

@@ -12,7 +12,11 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser)]
-#[command(name = "sluice", version, about = "A Kafka wire-protocol compatible message broker")]
+#[command(
+    name = "sluice",
+    version,
+    about = "A Kafka wire-protocol compatible message broker"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -39,13 +43,16 @@ struct ServeArgs {
 fn load_config(args: &ServeArgs) -> anyhow::Result<BrokerConfig> {
     let mut props = match &args.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read config file {}", path.display()))?;
             parse_properties(&text).with_context(|| format!("in config file {}", path.display()))?
         }
         None => Default::default(),
     };
     for item in &args.overrides {
-        let (key, value) = item.split_once('=').with_context(|| format!("--override '{item}' is not KEY=VALUE"))?;
+        let (key, value) = item
+            .split_once('=')
+            .with_context(|| format!("--override '{item}' is not KEY=VALUE"))?;
         props.insert(key.trim().to_string(), value.to_string());
     }
     Ok(BrokerConfig::from_properties(&props)?)
@@ -73,10 +80,14 @@ fn run() -> anyhow::Result<()> {
     if !config.without_effect.is_empty() {
         tracing::warn!(properties = ?config.without_effect, "accepted for compatibility with Kafka config files; they have no effect in this version");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(async move {
         let broker = Arc::new(Broker::open(config).context("cannot open the log directory")?);
-        let server = Server::bind(broker).await.context("cannot bind the listener")?;
+        let server = Server::bind(broker)
+            .await
+            .context("cannot bind the listener")?;
         let shutdown = CancellationToken::new();
         tokio::spawn(wait_for_signal(shutdown.clone()));
         server.run(shutdown).await?;

@@ -12,7 +12,10 @@ pub struct TopicPartition {
 
 impl TopicPartition {
     pub fn new(topic: &str, partition: i32) -> Self {
-        Self { topic: Arc::from(topic), partition }
+        Self {
+            topic: Arc::from(topic),
+            partition,
+        }
     }
 
     /// The partition's directory name, `{topic}-{partition}` as in Kafka.

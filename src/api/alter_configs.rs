@@ -8,7 +8,11 @@ use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceRespon
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
 use std::collections::BTreeMap;
 
-pub async fn handle(ctx: &ApiContext, request: AlterConfigsRequest, _version: i16) -> Option<AlterConfigsResponse> {
+pub async fn handle(
+    ctx: &ApiContext,
+    request: AlterConfigsRequest,
+    _version: i16,
+) -> Option<AlterConfigsResponse> {
     let responses = request
         .resources
         .into_iter()
@@ -19,23 +23,38 @@ pub async fn handle(ctx: &ApiContext, request: AlterConfigsRequest, _version: i1
                     let mut duplicate = None;
                     for config in &resource.configs {
                         if let Some(value) = &config.value
-                            && configs.insert(config.name.to_string(), value.to_string()).is_some()
+                            && configs
+                                .insert(config.name.to_string(), value.to_string())
+                                .is_some()
                         {
                             duplicate = Some(config.name.to_string());
                         }
                     }
                     match duplicate {
-                        Some(name) => Err(Error::InvalidRequest(format!("config '{name}' given twice"))),
-                        None => ctx.broker.set_topic_configs(&resource.resource_name, configs, request.validate_only),
+                        Some(name) => Err(Error::InvalidRequest(format!(
+                            "config '{name}' given twice"
+                        ))),
+                        None => ctx.broker.set_topic_configs(
+                            &resource.resource_name,
+                            configs,
+                            request.validate_only,
+                        ),
                     }
                 }
-                RESOURCE_BROKER => broker_resource(ctx, &resource.resource_name).and_then(|_| Err(static_broker_configs())),
-                other => Err(Error::InvalidRequest(format!("unsupported resource type {other}"))),
+                RESOURCE_BROKER => broker_resource(ctx, &resource.resource_name)
+                    .and_then(|_| Err(static_broker_configs())),
+                other => Err(Error::InvalidRequest(format!(
+                    "unsupported resource type {other}"
+                ))),
             };
-            let response = AlterConfigsResourceResponse::default().with_resource_type(resource.resource_type).with_resource_name(resource.resource_name);
+            let response = AlterConfigsResourceResponse::default()
+                .with_resource_type(resource.resource_type)
+                .with_resource_name(resource.resource_name);
             match result {
                 Ok(()) => response.with_error_code(code::NONE),
-                Err(e) => response.with_error_code(e.code()).with_error_message(Some(wire_str(&e.message()))),
+                Err(e) => response
+                    .with_error_code(e.code())
+                    .with_error_message(Some(wire_str(&e.message()))),
             }
         })
         .collect();
@@ -43,5 +62,7 @@ pub async fn handle(ctx: &ApiContext, request: AlterConfigsRequest, _version: i1
 }
 
 pub fn static_broker_configs() -> Error {
-    Error::InvalidRequest("broker configs cannot be changed at runtime; set them in the config file".into())
+    Error::InvalidRequest(
+        "broker configs cannot be changed at runtime; set them in the config file".into(),
+    )
 }

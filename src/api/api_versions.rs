@@ -7,8 +7,15 @@ use crate::error::code;
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
 
-pub async fn handle(_ctx: &ApiContext, request: ApiVersionsRequest, version: i16) -> Option<ApiVersionsResponse> {
-    if version >= 3 && !(valid_software_field(&request.client_software_name) && valid_software_field(&request.client_software_version)) {
+pub async fn handle(
+    _ctx: &ApiContext,
+    request: ApiVersionsRequest,
+    version: i16,
+) -> Option<ApiVersionsResponse> {
+    if version >= 3
+        && !(valid_software_field(&request.client_software_name)
+            && valid_software_field(&request.client_software_version))
+    {
         return Some(response(code::INVALID_REQUEST));
     }
     Some(response(code::NONE))
@@ -18,10 +25,17 @@ pub async fn handle(_ctx: &ApiContext, request: ApiVersionsRequest, version: i16
 pub fn response(error_code: i16) -> ApiVersionsResponse {
     let mut api_keys: Vec<ApiVersion> = supported_apis()
         .into_iter()
-        .map(|(key, min, max)| ApiVersion::default().with_api_key(key as i16).with_min_version(min).with_max_version(max))
+        .map(|(key, min, max)| {
+            ApiVersion::default()
+                .with_api_key(key as i16)
+                .with_min_version(min)
+                .with_max_version(max)
+        })
         .collect();
     api_keys.sort_by_key(|a| a.api_key);
-    ApiVersionsResponse::default().with_error_code(error_code).with_api_keys(api_keys)
+    ApiVersionsResponse::default()
+        .with_error_code(error_code)
+        .with_api_keys(api_keys)
 }
 
 /// Kafka's pattern for client software name and version: `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
@@ -29,7 +43,13 @@ fn valid_software_field(text: &str) -> bool {
     let bytes = text.as_bytes();
     let edge_ok = |b: &u8| b.is_ascii_alphanumeric();
     match (bytes.first(), bytes.last()) {
-        (Some(first), Some(last)) => edge_ok(first) && edge_ok(last) && bytes.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'.'),
+        (Some(first), Some(last)) => {
+            edge_ok(first)
+                && edge_ok(last)
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'.')
+        }
         _ => false,
     }
 }
@@ -52,6 +72,11 @@ mod tests {
     fn response_lists_the_dispatch_table() {
         let response = response(0);
         assert_eq!(response.api_keys.len(), supported_apis().len());
-        assert!(response.api_keys.iter().any(|k| k.api_key == 18 && k.max_version == 4));
+        assert!(
+            response
+                .api_keys
+                .iter()
+                .any(|k| k.api_key == 18 && k.max_version == 4)
+        );
     }
 }

@@ -6,11 +6,17 @@ use crate::api::describe_configs::source_code;
 use crate::broker::NewTopic;
 use crate::config::describe_topic_configs;
 use crate::error::code;
-use kafka_protocol::messages::create_topics_response::{CreatableTopicConfigs, CreatableTopicResult};
+use kafka_protocol::messages::create_topics_response::{
+    CreatableTopicConfigs, CreatableTopicResult,
+};
 use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use std::collections::BTreeMap;
 
-pub async fn handle(ctx: &ApiContext, request: CreateTopicsRequest, version: i16) -> Option<CreateTopicsResponse> {
+pub async fn handle(
+    ctx: &ApiContext,
+    request: CreateTopicsRequest,
+    version: i16,
+) -> Option<CreateTopicsResponse> {
     let broker = &ctx.broker;
     let mut results = Vec::with_capacity(request.topics.len());
     let names: Vec<String> = request.topics.iter().map(|t| t.name.to_string()).collect();
@@ -18,7 +24,13 @@ pub async fn handle(ctx: &ApiContext, request: CreateTopicsRequest, version: i16
         let name = topic.name.to_string();
         let result = CreatableTopicResult::default().with_name(topic.name.clone());
         if names.iter().filter(|n| **n == name).count() > 1 {
-            results.push(result.with_error_code(code::INVALID_REQUEST).with_error_message(Some(wire_str("topic given more than once in the request"))));
+            results.push(
+                result
+                    .with_error_code(code::INVALID_REQUEST)
+                    .with_error_message(Some(wire_str(
+                        "topic given more than once in the request",
+                    ))),
+            );
             continue;
         }
         let mut configs = BTreeMap::new();
@@ -33,37 +45,42 @@ pub async fn handle(ctx: &ApiContext, request: CreateTopicsRequest, version: i16
             name,
             partitions: topic.num_partitions,
             replication_factor: topic.replication_factor,
-            assignments: assignments.iter().map(|a| a.broker_ids.iter().map(|b| b.0).collect()).collect(),
+            assignments: assignments
+                .iter()
+                .map(|a| a.broker_ids.iter().map(|b| b.0).collect())
+                .collect(),
             configs,
         };
-        results.push(match broker.create_topic(request_topic, request.validate_only) {
-            Ok(info) => {
-                let configs = (version >= 5).then(|| {
-                    describe_topic_configs(&broker.config().topic_defaults, &info.configs)
-                        .into_iter()
-                        .map(|c| {
-                            CreatableTopicConfigs::default()
-                                .with_name(wire_str(c.name))
-                                .with_value(c.value.map(|v| wire_str(&v)))
-                                .with_read_only(c.read_only)
-                                .with_config_source(source_code(c.source))
-                                .with_is_sensitive(false)
-                        })
-                        .collect()
-                });
-                result
-                    .with_error_code(code::NONE)
-                    .with_topic_id(info.id)
-                    .with_num_partitions(info.partitions)
-                    .with_replication_factor(1)
-                    .with_configs(configs)
-            }
-            Err(e) => result
-                .with_error_code(e.code())
-                .with_error_message(Some(wire_str(&e.message())))
-                .with_num_partitions(-1)
-                .with_replication_factor(-1),
-        });
+        results.push(
+            match broker.create_topic(request_topic, request.validate_only) {
+                Ok(info) => {
+                    let configs = (version >= 5).then(|| {
+                        describe_topic_configs(&broker.config().topic_defaults, &info.configs)
+                            .into_iter()
+                            .map(|c| {
+                                CreatableTopicConfigs::default()
+                                    .with_name(wire_str(c.name))
+                                    .with_value(c.value.map(|v| wire_str(&v)))
+                                    .with_read_only(c.read_only)
+                                    .with_config_source(source_code(c.source))
+                                    .with_is_sensitive(false)
+                            })
+                            .collect()
+                    });
+                    result
+                        .with_error_code(code::NONE)
+                        .with_topic_id(info.id)
+                        .with_num_partitions(info.partitions)
+                        .with_replication_factor(1)
+                        .with_configs(configs)
+                }
+                Err(e) => result
+                    .with_error_code(e.code())
+                    .with_error_message(Some(wire_str(&e.message())))
+                    .with_num_partitions(-1)
+                    .with_replication_factor(-1),
+            },
+        );
     }
     Some(CreateTopicsResponse::default().with_topics(results))
 }

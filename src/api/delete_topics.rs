@@ -7,23 +7,40 @@ use kafka_protocol::messages::delete_topics_response::DeletableTopicResult;
 use kafka_protocol::messages::{DeleteTopicsRequest, DeleteTopicsResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
-pub async fn handle(ctx: &ApiContext, request: DeleteTopicsRequest, version: i16) -> Option<DeleteTopicsResponse> {
+pub async fn handle(
+    ctx: &ApiContext,
+    request: DeleteTopicsRequest,
+    version: i16,
+) -> Option<DeleteTopicsResponse> {
     let broker = &ctx.broker;
     let targets: Vec<(Option<TopicName>, uuid::Uuid)> = if version >= 6 {
-        request.topics.into_iter().map(|t| (t.name, t.topic_id)).collect()
+        request
+            .topics
+            .into_iter()
+            .map(|t| (t.name, t.topic_id))
+            .collect()
     } else {
-        request.topic_names.into_iter().map(|n| (Some(n), uuid::Uuid::nil())).collect()
+        request
+            .topic_names
+            .into_iter()
+            .map(|n| (Some(n), uuid::Uuid::nil()))
+            .collect()
     };
     let responses = targets
         .into_iter()
         .map(|(name, id)| {
             let result = match &name {
                 Some(name) => broker.delete_topic(name),
-                None => broker.topic_by_id(id).ok_or(Error::UnknownTopicId).and_then(|t| broker.delete_topic(&t.name)),
+                None => broker
+                    .topic_by_id(id)
+                    .ok_or(Error::UnknownTopicId)
+                    .and_then(|t| broker.delete_topic(&t.name)),
             };
             match result {
                 Ok(info) => DeletableTopicResult::default()
-                    .with_name(Some(TopicName(StrBytes::from_string(info.name.to_string()))))
+                    .with_name(Some(TopicName(StrBytes::from_string(
+                        info.name.to_string(),
+                    ))))
                     .with_topic_id(info.id)
                     .with_error_code(code::NONE),
                 Err(e) => DeletableTopicResult::default()

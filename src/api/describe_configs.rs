@@ -4,14 +4,20 @@
 use super::{ApiContext, wire_str};
 use crate::config::{ConfigSource, ConfigType, DescribedConfig, describe_topic_configs};
 use crate::error::{Error, code};
-use kafka_protocol::messages::describe_configs_response::{DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym};
+use kafka_protocol::messages::describe_configs_response::{
+    DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
+};
 use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 
 /// Kafka's ConfigResource types.
 pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
 
-pub async fn handle(ctx: &ApiContext, request: DescribeConfigsRequest, version: i16) -> Option<DescribeConfigsResponse> {
+pub async fn handle(
+    ctx: &ApiContext,
+    request: DescribeConfigsRequest,
+    version: i16,
+) -> Option<DescribeConfigsResponse> {
     let results = request
         .resources
         .into_iter()
@@ -20,23 +26,43 @@ pub async fn handle(ctx: &ApiContext, request: DescribeConfigsRequest, version: 
                 RESOURCE_TOPIC => ctx
                     .broker
                     .topic(&resource.resource_name)
-                    .map(|t| describe_topic_configs(&ctx.broker.config().topic_defaults, &t.configs))
+                    .map(|t| {
+                        describe_topic_configs(&ctx.broker.config().topic_defaults, &t.configs)
+                    })
                     .ok_or(Error::UnknownTopicOrPartition),
-                RESOURCE_BROKER => broker_resource(ctx, &resource.resource_name).map(|_| ctx.broker.config().describe()),
-                other => Err(Error::InvalidRequest(format!("unsupported resource type {other}"))),
+                RESOURCE_BROKER => broker_resource(ctx, &resource.resource_name)
+                    .map(|_| ctx.broker.config().describe()),
+                other => Err(Error::InvalidRequest(format!(
+                    "unsupported resource type {other}"
+                ))),
             };
-            let result = DescribeConfigsResult::default().with_resource_type(resource.resource_type).with_resource_name(resource.resource_name);
+            let result = DescribeConfigsResult::default()
+                .with_resource_type(resource.resource_type)
+                .with_resource_name(resource.resource_name);
             match described {
                 Ok(configs) => {
                     let wanted = resource.configuration_keys;
                     let configs = configs
                         .into_iter()
-                        .filter(|c| wanted.as_ref().is_none_or(|keys| keys.iter().any(|k| k.as_str() == c.name)))
-                        .map(|c| to_wire(c, request.include_synonyms, request.include_documentation, version))
+                        .filter(|c| {
+                            wanted
+                                .as_ref()
+                                .is_none_or(|keys| keys.iter().any(|k| k.as_str() == c.name))
+                        })
+                        .map(|c| {
+                            to_wire(
+                                c,
+                                request.include_synonyms,
+                                request.include_documentation,
+                                version,
+                            )
+                        })
                         .collect();
                     result.with_error_code(code::NONE).with_configs(configs)
                 }
-                Err(e) => result.with_error_code(e.code()).with_error_message(Some(wire_str(&e.message()))),
+                Err(e) => result
+                    .with_error_code(e.code())
+                    .with_error_message(Some(wire_str(&e.message()))),
             }
         })
         .collect();
@@ -48,7 +74,10 @@ pub fn broker_resource(ctx: &ApiContext, name: &str) -> Result<(), Error> {
     if name.is_empty() || name.parse::<i32>().ok() == Some(ctx.broker.node_id()) {
         Ok(())
     } else {
-        Err(Error::InvalidRequest(format!("unexpected broker id '{name}', this is broker {}", ctx.broker.node_id())))
+        Err(Error::InvalidRequest(format!(
+            "unexpected broker id '{name}', this is broker {}",
+            ctx.broker.node_id()
+        )))
     }
 }
 
@@ -71,12 +100,22 @@ fn type_code(kind: ConfigType) -> i8 {
     }
 }
 
-fn to_wire(config: DescribedConfig, synonyms: bool, documentation: bool, version: i16) -> DescribeConfigsResourceResult {
+fn to_wire(
+    config: DescribedConfig,
+    synonyms: bool,
+    documentation: bool,
+    version: i16,
+) -> DescribeConfigsResourceResult {
     let synonyms = if synonyms {
         config
             .synonyms
             .into_iter()
-            .map(|(name, value, source)| DescribeConfigsSynonym::default().with_name(wire_str(&name)).with_value(value.map(|v| wire_str(&v))).with_source(source_code(source)))
+            .map(|(name, value, source)| {
+                DescribeConfigsSynonym::default()
+                    .with_name(wire_str(&name))
+                    .with_value(value.map(|v| wire_str(&v)))
+                    .with_source(source_code(source))
+            })
             .collect()
     } else {
         Vec::new()
@@ -88,6 +127,10 @@ fn to_wire(config: DescribedConfig, synonyms: bool, documentation: bool, version
         .with_config_source(source_code(config.source))
         .with_is_sensitive(false)
         .with_synonyms(synonyms)
-        .with_config_type(if version >= 3 { type_code(config.kind) } else { 0 })
+        .with_config_type(if version >= 3 {
+            type_code(config.kind)
+        } else {
+            0
+        })
         .with_documentation((documentation && version >= 3).then(|| wire_str(config.doc)))
 }

@@ -16,7 +16,11 @@ const DELETE: i8 = 1;
 const APPEND: i8 = 2;
 const SUBTRACT: i8 = 3;
 
-pub async fn handle(ctx: &ApiContext, request: IncrementalAlterConfigsRequest, _version: i16) -> Option<IncrementalAlterConfigsResponse> {
+pub async fn handle(
+    ctx: &ApiContext,
+    request: IncrementalAlterConfigsRequest,
+    _version: i16,
+) -> Option<IncrementalAlterConfigsResponse> {
     let responses = request
         .resources
         .into_iter()
@@ -24,16 +28,30 @@ pub async fn handle(ctx: &ApiContext, request: IncrementalAlterConfigsRequest, _
             let result = match resource.resource_type {
                 RESOURCE_TOPIC => match ctx.broker.topic(&resource.resource_name) {
                     None => Err(Error::UnknownTopicOrPartition),
-                    Some(topic) => apply(topic.configs.clone(), &resource.configs)
-                        .and_then(|configs| ctx.broker.set_topic_configs(&resource.resource_name, configs, request.validate_only)),
+                    Some(topic) => {
+                        apply(topic.configs.clone(), &resource.configs).and_then(|configs| {
+                            ctx.broker.set_topic_configs(
+                                &resource.resource_name,
+                                configs,
+                                request.validate_only,
+                            )
+                        })
+                    }
                 },
-                RESOURCE_BROKER => broker_resource(ctx, &resource.resource_name).and_then(|_| Err(static_broker_configs())),
-                other => Err(Error::InvalidRequest(format!("unsupported resource type {other}"))),
+                RESOURCE_BROKER => broker_resource(ctx, &resource.resource_name)
+                    .and_then(|_| Err(static_broker_configs())),
+                other => Err(Error::InvalidRequest(format!(
+                    "unsupported resource type {other}"
+                ))),
             };
-            let response = AlterConfigsResourceResponse::default().with_resource_type(resource.resource_type).with_resource_name(resource.resource_name);
+            let response = AlterConfigsResourceResponse::default()
+                .with_resource_type(resource.resource_type)
+                .with_resource_name(resource.resource_name);
             match result {
                 Ok(()) => response.with_error_code(code::NONE),
-                Err(e) => response.with_error_code(e.code()).with_error_message(Some(wire_str(&e.message()))),
+                Err(e) => response
+                    .with_error_code(e.code())
+                    .with_error_message(Some(wire_str(&e.message()))),
             }
         })
         .collect();
@@ -41,18 +59,26 @@ pub async fn handle(ctx: &ApiContext, request: IncrementalAlterConfigsRequest, _
 }
 
 /// Applies the operations to `configs` (the current overrides).
-fn apply(mut configs: BTreeMap<String, String>, ops: &[AlterableConfig]) -> Result<BTreeMap<String, String>, Error> {
+fn apply(
+    mut configs: BTreeMap<String, String>,
+    ops: &[AlterableConfig],
+) -> Result<BTreeMap<String, String>, Error> {
     let mut seen = BTreeSet::new();
     for op in ops {
         let name = op.name.to_string();
         if !seen.insert(name.clone()) {
-            return Err(Error::InvalidRequest(format!("config '{name}' given twice")));
+            return Err(Error::InvalidRequest(format!(
+                "config '{name}' given twice"
+            )));
         }
-        let def = topic_config_def(&name).ok_or_else(|| Error::InvalidConfig(format!("unknown topic config '{name}'")))?;
+        let def = topic_config_def(&name)
+            .ok_or_else(|| Error::InvalidConfig(format!("unknown topic config '{name}'")))?;
         let value = op.value.as_ref().map(|v| v.to_string());
         match op.config_operation {
             SET => {
-                let value = value.ok_or_else(|| Error::InvalidRequest(format!("SET of '{name}' without a value")))?;
+                let value = value.ok_or_else(|| {
+                    Error::InvalidRequest(format!("SET of '{name}' without a value"))
+                })?;
                 configs.insert(name, value);
             }
             DELETE => {
@@ -60,11 +86,27 @@ fn apply(mut configs: BTreeMap<String, String>, ops: &[AlterableConfig]) -> Resu
             }
             APPEND | SUBTRACT => {
                 if def.kind != ConfigType::List {
-                    return Err(Error::InvalidConfig(format!("config '{name}' is not a list; APPEND and SUBTRACT apply to lists only")));
+                    return Err(Error::InvalidConfig(format!(
+                        "config '{name}' is not a list; APPEND and SUBTRACT apply to lists only"
+                    )));
                 }
-                let current = configs.get(&name).cloned().or_else(|| def.default.map(str::to_string)).unwrap_or_default();
-                let mut items: Vec<String> = current.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect();
-                for item in value.unwrap_or_default().split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                let current = configs
+                    .get(&name)
+                    .cloned()
+                    .or_else(|| def.default.map(str::to_string))
+                    .unwrap_or_default();
+                let mut items: Vec<String> = current
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                for item in value
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                {
                     if op.config_operation == APPEND {
                         if !items.iter().any(|i| i == item) {
                             items.push(item.to_string());
@@ -75,7 +117,11 @@ fn apply(mut configs: BTreeMap<String, String>, ops: &[AlterableConfig]) -> Resu
                 }
                 configs.insert(name, items.join(","));
             }
-            other => return Err(Error::InvalidRequest(format!("unknown config operation {other}"))),
+            other => {
+                return Err(Error::InvalidRequest(format!(
+                    "unknown config operation {other}"
+                )));
+            }
         }
     }
     Ok(configs)
@@ -87,18 +133,44 @@ mod tests {
     use kafka_protocol::protocol::StrBytes;
 
     fn op(name: &'static str, operation: i8, value: Option<&'static str>) -> AlterableConfig {
-        AlterableConfig::default().with_name(StrBytes::from_static_str(name)).with_config_operation(operation).with_value(value.map(StrBytes::from_static_str))
+        AlterableConfig::default()
+            .with_name(StrBytes::from_static_str(name))
+            .with_config_operation(operation)
+            .with_value(value.map(StrBytes::from_static_str))
     }
 
     #[test]
     fn operations() {
-        let configs = apply(BTreeMap::new(), &[op("retention.ms", SET, Some("5")), op("cleanup.policy", APPEND, Some("compact"))]).unwrap();
+        let configs = apply(
+            BTreeMap::new(),
+            &[
+                op("retention.ms", SET, Some("5")),
+                op("cleanup.policy", APPEND, Some("compact")),
+            ],
+        )
+        .unwrap();
         assert_eq!(configs["retention.ms"], "5");
         assert_eq!(configs["cleanup.policy"], "delete,compact");
-        let configs = apply(configs, &[op("retention.ms", DELETE, None), op("cleanup.policy", SUBTRACT, Some("delete"))]).unwrap();
+        let configs = apply(
+            configs,
+            &[
+                op("retention.ms", DELETE, None),
+                op("cleanup.policy", SUBTRACT, Some("delete")),
+            ],
+        )
+        .unwrap();
         assert!(!configs.contains_key("retention.ms"));
         assert_eq!(configs["cleanup.policy"], "compact");
         assert!(apply(BTreeMap::new(), &[op("retention.ms", APPEND, Some("1"))]).is_err());
-        assert!(apply(BTreeMap::new(), &[op("retention.ms", SET, Some("1")), op("retention.ms", SET, Some("2"))]).is_err());
+        assert!(
+            apply(
+                BTreeMap::new(),
+                &[
+                    op("retention.ms", SET, Some("1")),
+                    op("retention.ms", SET, Some("2"))
+                ]
+            )
+            .is_err()
+        );
     }
 }

@@ -5,10 +5,16 @@ use super::ApiContext;
 use crate::error::{Error, code};
 use crate::replica::SINGLE_NODE_LEADER_EPOCH;
 use crate::types::TopicPartition;
-use kafka_protocol::messages::list_offsets_response::{ListOffsetsPartitionResponse, ListOffsetsTopicResponse};
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 
-pub async fn handle(ctx: &ApiContext, request: ListOffsetsRequest, _version: i16) -> Option<ListOffsetsResponse> {
+pub async fn handle(
+    ctx: &ApiContext,
+    request: ListOffsetsRequest,
+    _version: i16,
+) -> Option<ListOffsetsResponse> {
     let topics = request
         .topics
         .into_iter()
@@ -23,18 +29,29 @@ pub async fn handle(ctx: &ApiContext, request: ListOffsetsRequest, _version: i16
                     } else {
                         ctx.broker.list_offset(&tp, p.timestamp)
                     };
-                    let response = ListOffsetsPartitionResponse::default().with_partition_index(p.partition_index);
+                    let response = ListOffsetsPartitionResponse::default()
+                        .with_partition_index(p.partition_index);
                     match result {
                         Ok((offset, timestamp)) => response
                             .with_error_code(code::NONE)
                             .with_offset(offset)
                             .with_timestamp(timestamp)
-                            .with_leader_epoch(if offset >= 0 { SINGLE_NODE_LEADER_EPOCH } else { -1 }),
-                        Err(e) => response.with_error_code(e.code()).with_offset(-1).with_timestamp(-1).with_leader_epoch(-1),
+                            .with_leader_epoch(if offset >= 0 {
+                                SINGLE_NODE_LEADER_EPOCH
+                            } else {
+                                -1
+                            }),
+                        Err(e) => response
+                            .with_error_code(e.code())
+                            .with_offset(-1)
+                            .with_timestamp(-1)
+                            .with_leader_epoch(-1),
                     }
                 })
                 .collect();
-            ListOffsetsTopicResponse::default().with_name(topic.name).with_partitions(partitions)
+            ListOffsetsTopicResponse::default()
+                .with_name(topic.name)
+                .with_partitions(partitions)
         })
         .collect();
     Some(ListOffsetsResponse::default().with_topics(topics))

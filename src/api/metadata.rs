@@ -2,31 +2,51 @@
 //! are created when both the request (`allow_auto_topic_creation`, implied before v4) and the
 //! broker (`auto.create.topics.enable`) allow it.
 
-use super::{ApiContext, CLUSTER_OPERATIONS, OPERATIONS_NOT_REQUESTED, TOPIC_OPERATIONS, authorized_operations, wire_str};
+use super::{
+    ApiContext, CLUSTER_OPERATIONS, OPERATIONS_NOT_REQUESTED, TOPIC_OPERATIONS,
+    authorized_operations, wire_str,
+};
 use crate::error::{Error, code};
 use crate::metadata::{TopicInfo, validate_topic_name};
-use kafka_protocol::messages::metadata_response::{MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic};
+use kafka_protocol::messages::metadata_response::{
+    MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
 use kafka_protocol::messages::{BrokerId, MetadataRequest, MetadataResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
-pub async fn handle(ctx: &ApiContext, request: MetadataRequest, version: i16) -> Option<MetadataResponse> {
+pub async fn handle(
+    ctx: &ApiContext,
+    request: MetadataRequest,
+    version: i16,
+) -> Option<MetadataResponse> {
     let broker = &ctx.broker;
-    let auto_create = broker.config().auto_create_topics_enable && (version < 4 || request.allow_auto_topic_creation);
+    let auto_create = broker.config().auto_create_topics_enable
+        && (version < 4 || request.allow_auto_topic_creation);
     let include_topic_ops = version >= 8 && request.include_topic_authorized_operations;
-    let topic_ops = if include_topic_ops { authorized_operations(TOPIC_OPERATIONS) } else { OPERATIONS_NOT_REQUESTED };
+    let topic_ops = if include_topic_ops {
+        authorized_operations(TOPIC_OPERATIONS)
+    } else {
+        OPERATIONS_NOT_REQUESTED
+    };
 
     let all_topics = match &request.topics {
         None => true,
         Some(list) => version == 0 && list.is_empty(),
     };
     let topics = if all_topics {
-        broker.topics().iter().map(|t| describe_topic(ctx, t, topic_ops)).collect()
+        broker
+            .topics()
+            .iter()
+            .map(|t| describe_topic(ctx, t, topic_ops))
+            .collect()
     } else {
         let mut out = Vec::new();
         for wanted in request.topics.iter().flatten() {
             let topic = match &wanted.name {
                 Some(name) => lookup_or_create(ctx, name, auto_create),
-                None if !wanted.topic_id.is_nil() => broker.topic_by_id(wanted.topic_id).ok_or(Error::UnknownTopicId),
+                None if !wanted.topic_id.is_nil() => broker
+                    .topic_by_id(wanted.topic_id)
+                    .ok_or(Error::UnknownTopicId),
                 None => Err(Error::InvalidRequest("topic without name or id".into())),
             };
             out.push(match topic {
@@ -40,7 +60,12 @@ pub async fn handle(ctx: &ApiContext, request: MetadataRequest, version: i16) ->
         }
         out
     };
-    let cluster_ops = if (8..=10).contains(&version) && request.include_cluster_authorized_operations { authorized_operations(CLUSTER_OPERATIONS) } else { OPERATIONS_NOT_REQUESTED };
+    let cluster_ops =
+        if (8..=10).contains(&version) && request.include_cluster_authorized_operations {
+            authorized_operations(CLUSTER_OPERATIONS)
+        } else {
+            OPERATIONS_NOT_REQUESTED
+        };
     Some(
         MetadataResponse::default()
             .with_brokers(vec![
@@ -56,7 +81,11 @@ pub async fn handle(ctx: &ApiContext, request: MetadataRequest, version: i16) ->
     )
 }
 
-fn lookup_or_create(ctx: &ApiContext, name: &TopicName, auto_create: bool) -> Result<std::sync::Arc<TopicInfo>, Error> {
+fn lookup_or_create(
+    ctx: &ApiContext,
+    name: &TopicName,
+    auto_create: bool,
+) -> Result<std::sync::Arc<TopicInfo>, Error> {
     if let Some(info) = ctx.broker.topic(name) {
         return Ok(info);
     }
@@ -82,7 +111,9 @@ fn describe_topic(ctx: &ApiContext, topic: &TopicInfo, topic_ops: i32) -> Metada
         .collect();
     MetadataResponseTopic::default()
         .with_error_code(code::NONE)
-        .with_name(Some(TopicName(StrBytes::from_string(topic.name.to_string()))))
+        .with_name(Some(TopicName(StrBytes::from_string(
+            topic.name.to_string(),
+        ))))
         .with_topic_id(topic.id)
         .with_is_internal(topic.is_internal())
         .with_partitions(partitions)

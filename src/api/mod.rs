@@ -41,9 +41,17 @@ pub enum DispatchError {
     #[error("unsupported version {version} of {api:?}")]
     UnsupportedVersion { api: ApiKey, version: i16 },
     #[error("cannot decode {api:?} v{version}: {reason}")]
-    Decode { api: ApiKey, version: i16, reason: String },
+    Decode {
+        api: ApiKey,
+        version: i16,
+        reason: String,
+    },
     #[error("cannot encode response to {api:?} v{version}: {reason}")]
-    Encode { api: ApiKey, version: i16, reason: String },
+    Encode {
+        api: ApiKey,
+        version: i16,
+        reason: String,
+    },
 }
 
 /// Declares the supported APIs once: the version table and the dispatcher come from it.
@@ -97,11 +105,19 @@ api_table! {
 }
 
 /// Encodes a response body and returns it with its response header version.
-fn encode_body<R: Encodable + HeaderVersion>(response: &R, api: ApiKey, version: i16) -> Result<(BytesMut, i16), DispatchError> {
+fn encode_body<R: Encodable + HeaderVersion>(
+    response: &R,
+    api: ApiKey,
+    version: i16,
+) -> Result<(BytesMut, i16), DispatchError> {
     let mut buf = BytesMut::new();
     response
         .encode(&mut buf, version)
-        .map_err(|e| DispatchError::Encode { api, version, reason: e.to_string() })?;
+        .map_err(|e| DispatchError::Encode {
+            api,
+            version,
+            reason: e.to_string(),
+        })?;
     Ok((buf, R::header_version(version)))
 }
 

@@ -5,16 +5,25 @@
 use super::{ApiContext, wire_str};
 use crate::error::{Error, code};
 use crate::types::TopicPartition;
-use kafka_protocol::messages::produce_response::{BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse};
+use kafka_protocol::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
 use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
 
-pub async fn handle(ctx: &ApiContext, request: ProduceRequest, version: i16) -> Option<ProduceResponse> {
+pub async fn handle(
+    ctx: &ApiContext,
+    request: ProduceRequest,
+    version: i16,
+) -> Option<ProduceResponse> {
     let acks = request.acks;
     let mut responses = Vec::with_capacity(request.topic_data.len());
     for topic in request.topic_data {
         // v13+ names topics by id.
         let name: Result<String, Error> = if version >= 13 {
-            ctx.broker.topic_by_id(topic.topic_id).map(|t| t.name.to_string()).ok_or(Error::UnknownTopicId)
+            ctx.broker
+                .topic_by_id(topic.topic_id)
+                .map(|t| t.name.to_string())
+                .ok_or(Error::UnknownTopicId)
         } else {
             Ok(topic.name.to_string())
         };
@@ -27,7 +36,12 @@ pub async fn handle(ctx: &ApiContext, request: ProduceRequest, version: i16) -> 
             };
             partitions.push(partition_response(data.index, result));
         }
-        responses.push(TopicProduceResponse::default().with_name(topic.name).with_topic_id(topic.topic_id).with_partition_responses(partitions));
+        responses.push(
+            TopicProduceResponse::default()
+                .with_name(topic.name)
+                .with_topic_id(topic.topic_id)
+                .with_partition_responses(partitions),
+        );
     }
     if acks == 0 {
         return None;
@@ -35,13 +49,29 @@ pub async fn handle(ctx: &ApiContext, request: ProduceRequest, version: i16) -> 
     Some(ProduceResponse::default().with_responses(responses))
 }
 
-fn append(ctx: &ApiContext, topic: &str, partition: i32, records: Option<&[u8]>, acks: i16) -> Result<crate::storage::log::AppendInfo, Error> {
-    let partition = ctx.broker.replicas().get(&TopicPartition::new(topic, partition))?;
-    let records = records.ok_or_else(|| Error::Record(crate::record::RecordError::Invalid("produce request without records".into())))?;
+fn append(
+    ctx: &ApiContext,
+    topic: &str,
+    partition: i32,
+    records: Option<&[u8]>,
+    acks: i16,
+) -> Result<crate::storage::log::AppendInfo, Error> {
+    let partition = ctx
+        .broker
+        .replicas()
+        .get(&TopicPartition::new(topic, partition))?;
+    let records = records.ok_or_else(|| {
+        Error::Record(crate::record::RecordError::Invalid(
+            "produce request without records".into(),
+        ))
+    })?;
     partition.append(records, acks)
 }
 
-fn partition_response(index: i32, result: Result<crate::storage::log::AppendInfo, Error>) -> PartitionProduceResponse {
+fn partition_response(
+    index: i32,
+    result: Result<crate::storage::log::AppendInfo, Error>,
+) -> PartitionProduceResponse {
     match result {
         Ok(info) => PartitionProduceResponse::default()
             .with_index(index)
@@ -52,7 +82,11 @@ fn partition_response(index: i32, result: Result<crate::storage::log::AppendInfo
         Err(e) => {
             let message = wire_str(&e.message());
             let record_errors = if e.code() == code::INVALID_RECORD {
-                vec![BatchIndexAndErrorMessage::default().with_batch_index(0).with_batch_index_error_message(Some(message.clone()))]
+                vec![
+                    BatchIndexAndErrorMessage::default()
+                        .with_batch_index(0)
+                        .with_batch_index_error_message(Some(message.clone())),
+                ]
             } else {
                 Vec::new()
             };

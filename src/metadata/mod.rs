@@ -21,7 +21,11 @@ use std::sync::{Arc, RwLock};
 use uuid::Uuid;
 
 /// Topics Kafka reports as internal.
-pub const INTERNAL_TOPICS: &[&str] = &["__consumer_offsets", "__transaction_state", "__share_group_state"];
+pub const INTERNAL_TOPICS: &[&str] = &[
+    "__consumer_offsets",
+    "__transaction_state",
+    "__share_group_state",
+];
 
 /// Kafka's limit on topic name length.
 pub const MAX_TOPIC_NAME_LEN: usize = 249;
@@ -50,10 +54,17 @@ pub fn validate_topic_name(name: &str) -> Result<(), String> {
         return Err(format!("topic name cannot be '{name}'"));
     }
     if name.len() > MAX_TOPIC_NAME_LEN {
-        return Err(format!("topic name is longer than {MAX_TOPIC_NAME_LEN} characters"));
+        return Err(format!(
+            "topic name is longer than {MAX_TOPIC_NAME_LEN} characters"
+        ));
     }
-    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
-        return Err(format!("topic name '{name}' contains '{bad}'; legal characters are ASCII alphanumerics, '.', '_' and '-'"));
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
+        return Err(format!(
+            "topic name '{name}' contains '{bad}'; legal characters are ASCII alphanumerics, '.', '_' and '-'"
+        ));
     }
     Ok(())
 }
@@ -71,31 +82,69 @@ impl TopicStore {
         let mut topics = BTreeMap::new();
         for entry in std::fs::read_dir(&dir)? {
             let path = entry?.path();
-            let Some(name) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".properties")) else {
+            let Some(name) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".properties"))
+            else {
                 continue;
             };
             let text = std::fs::read_to_string(&path)?;
             let corrupt = |why: &str| StorageError::Corrupt(format!("{}: {why}", path.display()));
             let props = parse_properties(&text).map_err(|e| corrupt(&e.to_string()))?;
-            let id = props.get("topic.id").and_then(|v| Uuid::parse_str(v).ok()).ok_or_else(|| corrupt("missing topic.id"))?;
-            let partitions = props.get("partitions").and_then(|v| v.parse().ok()).ok_or_else(|| corrupt("missing partitions"))?;
-            let configs = props.iter().filter_map(|(k, v)| k.strip_prefix("config.").map(|k| (k.to_string(), v.clone()))).collect();
-            let info = TopicInfo { name: Arc::from(name), id, partitions, configs };
+            let id = props
+                .get("topic.id")
+                .and_then(|v| Uuid::parse_str(v).ok())
+                .ok_or_else(|| corrupt("missing topic.id"))?;
+            let partitions = props
+                .get("partitions")
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| corrupt("missing partitions"))?;
+            let configs = props
+                .iter()
+                .filter_map(|(k, v)| {
+                    k.strip_prefix("config.")
+                        .map(|k| (k.to_string(), v.clone()))
+                })
+                .collect();
+            let info = TopicInfo {
+                name: Arc::from(name),
+                id,
+                partitions,
+                configs,
+            };
             topics.insert(info.name.clone(), Arc::new(info));
         }
-        Ok(Self { dir, topics: RwLock::new(topics) })
+        Ok(Self {
+            dir,
+            topics: RwLock::new(topics),
+        })
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<TopicInfo>> {
-        self.topics.read().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
+        self.topics
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
     }
 
     pub fn get_by_id(&self, id: Uuid) -> Option<Arc<TopicInfo>> {
-        self.topics.read().unwrap_or_else(|p| p.into_inner()).values().find(|t| t.id == id).cloned()
+        self.topics
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .find(|t| t.id == id)
+            .cloned()
     }
 
     pub fn list(&self) -> Vec<Arc<TopicInfo>> {
-        self.topics.read().unwrap_or_else(|p| p.into_inner()).values().cloned().collect()
+        self.topics
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
     }
 
     /// Persists and publishes `info`, replacing any previous definition of the topic.
@@ -104,9 +153,15 @@ impl TopicStore {
         for (k, v) in &info.configs {
             text.push_str(&format!("config.{}={}\n", escape(k), escape(v)));
         }
-        write_atomically(&self.dir.join(format!("{}.properties", info.name)), text.as_bytes())?;
+        write_atomically(
+            &self.dir.join(format!("{}.properties", info.name)),
+            text.as_bytes(),
+        )?;
         let info = Arc::new(info);
-        self.topics.write().unwrap_or_else(|p| p.into_inner()).insert(info.name.clone(), info.clone());
+        self.topics
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(info.name.clone(), info.clone());
         Ok(info)
     }
 
@@ -116,7 +171,10 @@ impl TopicStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e.into()),
         }
-        self.topics.write().unwrap_or_else(|p| p.into_inner()).remove(name);
+        self.topics
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(name);
         Ok(())
     }
 }
@@ -143,26 +201,44 @@ fn escape(text: &str) -> String {
 /// Reads `meta.properties`, creating it on first start. The cluster id is `configured` when
 /// given, else generated (22 characters of URL-safe base64, as Kafka's). A node id that
 /// differs from the stored one is an error, as in Kafka.
-pub fn load_or_create_meta(log_dir: &Path, node_id: i32, configured: Option<&str>) -> Result<String, StorageError> {
+pub fn load_or_create_meta(
+    log_dir: &Path,
+    node_id: i32,
+    configured: Option<&str>,
+) -> Result<String, StorageError> {
     let path = log_dir.join("meta.properties");
     match std::fs::read_to_string(&path) {
         Ok(text) => {
-            let props = parse_properties(&text).map_err(|e| StorageError::Corrupt(e.to_string()))?;
+            let props =
+                parse_properties(&text).map_err(|e| StorageError::Corrupt(e.to_string()))?;
             let stored_node: Option<i32> = props.get("node.id").and_then(|v| v.parse().ok());
             if stored_node.is_some_and(|n| n != node_id) {
-                return Err(StorageError::Corrupt(format!("{} belongs to node {:?}, this is node {node_id}", path.display(), stored_node)));
+                return Err(StorageError::Corrupt(format!(
+                    "{} belongs to node {:?}, this is node {node_id}",
+                    path.display(),
+                    stored_node
+                )));
             }
-            let cluster_id = props.get("cluster.id").cloned().ok_or_else(|| StorageError::Corrupt(format!("{} has no cluster.id", path.display())))?;
+            let cluster_id = props.get("cluster.id").cloned().ok_or_else(|| {
+                StorageError::Corrupt(format!("{} has no cluster.id", path.display()))
+            })?;
             if let Some(wanted) = configured
                 && wanted != cluster_id
             {
-                return Err(StorageError::Corrupt(format!("cluster.id {wanted} does not match {cluster_id} stored in {}", path.display())));
+                return Err(StorageError::Corrupt(format!(
+                    "cluster.id {wanted} does not match {cluster_id} stored in {}",
+                    path.display()
+                )));
             }
             Ok(cluster_id)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let cluster_id = configured.map(str::to_string).unwrap_or_else(|| base64_url(Uuid::new_v4().as_bytes()));
-            let text = format!("#\n#Written by sluice\nversion=1\ncluster.id={cluster_id}\nnode.id={node_id}\n");
+            let cluster_id = configured
+                .map(str::to_string)
+                .unwrap_or_else(|| base64_url(Uuid::new_v4().as_bytes()));
+            let text = format!(
+                "#\n#Written by sluice\nversion=1\ncluster.id={cluster_id}\nnode.id={node_id}\n"
+            );
             write_atomically(&path, text.as_bytes())?;
             Ok(cluster_id)
         }
@@ -201,7 +277,12 @@ mod tests {
         let mut configs = BTreeMap::new();
         configs.insert("cleanup.policy".to_string(), "compact,delete".to_string());
         configs.insert("weird".to_string(), " a=b:c\\d#".to_string());
-        let info = TopicInfo { name: Arc::from("t1"), id: Uuid::new_v4(), partitions: 3, configs };
+        let info = TopicInfo {
+            name: Arc::from("t1"),
+            id: Uuid::new_v4(),
+            partitions: 3,
+            configs,
+        };
         store.put(info.clone()).unwrap();
         let reopened = TopicStore::open(dir.path()).unwrap();
         assert_eq!(*reopened.get("t1").unwrap(), info);

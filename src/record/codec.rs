@@ -42,11 +42,15 @@ pub fn decompress(codec: Compression, payload: &[u8]) -> Result<Vec<u8>, RecordE
 fn decompress_snappy(payload: &[u8]) -> Result<Vec<u8>, RecordError> {
     let failed = |e: snap::Error| RecordError::Compression(format!("snappy: {e}"));
     if !payload.starts_with(XERIAL_MAGIC) {
-        return snap::raw::Decoder::new().decompress_vec(payload).map_err(failed);
+        return snap::raw::Decoder::new()
+            .decompress_vec(payload)
+            .map_err(failed);
     }
     // xerial: 8-byte magic, 4-byte version, 4-byte compatible version, then blocks of
     // (4-byte big-endian length, raw snappy block).
-    let mut rest = payload.get(16..).ok_or(RecordError::Corrupt("short xerial header"))?;
+    let mut rest = payload
+        .get(16..)
+        .ok_or(RecordError::Corrupt("short xerial header"))?;
     let mut out = Vec::new();
     while !rest.is_empty() {
         let len_bytes: [u8; 4] = rest
@@ -57,7 +61,11 @@ fn decompress_snappy(payload: &[u8]) -> Result<Vec<u8>, RecordError> {
         let block = rest
             .get(4..4 + len)
             .ok_or(RecordError::Corrupt("short xerial block"))?;
-        out.extend(snap::raw::Decoder::new().decompress_vec(block).map_err(failed)?);
+        out.extend(
+            snap::raw::Decoder::new()
+                .decompress_vec(block)
+                .map_err(failed)?,
+        );
         if out.len() as u64 > MAX_DECOMPRESSED {
             return Err(RecordError::Compression("snappy: too large".into()));
         }
@@ -76,11 +84,17 @@ mod tests {
         let data = b"hello hello hello hello".repeat(20);
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         gz.write_all(&data).unwrap();
-        assert_eq!(decompress(Compression::Gzip, &gz.finish().unwrap()).unwrap(), data);
+        assert_eq!(
+            decompress(Compression::Gzip, &gz.finish().unwrap()).unwrap(),
+            data
+        );
 
         let mut lz = lz4_flex::frame::FrameEncoder::new(Vec::new());
         lz.write_all(&data).unwrap();
-        assert_eq!(decompress(Compression::Lz4, &lz.finish().unwrap()).unwrap(), data);
+        assert_eq!(
+            decompress(Compression::Lz4, &lz.finish().unwrap()).unwrap(),
+            data
+        );
 
         let zs = zstd::encode_all(data.as_slice(), 1).unwrap();
         assert_eq!(decompress(Compression::Zstd, &zs).unwrap(), data);
@@ -96,7 +110,12 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {
-        for codec in [Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+        for codec in [
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
             assert!(decompress(codec, b"\x82SNAPPY\x00garbage-garbage").is_err());
         }
     }

@@ -305,7 +305,9 @@ impl<'a> Iterator for BatchIter<'a> {
         let rest = &self.buf[self.position..];
         let (_, size, batch_length) = peek_offset_and_size(rest)?;
         if batch_length < (HEADER_LEN - LOG_OVERHEAD) as i32 {
-            return Some(Err(RecordError::Corrupt("batch length smaller than header")));
+            return Some(Err(RecordError::Corrupt(
+                "batch length smaller than header",
+            )));
         }
         if size > rest.len() {
             return None;

@@ -17,7 +17,10 @@ pub struct RecordPosition {
 }
 
 /// Walks the (decompressed) records section of a batch.
-pub fn record_positions(mut records: &[u8], count: i32) -> Result<Vec<RecordPosition>, RecordError> {
+pub fn record_positions(
+    mut records: &[u8],
+    count: i32,
+) -> Result<Vec<RecordPosition>, RecordError> {
     let mut out = Vec::with_capacity(count.clamp(0, 4096) as usize);
     for _ in 0..count {
         let length = read_varlong(&mut records)?;
@@ -80,7 +83,18 @@ mod tests {
 
     #[test]
     fn varints_round_trip() {
-        for value in [0i64, 1, -1, 63, -64, 64, 300, i32::MAX as i64, i64::MIN, i64::MAX] {
+        for value in [
+            0i64,
+            1,
+            -1,
+            63,
+            -64,
+            64,
+            300,
+            i32::MAX as i64,
+            i64::MIN,
+            i64::MAX,
+        ] {
             let mut buf = Vec::new();
             put_varlong(&mut buf, value);
             let mut slice = buf.as_slice();
@@ -100,6 +114,12 @@ mod tests {
         let b = crate::record::test_support::batch(0, 3, 50, 4);
         let view = crate::record::BatchView::new(&b).unwrap();
         let positions = record_positions(view.records_payload(), 3).unwrap();
-        assert_eq!(positions[2], RecordPosition { offset_delta: 2, timestamp_delta: 2 });
+        assert_eq!(
+            positions[2],
+            RecordPosition {
+                offset_delta: 2,
+                timestamp_delta: 2
+            }
+        );
     }
 }

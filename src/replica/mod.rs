@@ -34,7 +34,12 @@ pub struct Partition {
 
 impl Partition {
     pub fn new(tp: TopicPartition, topic_id: Uuid, log: SharedLog) -> Self {
-        Self { tp, topic_id, log, waiters: Mutex::new(Vec::new()) }
+        Self {
+            tp,
+            topic_id,
+            log,
+            waiters: Mutex::new(Vec::new()),
+        }
     }
 
     pub fn topic_partition(&self) -> &TopicPartition {
@@ -68,7 +73,10 @@ impl Partition {
             record::validate_produced(records, config.max_message_bytes)?;
             if acks == -1 && config.min_insync_replicas > 1 {
                 // The ISR of a single node is one replica.
-                return Err(Error::NotEnoughReplicas { isr: 1, required: config.min_insync_replicas });
+                return Err(Error::NotEnoughReplicas {
+                    isr: 1,
+                    required: config.min_insync_replicas,
+                });
             }
             log.append_as_leader(BytesMut::from(records), SINGLE_NODE_LEADER_EPOCH, now_ms())?
         };
@@ -137,7 +145,11 @@ impl ReplicaManager {
     }
 
     pub fn remove(&self, tp: &TopicPartition) -> Option<Arc<Partition>> {
-        let removed = self.partitions.write().unwrap_or_else(|p| p.into_inner()).remove(tp);
+        let removed = self
+            .partitions
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(tp);
         if let Some(partition) = &removed {
             // Waiting fetches re-check and find the partition gone.
             partition.wake_waiters();
@@ -155,7 +167,12 @@ impl ReplicaManager {
     }
 
     /// Reads every requested partition once; returns the results and the bytes gathered.
-    fn read_once(&self, requests: &[FetchRequestPartition], limits: FetchLimits, waiter: Option<&Arc<Notify>>) -> (Vec<FetchedPartition>, usize, bool) {
+    fn read_once(
+        &self,
+        requests: &[FetchRequestPartition],
+        limits: FetchLimits,
+        waiter: Option<&Arc<Notify>>,
+    ) -> (Vec<FetchedPartition>, usize, bool) {
         let mut total = 0usize;
         let mut any_error = false;
         let mut out = Vec::with_capacity(requests.len());
@@ -164,7 +181,10 @@ impl ReplicaManager {
                 Ok(p) => p,
                 Err(e) => {
                     any_error = true;
-                    out.push(FetchedPartition { result: Err(e), offsets: None });
+                    out.push(FetchedPartition {
+                        result: Err(e),
+                        offsets: None,
+                    });
                     continue;
                 }
             };
@@ -185,9 +205,14 @@ impl ReplicaManager {
             let result = if budget == 0 && !min_one {
                 Ok(None)
             } else {
-                log.read(request.fetch_offset, budget, offsets.high_watermark, min_one)
-                    .map(|read| read.map(|SegmentRead { bytes, .. }| bytes))
-                    .map_err(Error::from)
+                log.read(
+                    request.fetch_offset,
+                    budget,
+                    offsets.high_watermark,
+                    min_one,
+                )
+                .map(|read| read.map(|SegmentRead { bytes, .. }| bytes))
+                .map_err(Error::from)
             };
             drop(log);
             match &result {
@@ -195,22 +220,36 @@ impl ReplicaManager {
                 Ok(None) => {}
                 Err(_) => any_error = true,
             }
-            out.push(FetchedPartition { result, offsets: Some(offsets) });
+            out.push(FetchedPartition {
+                result,
+                offsets: Some(offsets),
+            });
         }
         (out, total, any_error)
     }
 
     /// Reads the partitions, waiting up to `max_wait` for `min_bytes` to be available.
     /// Answers at once on any error, as Kafka's delayed fetch does.
-    pub async fn fetch(&self, requests: &[FetchRequestPartition], limits: FetchLimits) -> Vec<FetchedPartition> {
+    pub async fn fetch(
+        &self,
+        requests: &[FetchRequestPartition],
+        limits: FetchLimits,
+    ) -> Vec<FetchedPartition> {
         let deadline = tokio::time::Instant::now() + limits.max_wait;
         loop {
             let waiter = Arc::new(Notify::new());
             let (results, total, any_error) = self.read_once(requests, limits, Some(&waiter));
-            if total >= limits.min_bytes || any_error || requests.is_empty() || tokio::time::Instant::now() >= deadline {
+            if total >= limits.min_bytes
+                || any_error
+                || requests.is_empty()
+                || tokio::time::Instant::now() >= deadline
+            {
                 return results;
             }
-            if tokio::time::timeout_at(deadline, waiter.notified()).await.is_err() {
+            if tokio::time::timeout_at(deadline, waiter.notified())
+                .await
+                .is_err()
+            {
                 return self.read_once(requests, limits, None).0;
             }
         }

@@ -19,7 +19,11 @@ pub enum FrameError {
     #[error("frame of {0} bytes is too short for a request header")]
     TooShort(usize),
     #[error("cannot decode request header of api key {api_key} v{version}: {reason}")]
-    Header { api_key: i16, version: i16, reason: String },
+    Header {
+        api_key: i16,
+        version: i16,
+        reason: String,
+    },
     #[error(transparent)]
     Dispatch(#[from] DispatchError),
     #[error("cannot encode response header: {0}")]
@@ -50,8 +54,12 @@ pub fn summarize(frame: &[u8]) -> Result<RequestSummary, FrameError> {
 /// or `None` when the request gets no response.
 pub async fn handle_frame(ctx: &ApiContext, frame: Bytes) -> Result<Option<BytesMut>, FrameError> {
     let summary = summarize(&frame)?;
-    let api = ApiKey::try_from(summary.api_key).map_err(|_| DispatchError::UnknownApiKey(summary.api_key))?;
-    if api == ApiKey::ApiVersions && !(ApiVersionsRequest::VERSIONS.min..=ApiVersionsRequest::VERSIONS.max).contains(&summary.version) {
+    let api = ApiKey::try_from(summary.api_key)
+        .map_err(|_| DispatchError::UnknownApiKey(summary.api_key))?;
+    if api == ApiKey::ApiVersions
+        && !(ApiVersionsRequest::VERSIONS.min..=ApiVersionsRequest::VERSIONS.max)
+            .contains(&summary.version)
+    {
         // Kafka answers an unknown ApiVersions version with a v0 response listing what it
         // supports, so the client can pick a version both sides know.
         let mut body = BytesMut::new();
@@ -67,18 +75,33 @@ pub async fn handle_frame(ctx: &ApiContext, frame: Bytes) -> Result<Option<Bytes
         version: summary.version,
         reason: e.to_string(),
     })?;
-    let Some((response_body, response_header_version)) = api::dispatch(ctx, api, summary.version, body).await? else {
+    let Some((response_body, response_header_version)) =
+        api::dispatch(ctx, api, summary.version, body).await?
+    else {
         return Ok(None);
     };
-    frame_response(summary.correlation_id, response_header_version, &response_body).map(Some)
+    frame_response(
+        summary.correlation_id,
+        response_header_version,
+        &response_body,
+    )
+    .map(Some)
 }
 
-fn frame_response(correlation_id: i32, header_version: i16, body: &[u8]) -> Result<BytesMut, FrameError> {
+fn frame_response(
+    correlation_id: i32,
+    header_version: i16,
+    body: &[u8],
+) -> Result<BytesMut, FrameError> {
     let header = ResponseHeader::default().with_correlation_id(correlation_id);
-    let header_size = header.compute_size(header_version).map_err(|e| FrameError::Encode(e.to_string()))?;
+    let header_size = header
+        .compute_size(header_version)
+        .map_err(|e| FrameError::Encode(e.to_string()))?;
     let mut out = BytesMut::with_capacity(4 + header_size + body.len());
     out.put_i32((header_size + body.len()) as i32);
-    header.encode(&mut out, header_version).map_err(|e| FrameError::Encode(e.to_string()))?;
+    header
+        .encode(&mut out, header_version)
+        .map_err(|e| FrameError::Encode(e.to_string()))?;
     out.put_slice(body);
     Ok(out)
 }

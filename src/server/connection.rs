@@ -15,7 +15,13 @@ use tokio_util::sync::CancellationToken;
 /// Read buffer: enough for many small requests per syscall.
 const READ_BUFFER: usize = 64 * 1024;
 
-pub async fn serve(stream: TcpStream, peer: SocketAddr, ctx: ApiContext, max_request_bytes: usize, shutdown: CancellationToken) {
+pub async fn serve(
+    stream: TcpStream,
+    peer: SocketAddr,
+    ctx: ApiContext,
+    max_request_bytes: usize,
+    shutdown: CancellationToken,
+) {
     let _ = stream.set_nodelay(true);
     let (read_half, mut write_half) = stream.into_split();
     let mut reader = BufReader::with_capacity(READ_BUFFER, read_half);
@@ -60,7 +66,9 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, ctx: ApiContext, max_req
 
 fn log_rejected(peer: SocketAddr, summary: Option<codec::RequestSummary>, error: &FrameError) {
     match summary {
-        Some(s) => tracing::warn!(%peer, api_key = s.api_key, version = s.version, correlation_id = s.correlation_id, "closing connection: {error}"),
+        Some(s) => {
+            tracing::warn!(%peer, api_key = s.api_key, version = s.version, correlation_id = s.correlation_id, "closing connection: {error}")
+        }
         None => tracing::warn!(%peer, "closing connection: {error}"),
     }
 }

@@ -29,17 +29,36 @@ impl Server {
     pub async fn bind(broker: Arc<Broker>) -> std::io::Result<Self> {
         let config = broker.config().clone();
         let listener_config = &config.listeners[0];
-        let bind = listener_config.bind_address().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
+        let bind = listener_config
+            .bind_address()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
         let listener = TcpListener::bind(bind).await?;
         let local_addr = listener.local_addr()?;
-        let advertised = config.advertised_listeners.iter().find(|l| l.name == listener_config.name).unwrap_or(&config.advertised_listeners[0]);
+        let advertised = config
+            .advertised_listeners
+            .iter()
+            .find(|l| l.name == listener_config.name)
+            .unwrap_or(&config.advertised_listeners[0]);
         let advertised_host = match advertised.host.as_str() {
             "" | "0.0.0.0" | "::" => host_name(),
             host => host.to_string(),
         };
-        let advertised_port = if advertised.port == 0 { local_addr.port() } else { advertised.port } as i32;
-        let ctx = ApiContext { broker: broker.clone(), advertised_host, advertised_port };
-        Ok(Self { broker, listener, local_addr, ctx })
+        let advertised_port = if advertised.port == 0 {
+            local_addr.port()
+        } else {
+            advertised.port
+        } as i32;
+        let ctx = ApiContext {
+            broker: broker.clone(),
+            advertised_host,
+            advertised_port,
+        };
+        Ok(Self {
+            broker,
+            listener,
+            local_addr,
+            ctx,
+        })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -53,7 +72,9 @@ impl Server {
         let tracker = TaskTracker::new();
         spawn_background_tasks(&tracker, self.broker.clone(), shutdown.clone());
         let config = self.broker.config().clone();
-        let limit = Arc::new(Semaphore::new(config.max_connections.min(Semaphore::MAX_PERMITS)));
+        let limit = Arc::new(Semaphore::new(
+            config.max_connections.min(Semaphore::MAX_PERMITS),
+        ));
         tracing::info!("listening on {}", self.local_addr);
         let mut backoff = Duration::from_millis(10);
         loop {
@@ -92,22 +113,29 @@ impl Server {
         let broker = self.broker.clone();
         tokio::task::spawn_blocking(move || broker.shutdown())
             .await
-            .map_err(|e| crate::error::Error::InvalidRequest(format!("shutdown task failed: {e}")))??;
+            .map_err(|e| {
+                crate::error::Error::InvalidRequest(format!("shutdown task failed: {e}"))
+            })??;
         tracing::info!("shut down cleanly");
         Ok(())
     }
 }
+
+type StorageTask = fn(&Broker);
 
 /// Retention, time-based flush and checkpoints, each on its own interval; blocking file work
 /// runs on the blocking pool.
 fn spawn_background_tasks(tracker: &TaskTracker, broker: Arc<Broker>, shutdown: CancellationToken) {
     let config = broker.config().clone();
     let every = |ms: u64| Duration::from_millis(ms.clamp(10, 24 * 3600 * 1000));
-    let tasks: [(Duration, fn(&Broker)); 3] = [
+    let tasks: [(Duration, StorageTask); 3] = [
         (every(config.retention_check_interval_ms), |b| {
             b.apply_retention();
         }),
-        (every(config.flush_scheduler_interval_ms.min(1000)), Broker::flush_due),
+        (
+            every(config.flush_scheduler_interval_ms.min(1000)),
+            Broker::flush_due,
+        ),
         (every(config.checkpoint_interval_ms), Broker::checkpoint),
     ];
     for (period, task) in tasks {
@@ -123,7 +151,10 @@ fn spawn_background_tasks(tracker: &TaskTracker, broker: Arc<Broker>, shutdown: 
                     _ = shutdown.cancelled() => return,
                 }
                 let broker = broker.clone();
-                if tokio::task::spawn_blocking(move || task(&broker)).await.is_err() {
+                if tokio::task::spawn_blocking(move || task(&broker))
+                    .await
+                    .is_err()
+                {
                     tracing::error!("background storage task panicked");
                 }
             }
@@ -132,5 +163,9 @@ fn spawn_background_tasks(tracker: &TaskTracker, broker: Arc<Broker>, shutdown: 
 }
 
 fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "localhost".into())
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
 }

@@ -30,7 +30,10 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), StorageError
     Ok(())
 }
 
-pub fn write_offsets(path: &Path, offsets: &BTreeMap<TopicPartition, i64>) -> Result<(), StorageError> {
+pub fn write_offsets(
+    path: &Path,
+    offsets: &BTreeMap<TopicPartition, i64>,
+) -> Result<(), StorageError> {
     let mut text = format!("0\n{}\n", offsets.len());
     for (tp, offset) in offsets {
         text.push_str(&format!("{} {} {}\n", tp.topic, tp.partition, offset));
@@ -45,17 +48,27 @@ pub fn read_offsets(path: &Path) -> Result<BTreeMap<TopicPartition, i64>, Storag
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
         Err(e) => return Err(e.into()),
     };
-    let malformed = || StorageError::Corrupt(format!("malformed checkpoint file {}", path.display()));
+    let malformed =
+        || StorageError::Corrupt(format!("malformed checkpoint file {}", path.display()));
     let mut lines = text.lines();
     if lines.next().map(str::trim) != Some("0") {
         return Err(malformed());
     }
-    let count: usize = lines.next().and_then(|l| l.trim().parse().ok()).ok_or_else(malformed)?;
+    let count: usize = lines
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(malformed)?;
     let mut out = BTreeMap::new();
     for line in lines.take(count) {
         let mut parts = line.rsplitn(3, ' ');
-        let offset = parts.next().and_then(|p| p.parse::<i64>().ok()).ok_or_else(malformed)?;
-        let partition = parts.next().and_then(|p| p.parse::<i32>().ok()).ok_or_else(malformed)?;
+        let offset = parts
+            .next()
+            .and_then(|p| p.parse::<i64>().ok())
+            .ok_or_else(malformed)?;
+        let partition = parts
+            .next()
+            .and_then(|p| p.parse::<i32>().ok())
+            .ok_or_else(malformed)?;
         let topic = parts.next().ok_or_else(malformed)?;
         out.insert(TopicPartition::new(topic, partition), offset);
     }

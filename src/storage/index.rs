@@ -44,7 +44,9 @@ impl IndexFile {
         let current_len = file.metadata()?.len();
         let entries = (current_len / entry_size as u64) as usize;
         let max_entries = if writable {
-            ((max_bytes / entry_size as u64) as usize).max(entries).max(1)
+            ((max_bytes / entry_size as u64) as usize)
+                .max(entries)
+                .max(1)
         } else {
             entries
         };
@@ -120,8 +122,11 @@ impl IndexFile {
     /// truncation).
     fn reopen_for_append(&mut self, max_bytes: u64) -> io::Result<()> {
         self.mmap = None;
-        self.max_entries = ((max_bytes / self.entry_size as u64) as usize).max(self.entries).max(1);
-        self.file.set_len((self.max_entries * self.entry_size) as u64)?;
+        self.max_entries = ((max_bytes / self.entry_size as u64) as usize)
+            .max(self.entries)
+            .max(1);
+        self.file
+            .set_len((self.max_entries * self.entry_size) as u64)?;
         self.remap()
     }
 
@@ -228,7 +233,9 @@ impl OffsetIndex {
         for n in 0..self.file.entries {
             let e = self.file.entry(n);
             let (rel, pos) = (u32_at(e, 0), u32_at(e, 4));
-            if pos as u64 >= segment_size.max(1) || previous.is_some_and(|(r, p)| rel <= r || pos <= p) {
+            if pos as u64 >= segment_size.max(1)
+                || previous.is_some_and(|(r, p)| rel <= r || pos <= p)
+            {
                 return false;
             }
             previous = Some((rel, pos));
@@ -295,7 +302,10 @@ impl TimeIndex {
     /// The offset to start scanning from for `timestamp`: the entry with the largest timestamp
     /// below `timestamp` (a later batch may still have an earlier record), else the segment base.
     pub fn lookup(&self, timestamp: i64) -> i64 {
-        match self.file.floor(timestamp.saturating_sub(1), |e| i64_at(e, 0)) {
+        match self
+            .file
+            .floor(timestamp.saturating_sub(1), |e| i64_at(e, 0))
+        {
             Some(n) => self.base_offset + u32_at(self.file.entry(n), 8) as i64,
             None => self.base_offset,
         }

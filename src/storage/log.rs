@@ -49,9 +49,20 @@ const TEMP_SUFFIXES: &[&str] = &[".tmp", ".cleaned", ".swap", ".deleted"];
 
 impl Log {
     /// Creates a new empty log directory.
-    pub fn create(dir: &Path, tp: TopicPartition, config: LogConfig, now_ms: i64) -> Result<Self, StorageError> {
+    pub fn create(
+        dir: &Path,
+        tp: TopicPartition,
+        config: LogConfig,
+        now_ms: i64,
+    ) -> Result<Self, StorageError> {
         std::fs::create_dir_all(dir)?;
-        let segment = Segment::create(dir, 0, config.segment_index_bytes, config.index_interval_bytes, now_ms)?;
+        let segment = Segment::create(
+            dir,
+            0,
+            config.segment_index_bytes,
+            config.index_interval_bytes,
+            now_ms,
+        )?;
         let mut segments = BTreeMap::new();
         segments.insert(0, segment);
         Ok(Self {
@@ -108,18 +119,37 @@ impl Log {
             i64::MAX
         } else {
             // The segment that holds the recovery point and everything after it.
-            bases.iter().rev().find(|b| **b <= recovery_point).copied().unwrap_or(bases[0])
+            bases
+                .iter()
+                .rev()
+                .find(|b| **b <= recovery_point)
+                .copied()
+                .unwrap_or(bases[0])
         };
         let mut truncated_at: Option<i64> = None;
         for base in &bases {
             if truncated_at.is_some() {
                 // Past a corruption point: these segments cannot follow valid data.
-                let doomed = Segment::open(dir, *base, false, config.segment_index_bytes, config.index_interval_bytes, now_ms)?;
+                let doomed = Segment::open(
+                    dir,
+                    *base,
+                    false,
+                    config.segment_index_bytes,
+                    config.index_interval_bytes,
+                    now_ms,
+                )?;
                 doomed.delete()?;
                 continue;
             }
             let active = *base == last_base;
-            let mut segment = Segment::open(dir, *base, active, config.segment_index_bytes, config.index_interval_bytes, now_ms)?;
+            let mut segment = Segment::open(
+                dir,
+                *base,
+                active,
+                config.segment_index_bytes,
+                config.index_interval_bytes,
+                now_ms,
+            )?;
             if *base >= first_to_recover || !segment.indexes_consistent() {
                 let dropped = segment.recover(config.max_message_bytes)?;
                 report.recovered_segments += 1;
@@ -147,7 +177,11 @@ impl Log {
             failed: false,
         };
         let end = log.log_end_offset();
-        log.recovery_point = if clean_shutdown { end } else { recovery_point.min(end) };
+        log.recovery_point = if clean_shutdown {
+            end
+        } else {
+            recovery_point.min(end)
+        };
         if log.log_start_offset > end {
             // Records were deleted past everything that survived: start empty at that offset.
             let start = log.log_start_offset;
@@ -185,7 +219,9 @@ impl Log {
     }
 
     pub fn log_end_offset(&self) -> i64 {
-        self.active().map(Segment::next_offset).unwrap_or(self.log_start_offset)
+        self.active()
+            .map(Segment::next_offset)
+            .unwrap_or(self.log_start_offset)
     }
 
     /// On a single replica everything appended is committed.
@@ -202,7 +238,11 @@ impl Log {
     }
 
     fn check_online(&self) -> Result<(), StorageError> {
-        if self.failed { Err(StorageError::Offline) } else { Ok(()) }
+        if self.failed {
+            Err(StorageError::Offline)
+        } else {
+            Ok(())
+        }
     }
 
     /// Marks the log failed on I/O errors, so nothing is written on top of an unknown state.
@@ -216,13 +256,23 @@ impl Log {
 
     /// Appends one validated batch as leader: assigns offsets from the log end offset, stamps
     /// the leader epoch and, for LogAppendTime topics, the broker time.
-    pub fn append_as_leader(&mut self, mut batch: BytesMut, leader_epoch: i32, now_ms: i64) -> Result<AppendInfo, StorageError> {
+    pub fn append_as_leader(
+        &mut self,
+        mut batch: BytesMut,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<AppendInfo, StorageError> {
         self.check_online()?;
         let result = self.append_inner(&mut batch, leader_epoch, now_ms);
         self.guard(result)
     }
 
-    fn append_inner(&mut self, batch: &mut BytesMut, leader_epoch: i32, now_ms: i64) -> Result<AppendInfo, StorageError> {
+    fn append_inner(
+        &mut self,
+        batch: &mut BytesMut,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<AppendInfo, StorageError> {
         let base_offset = self.log_end_offset();
         let (delta, count) = {
             let view = BatchView::new(batch)?;
@@ -231,7 +281,11 @@ impl Log {
         self.maybe_roll(batch.len(), base_offset + delta, now_ms)?;
         let log_append_time = self.config.log_append_time.then_some(now_ms);
         record::assign_offsets(batch, base_offset, leader_epoch, log_append_time);
-        let active = self.segments.values_mut().next_back().ok_or(StorageError::Offline)?;
+        let active = self
+            .segments
+            .values_mut()
+            .next_back()
+            .ok_or(StorageError::Offline)?;
         active.append(batch)?;
         self.unflushed_messages += count;
         if self.unflushed_messages >= self.config.flush_messages {
@@ -247,7 +301,12 @@ impl Log {
 
     /// Kafka's `shouldRoll`: size, age (less jitter), full indexes, or relative offsets that
     /// would no longer fit in the index's 32 bits.
-    fn maybe_roll(&mut self, batch_size: usize, last_offset: i64, now_ms: i64) -> Result<(), StorageError> {
+    fn maybe_roll(
+        &mut self,
+        batch_size: usize,
+        last_offset: i64,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
         let Some(active) = self.active() else {
             return Ok(());
         };
@@ -255,7 +314,11 @@ impl Log {
             return Ok(());
         }
         let full = active.size() as u64 + batch_size as u64 > self.config.segment_bytes;
-        let aged = active.age_ms(now_ms) > self.config.segment_ms.saturating_sub(self.config.segment_jitter_ms);
+        let aged = active.age_ms(now_ms)
+            > self
+                .config
+                .segment_ms
+                .saturating_sub(self.config.segment_jitter_ms);
         let overflow = last_offset - active.base_offset() > u32::MAX as i64 - 1;
         if full || aged || active.indexes_full() || overflow {
             self.roll(now_ms)?;
@@ -278,7 +341,13 @@ impl Log {
         if let Some(active) = self.segments.values_mut().next_back() {
             active.seal()?;
         }
-        let segment = Segment::create(&self.dir, next, self.config.segment_index_bytes, self.config.index_interval_bytes, now_ms)?;
+        let segment = Segment::create(
+            &self.dir,
+            next,
+            self.config.segment_index_bytes,
+            self.config.index_interval_bytes,
+            now_ms,
+        )?;
         self.segments.insert(next, segment);
         tracing::debug!(partition = %self.tp, base_offset = next, "rolled segment");
         Ok(())
@@ -286,13 +355,28 @@ impl Log {
 
     /// Reads from `offset` up to `max_bytes` of whole batches below `max_offset` (the high
     /// watermark for consumers). An offset outside [log start, log end] is out of range.
-    pub fn read(&self, offset: i64, max_bytes: usize, max_offset: i64, min_one_batch: bool) -> Result<Option<SegmentRead>, StorageError> {
+    pub fn read(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        max_offset: i64,
+        min_one_batch: bool,
+    ) -> Result<Option<SegmentRead>, StorageError> {
         self.check_online()?;
         let end = self.log_end_offset();
         if offset < self.log_start_offset || offset > end {
-            return Err(StorageError::OffsetOutOfRange { offset, start: self.log_start_offset, end });
+            return Err(StorageError::OffsetOutOfRange {
+                offset,
+                start: self.log_start_offset,
+                end,
+            });
         }
-        let first = self.segments.range(..=offset).next_back().map(|(b, _)| *b).unwrap_or(self.log_start_offset);
+        let first = self
+            .segments
+            .range(..=offset)
+            .next_back()
+            .map(|(b, _)| *b)
+            .unwrap_or(self.log_start_offset);
         for (_, segment) in self.segments.range(first..) {
             if let Some(read) = segment.read(offset, max_bytes, max_offset, min_one_batch)? {
                 return Ok(Some(read));
@@ -324,14 +408,22 @@ impl Log {
         Ok(None)
     }
 
-    fn first_record_at_or_after(&self, segment: &Segment, location: &BatchLocation, timestamp: i64) -> Result<Option<(i64, i64)>, StorageError> {
+    fn first_record_at_or_after(
+        &self,
+        segment: &Segment,
+        location: &BatchLocation,
+        timestamp: i64,
+    ) -> Result<Option<(i64, i64)>, StorageError> {
         if location.max_timestamp < timestamp || location.last_offset < self.log_start_offset {
             return Ok(None);
         }
         let bytes = segment.read_batch(location)?;
         let view = BatchView::new(&bytes)?;
         if view.is_log_append_time() {
-            return Ok(Some((view.base_offset().max(self.log_start_offset), view.max_timestamp())));
+            return Ok(Some((
+                view.base_offset().max(self.log_start_offset),
+                view.max_timestamp(),
+            )));
         }
         let payload = codec::decompress(view.compression()?, view.records_payload())?;
         for position in records::record_positions(&payload, view.records_count())? {
@@ -347,7 +439,12 @@ impl Log {
     /// The offset and timestamp of the record with the largest timestamp (ListOffsets -3).
     pub fn max_timestamp_record(&self) -> Result<Option<(i64, i64)>, StorageError> {
         self.check_online()?;
-        let Some(segment) = self.segments.values().filter(|s| s.max_timestamp() >= 0).max_by_key(|s| s.max_timestamp()) else {
+        let Some(segment) = self
+            .segments
+            .values()
+            .filter(|s| s.max_timestamp() >= 0)
+            .max_by_key(|s| s.max_timestamp())
+        else {
             return Ok(None);
         };
         let Some(location) = segment.batch_of_max_timestamp()? else {
@@ -361,7 +458,12 @@ impl Log {
         let payload = codec::decompress(view.compression()?, view.records_payload())?;
         let best = records::record_positions(&payload, view.records_count())?
             .into_iter()
-            .map(|p| (view.base_offset() + p.offset_delta as i64, view.base_timestamp() + p.timestamp_delta))
+            .map(|p| {
+                (
+                    view.base_offset() + p.offset_delta as i64,
+                    view.base_timestamp() + p.timestamp_delta,
+                )
+            })
             .fold(None, |best: Option<(i64, i64)>, (o, t)| match best {
                 Some((_, bt)) if bt >= t => best,
                 _ => Some((o, t)),
@@ -375,7 +477,11 @@ impl Log {
         self.check_online()?;
         let hw = self.high_watermark();
         if offset > hw || offset < 0 {
-            return Err(StorageError::OffsetOutOfRange { offset, start: self.log_start_offset, end: hw });
+            return Err(StorageError::OffsetOutOfRange {
+                offset,
+                start: self.log_start_offset,
+                end: hw,
+            });
         }
         if offset > self.log_start_offset {
             self.log_start_offset = offset;
@@ -418,7 +524,14 @@ impl Log {
         let mut doomed: Vec<i64> = Vec::new();
         if self.config.retention_ms >= 0 {
             for segment in self.segments.values() {
-                let newest = if segment.max_timestamp() >= 0 { segment.max_timestamp() } else { segment.age_ms(now_ms).saturating_neg().saturating_add(now_ms) };
+                let newest = if segment.max_timestamp() >= 0 {
+                    segment.max_timestamp()
+                } else {
+                    segment
+                        .age_ms(now_ms)
+                        .saturating_neg()
+                        .saturating_add(now_ms)
+                };
                 if segment.is_empty() || now_ms - newest <= self.config.retention_ms {
                     break;
                 }
@@ -466,7 +579,12 @@ impl Log {
     fn flush_inner(&mut self, now_ms: i64) -> Result<(), StorageError> {
         let end = self.log_end_offset();
         if end > self.recovery_point {
-            let from = self.segments.range(..=self.recovery_point).next_back().map(|(b, _)| *b).unwrap_or(0);
+            let from = self
+                .segments
+                .range(..=self.recovery_point)
+                .next_back()
+                .map(|(b, _)| *b)
+                .unwrap_or(0);
             for (_, segment) in self.segments.range(from..) {
                 segment.flush()?;
             }
@@ -504,7 +622,13 @@ impl Log {
         for (_, segment) in std::mem::take(&mut self.segments) {
             segment.delete()?;
         }
-        let segment = Segment::create(&self.dir, offset, self.config.segment_index_bytes, self.config.index_interval_bytes, now_ms)?;
+        let segment = Segment::create(
+            &self.dir,
+            offset,
+            self.config.segment_index_bytes,
+            self.config.index_interval_bytes,
+            now_ms,
+        )?;
         self.segments.insert(offset, segment);
         self.log_start_offset = offset;
         self.recovery_point = offset;
@@ -520,18 +644,28 @@ mod tests {
 
     fn config(pairs: &[(&str, &str)]) -> LogConfig {
         let broker = BrokerConfig::with_overrides(&[]).unwrap();
-        let overrides = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let overrides = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         LogConfig::resolve(&broker.topic_defaults, &overrides)
     }
 
     fn append(log: &mut Log, count: i32, ts: i64) -> AppendInfo {
-        log.append_as_leader(batch(0, count, ts, 100), 0, ts).unwrap()
+        log.append_as_leader(batch(0, count, ts, 100), 0, ts)
+            .unwrap()
     }
 
     #[test]
     fn offsets_are_assigned_and_reads_span_segments() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = Log::create(dir.path(), TopicPartition::new("t", 0), config(&[("segment.bytes", "1000")]), 0).unwrap();
+        let mut log = Log::create(
+            dir.path(),
+            TopicPartition::new("t", 0),
+            config(&[("segment.bytes", "1000")]),
+            0,
+        )
+        .unwrap();
         for i in 0..20 {
             let info = append(&mut log, 3, 1000 + i);
             assert_eq!(info.base_offset, i * 3);
@@ -546,25 +680,43 @@ mod tests {
             offset = read.next_offset;
         }
         assert!(log.read(60, 1000, 60, true).unwrap().is_none());
-        assert!(matches!(log.read(61, 1000, 60, true), Err(StorageError::OffsetOutOfRange { .. })));
+        assert!(matches!(
+            log.read(61, 1000, 60, true),
+            Err(StorageError::OffsetOutOfRange { .. })
+        ));
     }
 
     #[test]
     fn timestamps_and_delete_records() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = Log::create(dir.path(), TopicPartition::new("t", 0), config(&[("segment.bytes", "2000")]), 0).unwrap();
+        let mut log = Log::create(
+            dir.path(),
+            TopicPartition::new("t", 0),
+            config(&[("segment.bytes", "2000")]),
+            0,
+        )
+        .unwrap();
         for i in 0..10 {
             append(&mut log, 4, 10_000 + i * 100); // record j of batch i at 10_000 + i*100 + j
         }
-        assert_eq!(log.offset_for_timestamp(10_502).unwrap(), Some((22, 10_502)));
-        assert_eq!(log.offset_for_timestamp(10_450).unwrap(), Some((20, 10_500)));
+        assert_eq!(
+            log.offset_for_timestamp(10_502).unwrap(),
+            Some((22, 10_502))
+        );
+        assert_eq!(
+            log.offset_for_timestamp(10_450).unwrap(),
+            Some((20, 10_500))
+        );
         assert_eq!(log.offset_for_timestamp(0).unwrap(), Some((0, 10_000)));
         assert_eq!(log.offset_for_timestamp(99_999).unwrap(), None);
         assert_eq!(log.max_timestamp_record().unwrap(), Some((39, 10_903)));
         let segments_before = log.segment_count();
         assert_eq!(log.delete_records_before(30).unwrap(), 30);
         assert!(log.segment_count() < segments_before);
-        assert!(matches!(log.read(29, 1000, 40, true), Err(StorageError::OffsetOutOfRange { .. })));
+        assert!(matches!(
+            log.read(29, 1000, 40, true),
+            Err(StorageError::OffsetOutOfRange { .. })
+        ));
         assert_eq!(log.offset_for_timestamp(0).unwrap(), Some((30, 10_702)));
         assert!(log.delete_records_before(41).is_err());
     }
@@ -572,7 +724,13 @@ mod tests {
     #[test]
     fn retention_by_size_and_time() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = Log::create(dir.path(), TopicPartition::new("t", 0), config(&[("segment.bytes", "500"), ("retention.bytes", "1500")]), 0).unwrap();
+        let mut log = Log::create(
+            dir.path(),
+            TopicPartition::new("t", 0),
+            config(&[("segment.bytes", "500"), ("retention.bytes", "1500")]),
+            0,
+        )
+        .unwrap();
         for i in 0..30 {
             append(&mut log, 1, 1_000 + i);
         }
@@ -583,12 +741,22 @@ mod tests {
         assert_eq!(log.log_end_offset(), 30);
 
         let dir = tempfile::tempdir().unwrap();
-        let mut log = Log::create(dir.path(), TopicPartition::new("t", 0), config(&[("segment.bytes", "500"), ("retention.ms", "1000")]), 0).unwrap();
+        let mut log = Log::create(
+            dir.path(),
+            TopicPartition::new("t", 0),
+            config(&[("segment.bytes", "500"), ("retention.ms", "1000")]),
+            0,
+        )
+        .unwrap();
         for i in 0..10 {
             append(&mut log, 1, 1_000 + i);
         }
         log.apply_retention(5_000).unwrap();
-        assert_eq!(log.log_start_offset(), 10, "everything expired, active rolled");
+        assert_eq!(
+            log.log_start_offset(),
+            10,
+            "everything expired, active rolled"
+        );
         assert_eq!(log.log_end_offset(), 10);
         assert_eq!(append(&mut log, 1, 6_000).base_offset, 10);
     }
@@ -609,7 +777,13 @@ mod tests {
         assert_eq!(log.log_end_offset(), 40);
         drop(log);
         // Unclean: torn tail in the active segment.
-        let last = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "log")).max().unwrap();
+        let last = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .max()
+            .unwrap();
         let mut bytes = std::fs::read(&last).unwrap();
         bytes.extend_from_slice(&[0xAB; 37]);
         std::fs::write(&last, bytes).unwrap();

@@ -57,7 +57,11 @@ impl LogManager {
         now_ms: i64,
     ) -> Result<(Self, Vec<(TopicPartition, LoadReport)>), StorageError> {
         std::fs::create_dir_all(dir)?;
-        let lock = File::options().create(true).truncate(false).write(true).open(dir.join(LOCK_FILE))?;
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(LOCK_FILE))?;
         if lock.try_lock().is_err() {
             return Err(StorageError::Locked(dir.display().to_string()));
         }
@@ -87,7 +91,15 @@ impl LogManager {
             };
             let recovery_point = recovery_points.get(&tp).copied().unwrap_or(0);
             let log_start = log_starts.get(&tp).copied().unwrap_or(0);
-            let (log, report) = Log::load(&entry.path(), tp.clone(), config, recovery_point, log_start, clean, now_ms)?;
+            let (log, report) = Log::load(
+                &entry.path(),
+                tp.clone(),
+                config,
+                recovery_point,
+                log_start,
+                clean,
+                now_ms,
+            )?;
             if report.truncated_bytes > 0 {
                 tracing::warn!(partition = %tp, bytes = report.truncated_bytes, "truncated invalid data at the end of the log");
             }
@@ -99,7 +111,12 @@ impl LogManager {
             std::fs::remove_file(&marker)?;
             File::open(dir)?.sync_all()?;
         }
-        let manager = Self { dir: dir.to_path_buf(), logs: RwLock::new(logs), _lock: lock, clean_startup: clean };
+        let manager = Self {
+            dir: dir.to_path_buf(),
+            logs: RwLock::new(logs),
+            _lock: lock,
+            clean_startup: clean,
+        };
         Ok((manager, reports))
     }
 
@@ -113,15 +130,29 @@ impl LogManager {
     }
 
     pub fn get(&self, tp: &TopicPartition) -> Option<SharedLog> {
-        self.logs.read().unwrap_or_else(|p| p.into_inner()).get(tp).cloned()
+        self.logs
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(tp)
+            .cloned()
     }
 
     pub fn all(&self) -> Vec<SharedLog> {
-        self.logs.read().unwrap_or_else(|p| p.into_inner()).values().cloned().collect()
+        self.logs
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
     }
 
     /// Creates (or returns the existing) log of `tp`.
-    pub fn get_or_create(&self, tp: &TopicPartition, config: LogConfig, now_ms: i64) -> Result<SharedLog, StorageError> {
+    pub fn get_or_create(
+        &self,
+        tp: &TopicPartition,
+        config: LogConfig,
+        now_ms: i64,
+    ) -> Result<SharedLog, StorageError> {
         let mut logs = self.logs.write().unwrap_or_else(|p| p.into_inner());
         if let Some(log) = logs.get(tp) {
             return Ok(log.clone());
@@ -135,13 +166,22 @@ impl LogManager {
     /// Removes the log of `tp`: renamed to `*-delete` at once (so a crash cannot resurrect
     /// it), then its files are removed.
     pub fn delete(&self, tp: &TopicPartition) -> Result<(), StorageError> {
-        let removed = self.logs.write().unwrap_or_else(|p| p.into_inner()).remove(tp);
+        let removed = self
+            .logs
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(tp);
         let Some(log) = removed else {
             return Ok(());
         };
         let dir = lock(&log).dir().to_path_buf();
         drop(log);
-        let doomed = self.dir.join(format!("{}.{}{}", tp.dir_name(), uuid::Uuid::new_v4().simple(), DELETE_SUFFIX));
+        let doomed = self.dir.join(format!(
+            "{}.{}{}",
+            tp.dir_name(),
+            uuid::Uuid::new_v4().simple(),
+            DELETE_SUFFIX
+        ));
         std::fs::rename(&dir, &doomed)?;
         std::fs::remove_dir_all(&doomed)?;
         Ok(())
@@ -222,13 +262,21 @@ mod tests {
         {
             let (manager, _) = LogManager::open(dir.path(), |_| Some(cfg()), 0).unwrap();
             assert!(!manager.clean_startup());
-            assert!(matches!(LogManager::open(dir.path(), |_| Some(cfg()), 0), Err(StorageError::Locked(_))));
+            assert!(matches!(
+                LogManager::open(dir.path(), |_| Some(cfg()), 0),
+                Err(StorageError::Locked(_))
+            ));
             let log = manager.get_or_create(&tp, cfg(), 0).unwrap();
-            lock(&log).append_as_leader(batch(0, 5, 1, 10), 0, 1).unwrap();
-            manager.get_or_create(&TopicPartition::new("gone", 0), cfg(), 0).unwrap();
+            lock(&log)
+                .append_as_leader(batch(0, 5, 1, 10), 0, 1)
+                .unwrap();
+            manager
+                .get_or_create(&TopicPartition::new("gone", 0), cfg(), 0)
+                .unwrap();
             manager.shutdown(0).unwrap();
         }
-        let (manager, reports) = LogManager::open(dir.path(), |t| (t == "orders").then(cfg), 0).unwrap();
+        let (manager, reports) =
+            LogManager::open(dir.path(), |t| (t == "orders").then(cfg), 0).unwrap();
         assert!(manager.clean_startup());
         assert!(!dir.path().join(CLEAN_SHUTDOWN_FILE).exists());
         assert_eq!(reports.len(), 1);

@@ -76,8 +76,18 @@ impl Segment {
             .create(true)
             .truncate(true)
             .open(&log_path)?;
-        let offset_index = OffsetIndex::open(&dir.join(file_name(base_offset, "index")), base_offset, index_max_bytes, true)?;
-        let time_index = TimeIndex::open(&dir.join(file_name(base_offset, "timeindex")), base_offset, index_max_bytes, true)?;
+        let offset_index = OffsetIndex::open(
+            &dir.join(file_name(base_offset, "index")),
+            base_offset,
+            index_max_bytes,
+            true,
+        )?;
+        let time_index = TimeIndex::open(
+            &dir.join(file_name(base_offset, "timeindex")),
+            base_offset,
+            index_max_bytes,
+            true,
+        )?;
         Ok(Self {
             base_offset,
             log_path,
@@ -109,9 +119,21 @@ impl Segment {
         let log_path = dir.join(file_name(base_offset, "log"));
         let log = OpenOptions::new().read(true).write(true).open(&log_path)?;
         let len = log.metadata()?.len();
-        let size = u32::try_from(len).map_err(|_| StorageError::Corrupt(format!("{} is larger than 4 GiB", log_path.display())))?;
-        let offset_index = OffsetIndex::open(&dir.join(file_name(base_offset, "index")), base_offset, index_max_bytes, active)?;
-        let time_index = TimeIndex::open(&dir.join(file_name(base_offset, "timeindex")), base_offset, index_max_bytes, active)?;
+        let size = u32::try_from(len).map_err(|_| {
+            StorageError::Corrupt(format!("{} is larger than 4 GiB", log_path.display()))
+        })?;
+        let offset_index = OffsetIndex::open(
+            &dir.join(file_name(base_offset, "index")),
+            base_offset,
+            index_max_bytes,
+            active,
+        )?;
+        let time_index = TimeIndex::open(
+            &dir.join(file_name(base_offset, "timeindex")),
+            base_offset,
+            index_max_bytes,
+            active,
+        )?;
         let mut segment = Self {
             base_offset,
             log_path,
@@ -187,7 +209,11 @@ impl Segment {
     /// Milliseconds this segment has been open for `segment.ms`, measured like Kafka from the
     /// first batch's timestamp when there is one.
     pub fn age_ms(&self, now_ms: i64) -> i64 {
-        now_ms - self.first_batch_timestamp.filter(|ts| *ts >= 0).unwrap_or(self.created_ms)
+        now_ms
+            - self
+                .first_batch_timestamp
+                .filter(|ts| *ts >= 0)
+                .unwrap_or(self.created_ms)
     }
 
     /// Appends one batch whose offsets are already assigned. The caller has checked it fits.
@@ -210,7 +236,8 @@ impl Segment {
         self.observe(batch);
         if self.bytes_since_last_index_entry > self.index_interval_bytes {
             self.offset_index.append(batch.base_offset, batch.position);
-            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
+            self.time_index
+                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
             self.bytes_since_last_index_entry = 0;
         }
         self.bytes_since_last_index_entry += batch.size as u64;
@@ -227,7 +254,9 @@ impl Segment {
         let Some((base_offset, size, batch_length)) = record::peek_offset_and_size(&header) else {
             return Ok(None);
         };
-        if batch_length < (HEADER_LEN - LOG_OVERHEAD) as i32 || position as u64 + size as u64 > self.size as u64 {
+        if batch_length < (HEADER_LEN - LOG_OVERHEAD) as i32
+            || position as u64 + size as u64 > self.size as u64
+        {
             return Ok(None);
         }
         let last_offset_delta = record::read_i32(&header, 23);
@@ -256,7 +285,13 @@ impl Segment {
     /// Reads whole batches starting with the one holding `offset`, up to `max_bytes` (the
     /// first batch is returned even when larger when `min_one_batch`), and never past
     /// `max_offset` (exclusive: the high watermark).
-    pub fn read(&self, offset: i64, max_bytes: usize, max_offset: i64, min_one_batch: bool) -> Result<Option<SegmentRead>, StorageError> {
+    pub fn read(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        max_offset: i64,
+        min_one_batch: bool,
+    ) -> Result<Option<SegmentRead>, StorageError> {
         let Some(first) = self.find_batch(offset)? else {
             return Ok(None);
         };
@@ -284,7 +319,10 @@ impl Segment {
         }
         let mut buf = BytesMut::zeroed((end - start) as usize);
         self.log.read_exact_at(&mut buf, start as u64)?;
-        Ok(Some(SegmentRead { bytes: buf.freeze(), next_offset }))
+        Ok(Some(SegmentRead {
+            bytes: buf.freeze(),
+            next_offset,
+        }))
     }
 
     /// Reads the whole batch at `location`.
@@ -295,7 +333,10 @@ impl Segment {
     }
 
     /// The first batch that may hold a record with timestamp >= `timestamp`.
-    pub fn find_batch_by_timestamp(&self, timestamp: i64) -> Result<Option<BatchLocation>, StorageError> {
+    pub fn find_batch_by_timestamp(
+        &self,
+        timestamp: i64,
+    ) -> Result<Option<BatchLocation>, StorageError> {
         let start_offset = self.time_index.lookup(timestamp);
         let (_, mut position) = self.offset_index.lookup(start_offset);
         while let Some(batch) = self.read_location(position)? {
@@ -327,11 +368,16 @@ impl Segment {
         let mut position: u32 = 0;
         let mut expected_offset = self.base_offset;
         while let Some(location) = self.read_location(position)? {
-            if location.base_offset < expected_offset || location.last_offset < location.base_offset || location.size as usize > max_message_bytes.max(HEADER_LEN) + LOG_OVERHEAD {
+            if location.base_offset < expected_offset
+                || location.last_offset < location.base_offset
+                || location.size as usize > max_message_bytes.max(HEADER_LEN) + LOG_OVERHEAD
+            {
                 break;
             }
             let bytes = self.read_batch(&location)?;
-            let valid = BatchView::new(&bytes).map(|v| v.crc_matches() && v.magic() == record::MAGIC_V2).unwrap_or(false);
+            let valid = BatchView::new(&bytes)
+                .map(|v| v.crc_matches() && v.magic() == record::MAGIC_V2)
+                .unwrap_or(false);
             if !valid {
                 break;
             }
@@ -370,7 +416,8 @@ impl Segment {
     /// active (Kafka's `onBecomeInactiveSegment`).
     pub fn seal(&mut self) -> Result<(), StorageError> {
         if self.max_timestamp >= 0 {
-            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
+            self.time_index
+                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
         }
         self.offset_index.trim()?;
         self.time_index.trim()?;
@@ -398,7 +445,11 @@ impl Segment {
 
     /// Deletes the segment's files.
     pub fn delete(self) -> Result<(), StorageError> {
-        let paths = [self.log_path.clone(), self.offset_index.path().to_path_buf(), self.time_index.path().to_path_buf()];
+        let paths = [
+            self.log_path.clone(),
+            self.offset_index.path().to_path_buf(),
+            self.time_index.path().to_path_buf(),
+        ];
         drop(self);
         for path in paths {
             match std::fs::remove_file(&path) {
@@ -435,7 +486,10 @@ mod tests {
         assert_eq!(view.base_offset(), 10);
         assert_eq!(read.next_offset, 15);
         let read = segment.read(0, 1 << 20, 23, true).unwrap().unwrap();
-        assert_eq!(read.next_offset, 20, "stops before the batch crossing max_offset");
+        assert_eq!(
+            read.next_offset, 20,
+            "stops before the batch crossing max_offset"
+        );
         assert!(segment.read(50, 1 << 20, i64::MAX, true).unwrap().is_none());
     }
 
@@ -459,7 +513,13 @@ mod tests {
         let segment = filled_segment(dir.path(), 20, 3);
         let good_size = segment.size();
         let entries = segment.offset_index.entries();
-        segment.log.write_all_at(b"garbage that is not a batch at all, not even close......................", good_size as u64).unwrap();
+        segment
+            .log
+            .write_all_at(
+                b"garbage that is not a batch at all, not even close......................",
+                good_size as u64,
+            )
+            .unwrap();
         segment.flush().unwrap();
         drop(segment);
         let mut reopened = Segment::open(dir.path(), 0, true, 4096, 100, 0).unwrap();
@@ -475,7 +535,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut segment = filled_segment(dir.path(), 5, 1);
         let third = segment.find_batch(2).unwrap().unwrap();
-        segment.log.write_all_at(b"X", (third.position + 70) as u64).unwrap();
+        segment
+            .log
+            .write_all_at(b"X", (third.position + 70) as u64)
+            .unwrap();
         segment.recover(1 << 20).unwrap();
         assert_eq!(segment.next_offset(), 2);
         assert_eq!(segment.size(), third.position);

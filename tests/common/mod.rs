@@ -1,7 +1,7 @@
 //! Integration-test harness: runs the real `sluice` binary as a child process on a free
 //! loopback port with a temporary data directory, and cleans both up (also when a test
 //! fails). Readiness and restarts are detected from the broker's log, never by sleeping.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -48,7 +48,19 @@ impl Broker {
         let mut child = command.spawn().expect("spawn sluice");
         let log = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel::<String>();
-        for stream in [child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>), child.stderr.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>)].into_iter().flatten() {
+        for stream in [
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        ]
+        .into_iter()
+        .flatten()
+        {
             let log = log.clone();
             let tx = tx.clone();
             std::thread::spawn(move || {
@@ -70,11 +82,20 @@ impl Broker {
                 }
                 Err(_) => {
                     let _ = child.kill();
-                    panic!("broker did not start; log:\n{}", log.lock().unwrap().join("\n"));
+                    panic!(
+                        "broker did not start; log:\n{}",
+                        log.lock().unwrap().join("\n")
+                    );
                 }
             }
         };
-        Self { child: Some(child), bootstrap, dir: dir.to_path_buf(), _temp: None, log }
+        Self {
+            child: Some(child),
+            bootstrap,
+            dir: dir.to_path_buf(),
+            _temp: None,
+            log,
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -100,7 +121,11 @@ impl Broker {
     /// SIGTERM and wait for a clean exit; returns the exit status code.
     pub fn stop(&mut self) -> Option<i32> {
         let mut child = self.child.take()?;
-        let status = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().expect("kill -TERM");
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill -TERM");
         assert!(status.success());
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
