@@ -274,11 +274,20 @@ impl Log {
         now_ms: i64,
     ) -> Result<AppendInfo, StorageError> {
         let base_offset = self.log_end_offset();
-        let (delta, count) = {
+        let (delta, count, max_timestamp) = {
             let view = BatchView::new(batch)?;
-            (view.last_offset_delta() as i64, view.records_count() as i64)
+            (
+                view.last_offset_delta() as i64,
+                view.records_count() as i64,
+                view.max_timestamp(),
+            )
         };
-        self.maybe_roll(batch.len(), base_offset + delta, now_ms)?;
+        let incoming_timestamp = if self.config.log_append_time {
+            now_ms
+        } else {
+            max_timestamp
+        };
+        self.maybe_roll(batch.len(), base_offset + delta, incoming_timestamp, now_ms)?;
         let log_append_time = self.config.log_append_time.then_some(now_ms);
         record::assign_offsets(batch, base_offset, leader_epoch, log_append_time);
         let active = self
@@ -305,6 +314,7 @@ impl Log {
         &mut self,
         batch_size: usize,
         last_offset: i64,
+        incoming_timestamp: i64,
         now_ms: i64,
     ) -> Result<(), StorageError> {
         let Some(active) = self.active() else {
@@ -314,7 +324,7 @@ impl Log {
             return Ok(());
         }
         let full = active.size() as u64 + batch_size as u64 > self.config.segment_bytes;
-        let aged = active.age_ms(now_ms)
+        let aged = active.time_waited_for_roll(now_ms, incoming_timestamp)
             > self
                 .config
                 .segment_ms
@@ -524,15 +534,9 @@ impl Log {
         let mut doomed: Vec<i64> = Vec::new();
         if self.config.retention_ms >= 0 {
             for segment in self.segments.values() {
-                let newest = if segment.max_timestamp() >= 0 {
-                    segment.max_timestamp()
-                } else {
-                    segment
-                        .age_ms(now_ms)
-                        .saturating_neg()
-                        .saturating_add(now_ms)
-                };
-                if segment.is_empty() || now_ms - newest <= self.config.retention_ms {
+                if segment.is_empty()
+                    || now_ms - segment.largest_timestamp() <= self.config.retention_ms
+                {
                     break;
                 }
                 doomed.push(segment.base_offset());

@@ -206,14 +206,24 @@ impl Segment {
         &self.log_path
     }
 
-    /// Milliseconds this segment has been open for `segment.ms`, measured like Kafka from the
-    /// first batch's timestamp when there is one.
-    pub fn age_ms(&self, now_ms: i64) -> i64 {
-        now_ms
-            - self
-                .first_batch_timestamp
-                .filter(|ts| *ts >= 0)
-                .unwrap_or(self.created_ms)
+    /// How long this segment has been filling, for `segment.ms` (Kafka's `timeWaitedForRoll`):
+    /// the incoming batch's timestamp minus the first batch's when the segment has
+    /// timestamps, else wall-clock time since the segment was created or loaded.
+    pub fn time_waited_for_roll(&self, now_ms: i64, incoming_max_timestamp: i64) -> i64 {
+        match self.first_batch_timestamp.filter(|ts| *ts >= 0) {
+            Some(first) => incoming_max_timestamp - first,
+            None => now_ms - self.created_ms,
+        }
+    }
+
+    /// The newest timestamp retention judges this segment by (Kafka's `largestTimestamp`):
+    /// its max timestamp, or its creation time when it holds no timestamps.
+    pub fn largest_timestamp(&self) -> i64 {
+        if self.max_timestamp >= 0 {
+            self.max_timestamp
+        } else {
+            self.created_ms
+        }
     }
 
     /// Appends one batch whose offsets are already assigned. The caller has checked it fits.

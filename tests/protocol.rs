@@ -1,0 +1,547 @@
+//! Raw Kafka frames on a real socket: protocol edge cases and bad input. Every bad request
+//! must get an error code or a closed connection, and the broker must keep serving others.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use common::Broker;
+use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+fn connect(broker: &Broker) -> TcpStream {
+    let stream = TcpStream::connect(&broker.bootstrap).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream
+}
+
+fn frame<R: Encodable + HeaderVersion>(
+    api: ApiKey,
+    version: i16,
+    correlation_id: i32,
+    body: &R,
+) -> Vec<u8> {
+    let header = RequestHeader::default()
+        .with_request_api_key(api as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(correlation_id)
+        .with_client_id(Some(StrBytes::from_static_str("raw-test")));
+    let mut buf = BytesMut::new();
+    header.encode(&mut buf, R::header_version(version)).unwrap();
+    body.encode(&mut buf, version).unwrap();
+    let mut out = (buf.len() as i32).to_be_bytes().to_vec();
+    out.extend_from_slice(&buf);
+    out
+}
+
+/// Reads one response frame; `None` when the broker closed the connection.
+fn read_frame(stream: &mut TcpStream) -> Option<Bytes> {
+    let mut size = [0u8; 4];
+    stream.read_exact(&mut size).ok()?;
+    let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
+    stream.read_exact(&mut body).ok()?;
+    Some(Bytes::from(body))
+}
+
+fn call<Req: Encodable + HeaderVersion, Resp: Decodable + HeaderVersion>(
+    stream: &mut TcpStream,
+    api: ApiKey,
+    version: i16,
+    body: &Req,
+) -> Resp {
+    stream.write_all(&frame(api, version, 7, body)).unwrap();
+    let mut response = read_frame(stream).expect("response");
+    let header = ResponseHeader::decode(&mut response, Resp::header_version(version)).unwrap();
+    assert_eq!(header.correlation_id, 7);
+    Resp::decode(&mut response, version).unwrap()
+}
+
+/// True when the broker closed the connection (EOF or reset); a read timeout is not a close.
+fn is_closed(stream: &mut TcpStream) -> bool {
+    let mut byte = [0u8; 1];
+    match stream.read(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+    }
+}
+
+fn api_versions_ok(broker: &Broker) {
+    let mut stream = connect(broker);
+    let response: ApiVersionsResponse = call(
+        &mut stream,
+        ApiKey::ApiVersions,
+        3,
+        &ApiVersionsRequest::default()
+            .with_client_software_name(StrBytes::from_static_str("t"))
+            .with_client_software_version(StrBytes::from_static_str("1")),
+    );
+    assert_eq!(response.error_code, 0);
+}
+
+fn create_topic(stream: &mut TcpStream, name: &str, partitions: i32, configs: &[(&str, &str)]) {
+    let topic = CreatableTopic::default()
+        .with_name(TopicName(StrBytes::from_string(name.into())))
+        .with_num_partitions(partitions)
+        .with_replication_factor(1)
+        .with_configs(
+            configs
+                .iter()
+                .map(|(k, v)| {
+                    CreatableTopicConfig::default()
+                        .with_name(StrBytes::from_string(k.to_string()))
+                        .with_value(Some(StrBytes::from_string(v.to_string())))
+                })
+                .collect(),
+        );
+    let response: CreateTopicsResponse = call(
+        stream,
+        ApiKey::CreateTopics,
+        7,
+        &CreateTopicsRequest::default()
+            .with_topics(vec![topic])
+            .with_timeout_ms(10_000),
+    );
+    assert_eq!(
+        response.topics[0].error_code, 0,
+        "{:?}",
+        response.topics[0].error_message
+    );
+}
+
+fn batch(records: usize, value_len: usize) -> BytesMut {
+    let records: Vec<Record> = (0..records)
+        .map(|i| Record {
+            transactional: false,
+            control: false,
+            partition_leader_epoch: -1,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            // The encoder groups records whose offset - sequence is constant; -1 for the first
+            // keeps the batch's base sequence at "none", as for a non-idempotent producer.
+            sequence: i as i32 - 1,
+            timestamp: 1_000 + i as i64,
+            key: Some(Bytes::from(format!("k{i}"))),
+            value: Some(Bytes::from(vec![b'v'; value_len])),
+            headers: Default::default(),
+            delete_horizon: false,
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .unwrap();
+    buf
+}
+
+fn produce(
+    stream: &mut TcpStream,
+    topic: &str,
+    acks: i16,
+    records: Bytes,
+) -> Option<produce_response::PartitionProduceResponse> {
+    let request = ProduceRequest::default()
+        .with_acks(acks)
+        .with_timeout_ms(10_000)
+        .with_topic_data(vec![
+            TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_string(topic.into())))
+                .with_partition_data(vec![
+                    PartitionProduceData::default()
+                        .with_index(0)
+                        .with_records(Some(records)),
+                ]),
+        ]);
+    if acks == 0 {
+        stream
+            .write_all(&frame(ApiKey::Produce, 9, 7, &request))
+            .unwrap();
+        return None;
+    }
+    let response: ProduceResponse = call(stream, ApiKey::Produce, 9, &request);
+    Some(response.responses[0].partition_responses[0].clone())
+}
+
+fn latest_offset(stream: &mut TcpStream, topic: &str) -> i64 {
+    let request = ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_topics(vec![
+            ListOffsetsTopic::default()
+                .with_name(TopicName(StrBytes::from_string(topic.into())))
+                .with_partitions(vec![
+                    ListOffsetsPartition::default()
+                        .with_partition_index(0)
+                        .with_timestamp(-1),
+                ]),
+        ]);
+    let response: ListOffsetsResponse = call(stream, ApiKey::ListOffsets, 7, &request);
+    response.topics[0].partitions[0].offset
+}
+
+fn fetch(
+    stream: &mut TcpStream,
+    topic: &str,
+    offset: i64,
+    max_bytes: i32,
+) -> fetch_response::PartitionData {
+    let request = FetchRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_max_wait_ms(0)
+        .with_min_bytes(0)
+        .with_max_bytes(max_bytes)
+        .with_session_epoch(-1)
+        .with_topics(vec![
+            FetchTopic::default()
+                .with_topic(TopicName(StrBytes::from_string(topic.into())))
+                .with_partitions(vec![
+                    FetchPartition::default()
+                        .with_partition(0)
+                        .with_fetch_offset(offset)
+                        .with_partition_max_bytes(max_bytes),
+                ]),
+        ]);
+    let response: FetchResponse = call(stream, ApiKey::Fetch, 12, &request);
+    assert_eq!(response.error_code, 0);
+    response.responses[0].partitions[0].clone()
+}
+
+#[test]
+fn api_versions_every_version_and_unsupported_version() {
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    for version in 0..=4 {
+        let response: ApiVersionsResponse = call(
+            &mut stream,
+            ApiKey::ApiVersions,
+            version,
+            &ApiVersionsRequest::default()
+                .with_client_software_name(StrBytes::from_static_str("raw"))
+                .with_client_software_version(StrBytes::from_static_str("1.0")),
+        );
+        assert_eq!(response.error_code, 0, "v{version}");
+        let produce = response.api_keys.iter().find(|k| k.api_key == 0).unwrap();
+        assert_eq!((produce.min_version, produce.max_version), (3, 13));
+        assert!(
+            response
+                .api_keys
+                .iter()
+                .all(|k| k.api_key != ApiKey::JoinGroup as i16),
+            "only APIs that work are advertised"
+        );
+    }
+    // A version newer than the broker knows: a v0 response with UNSUPPORTED_VERSION.
+    // Header v2 by hand (the client library refuses to encode v99): key, version,
+    // correlation id, null client id, no tagged fields; then a body the broker cannot know.
+    let mut request = vec![0, 18, 0, 99, 0, 0, 0, 42, 0xff, 0xff, 0];
+    request.extend_from_slice(b"future body");
+    let mut framed = (request.len() as i32).to_be_bytes().to_vec();
+    framed.extend(request);
+    stream.write_all(&framed).unwrap();
+    let mut response = read_frame(&mut stream).unwrap();
+    assert_eq!(response.get_i32(), 42);
+    let body = ApiVersionsResponse::decode(&mut response, 0).unwrap();
+    assert_eq!(body.error_code, 35);
+    assert!(body.api_keys.len() >= 10);
+}
+
+#[test]
+fn bad_frames_close_only_their_connection() {
+    let broker = Broker::start(&[("socket.request.max.bytes", "1048576")]);
+    let metadata_v9 = frame(
+        ApiKey::Metadata,
+        9,
+        1,
+        &MetadataRequest::default().with_topics(Some(vec![])),
+    );
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("negative size", (-5i32).to_be_bytes().to_vec()),
+        (
+            "oversized size",
+            (2 * 1024 * 1024i32).to_be_bytes().to_vec(),
+        ),
+        (
+            "too short for a header",
+            [3i32.to_be_bytes().to_vec(), vec![0, 3, 0]].concat(),
+        ),
+        (
+            "garbage",
+            [
+                16i32.to_be_bytes().to_vec(),
+                b"\xde\xad\xbe\xef garbage!!!!".to_vec(),
+            ]
+            .concat(),
+        ),
+        (
+            "unknown api key",
+            frame(ApiKey::Metadata, 9, 1, &MetadataRequest::default())
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    if i == 4 {
+                        0x03
+                    } else if i == 5 {
+                        0xE7
+                    } else {
+                        *b
+                    }
+                })
+                .collect(),
+        ),
+        (
+            "unsupported produce version",
+            frame(ApiKey::Produce, 9, 1, &ProduceRequest::default())
+                .iter()
+                .enumerate()
+                .map(|(i, b)| if i == 7 { 2 } else { *b })
+                .collect(),
+        ),
+        (
+            "unsupported metadata version",
+            frame(ApiKey::Metadata, 9, 1, &MetadataRequest::default())
+                .iter()
+                .enumerate()
+                .map(|(i, b)| if i == 7 { 99 } else { *b })
+                .collect(),
+        ),
+        ("truncated body", {
+            let mut f = metadata_v9.clone();
+            let n = f.len() - 3;
+            f.truncate(n);
+            let size = (n - 4) as i32;
+            f[..4].copy_from_slice(&size.to_be_bytes());
+            f
+        }),
+        ("huge array length", {
+            let mut f = frame(
+                ApiKey::Metadata,
+                4,
+                1,
+                &MetadataRequest::default().with_topics(Some(vec![])),
+            );
+            let n = f.len();
+            f[n - 5..n - 1].copy_from_slice(&0x7fff_fff0i32.to_be_bytes());
+            f
+        }),
+    ];
+    for (name, bytes) in cases {
+        let mut stream = connect(&broker);
+        stream.write_all(&bytes).unwrap();
+        assert!(
+            is_closed(&mut stream),
+            "{name}: connection should be closed"
+        );
+        api_versions_ok(&broker);
+    }
+    // A frame cut off mid-way by the client.
+    let mut stream = connect(&broker);
+    stream.write_all(&100i32.to_be_bytes()).unwrap();
+    stream.write_all(&[1u8; 50]).unwrap();
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(is_closed(&mut stream));
+    api_versions_ok(&broker);
+    let mut broker = broker;
+    assert!(broker.is_running());
+    let log = broker.log_text();
+    assert!(
+        log.contains("socket.request.max.bytes"),
+        "the oversized frame is logged"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+#[test]
+fn rejected_batches_get_error_codes_and_leave_the_log_untouched() {
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "bad", 1, &[("max.message.bytes", "2000")]);
+    let good = batch(5, 10);
+
+    let mut crc = good.clone();
+    let last = crc.len() - 1;
+    crc[last] ^= 0x55;
+    assert_eq!(
+        produce(&mut stream, "bad", 1, crc.freeze())
+            .unwrap()
+            .error_code,
+        2,
+        "CRC mismatch is CORRUPT_MESSAGE"
+    );
+
+    let truncated = good.clone().freeze().slice(..good.len() - 4);
+    assert_eq!(
+        produce(&mut stream, "bad", 1, truncated)
+            .unwrap()
+            .error_code,
+        2,
+        "truncated is CORRUPT_MESSAGE"
+    );
+
+    let mut magic = good.clone();
+    magic[16] = 1;
+    assert_eq!(
+        produce(&mut stream, "bad", 1, magic.freeze())
+            .unwrap()
+            .error_code,
+        43,
+        "magic 1"
+    );
+
+    let mut two = good.clone();
+    two.extend_from_slice(&good);
+    let response = produce(&mut stream, "bad", 1, two.freeze()).unwrap();
+    assert_eq!(response.error_code, 87, "two batches is INVALID_RECORD");
+    assert!(!response.record_errors.is_empty());
+
+    assert_eq!(
+        produce(&mut stream, "bad", 1, batch(5, 1000).freeze())
+            .unwrap()
+            .error_code,
+        10,
+        "over max.message.bytes"
+    );
+    assert_eq!(
+        produce(&mut stream, "nope", 1, good.clone().freeze())
+            .unwrap()
+            .error_code,
+        3,
+        "unknown topic"
+    );
+    assert_eq!(
+        produce(&mut stream, "bad", 2, good.clone().freeze())
+            .unwrap()
+            .error_code,
+        21,
+        "acks=2"
+    );
+    let mut garbage = BytesMut::new();
+    garbage.put_slice(&[0xAB; 80]);
+    assert_eq!(
+        produce(&mut stream, "bad", 1, garbage.freeze())
+            .unwrap()
+            .error_code,
+        2,
+        "garbage"
+    );
+
+    assert_eq!(
+        latest_offset(&mut stream, "bad"),
+        0,
+        "nothing rejected reached the log"
+    );
+    let ok = produce(&mut stream, "bad", 1, good.clone().freeze()).unwrap();
+    assert_eq!((ok.error_code, ok.base_offset), (0, 0));
+    assert_eq!(latest_offset(&mut stream, "bad"), 5);
+}
+
+#[test]
+fn fetch_inside_a_batch_returns_the_whole_batch() {
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "whole", 1, &[]);
+    produce(&mut stream, "whole", 1, batch(10, 100).freeze()).unwrap();
+    produce(&mut stream, "whole", -1, batch(10, 100).freeze()).unwrap();
+
+    let data = fetch(&mut stream, "whole", 5, 1 << 20);
+    let mut records = data.records.unwrap();
+    assert_eq!(data.high_watermark, 20);
+    assert_eq!(data.last_stable_offset, 20);
+    assert_eq!(data.log_start_offset, 0);
+    assert_eq!(
+        &records[..8],
+        &0i64.to_be_bytes(),
+        "starts at the batch holding offset 5"
+    );
+    let sets = kafka_protocol::records::RecordBatchDecoder::decode_all(&mut records).unwrap();
+    let offsets: Vec<i64> = sets
+        .iter()
+        .flat_map(|s| s.records.iter().map(|r| r.offset))
+        .collect();
+    assert_eq!(
+        offsets,
+        (0..20).collect::<Vec<_>>(),
+        "both whole batches, every record"
+    );
+
+    // max_bytes smaller than one batch still returns that batch.
+    let data = fetch(&mut stream, "whole", 12, 10);
+    let records = data.records.unwrap();
+    assert_eq!(&records[..8], &10i64.to_be_bytes());
+    assert_eq!(records.len(), batch(10, 100).len());
+
+    assert_eq!(
+        fetch(&mut stream, "whole", 20, 1 << 20)
+            .records
+            .unwrap()
+            .len(),
+        0,
+        "at the end: empty"
+    );
+    assert_eq!(
+        fetch(&mut stream, "whole", 21, 1 << 20).error_code,
+        1,
+        "past the end: OFFSET_OUT_OF_RANGE"
+    );
+}
+
+#[test]
+fn pipelined_requests_are_answered_in_order_and_acks_zero_gets_no_response() {
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "pipe", 1, &[]);
+    let mut burst = Vec::new();
+    for correlation in 0..50 {
+        if correlation % 10 == 5 {
+            let request = ProduceRequest::default()
+                .with_acks(0)
+                .with_timeout_ms(1000)
+                .with_topic_data(vec![
+                    TopicProduceData::default()
+                        .with_name(TopicName(StrBytes::from_static_str("pipe")))
+                        .with_partition_data(vec![
+                            PartitionProduceData::default()
+                                .with_index(0)
+                                .with_records(Some(batch(1, 10).freeze())),
+                        ]),
+                ]);
+            burst.extend(frame(ApiKey::Produce, 9, 1000 + correlation, &request));
+        } else {
+            burst.extend(frame(
+                ApiKey::Metadata,
+                12,
+                correlation,
+                &MetadataRequest::default().with_topics(None),
+            ));
+        }
+    }
+    stream.write_all(&burst).unwrap();
+    for correlation in (0..50).filter(|c| c % 10 != 5) {
+        let mut response = read_frame(&mut stream).unwrap();
+        assert_eq!(response.get_i32(), correlation);
+    }
+    assert_eq!(
+        latest_offset(&mut stream, "pipe"),
+        5,
+        "the five acks=0 batches were written"
+    );
+}
