@@ -17,12 +17,18 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 async fn create_topic(broker: &Broker, name: &str, configs: &[(&str, &str)]) {
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new().set("bootstrap.servers", &broker.bootstrap).create().unwrap();
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", &broker.bootstrap)
+        .create()
+        .unwrap();
     let mut topic = NewTopic::new(name, 1, TopicReplication::Fixed(1));
     for (k, v) in configs {
         topic = topic.set(k, v);
     }
-    let result = admin.create_topics([&topic], &AdminOptions::new()).await.unwrap();
+    let result = admin
+        .create_topics([&topic], &AdminOptions::new())
+        .await
+        .unwrap();
     assert!(result[0].is_ok(), "{:?}", result[0]);
 }
 
@@ -38,11 +44,18 @@ fn producer(broker: &Broker) -> FutureProducer {
 }
 
 /// Produces `values` in order, each acknowledged; returns their offsets.
-async fn produce(broker: &Broker, topic: &str, values: &[String], timestamp: Option<i64>) -> Vec<i64> {
+async fn produce(
+    broker: &Broker,
+    topic: &str,
+    values: &[String],
+    timestamp: Option<i64>,
+) -> Vec<i64> {
     let producer = producer(broker);
     let mut pending = Vec::new();
     for value in values {
-        let mut record = FutureRecord::<(), str>::to(topic).partition(0).payload(value.as_str());
+        let mut record = FutureRecord::<(), str>::to(topic)
+            .partition(0)
+            .payload(value.as_str());
         if let Some(ts) = timestamp {
             record = record.timestamp(ts);
         }
@@ -64,14 +77,19 @@ fn consume_all(broker: &Broker, topic: &str, expected: usize) -> Vec<(i64, Strin
         .create()
         .unwrap();
     let mut assignment = TopicPartitionList::new();
-    assignment.add_partition_offset(topic, 0, Offset::Beginning).unwrap();
+    assignment
+        .add_partition_offset(topic, 0, Offset::Beginning)
+        .unwrap();
     consumer.assign(&assignment).unwrap();
     let mut out = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while out.len() < expected && Instant::now() < deadline {
         if let Some(message) = consumer.poll(Duration::from_millis(200)) {
             let message = message.unwrap();
-            out.push((message.offset(), String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned()));
+            out.push((
+                message.offset(),
+                String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned(),
+            ));
         }
     }
     out
@@ -79,7 +97,13 @@ fn consume_all(broker: &Broker, topic: &str, expected: usize) -> Vec<(i64, Strin
 
 fn segment_files(dir: &Path, extension: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == extension)).collect())
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == extension))
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     files
@@ -96,20 +120,48 @@ async fn kill_nine_then_torn_tail_loses_no_acknowledged_message() {
     broker.kill9();
     let partition_dir = broker.dir().join("crash-0");
     let active = segment_files(&partition_dir, "log").pop().unwrap();
-    let garbage: Vec<u8> = (0..777u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
-    std::fs::OpenOptions::new().append(true).open(&active).unwrap().write_all(&garbage).unwrap();
+    let garbage: Vec<u8> = (0..777u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&active)
+        .unwrap()
+        .write_all(&garbage)
+        .unwrap();
 
     let restarted = Broker::start_in(broker.dir(), &[("log.flush.interval.messages", "1")]);
-    assert!(restarted.log_text().contains("clean=false"), "the restart knows it was unclean");
-    assert!(restarted.log_text().contains("truncated invalid data"), "the torn tail was cut: {}", restarted.log_text());
+    assert!(
+        restarted.log_text().contains("clean=false"),
+        "the restart knows it was unclean"
+    );
+    assert!(
+        restarted.log_text().contains("truncated invalid data"),
+        "the torn tail was cut: {}",
+        restarted.log_text()
+    );
     let consumed = tokio::task::block_in_place(|| consume_all(&restarted, "crash", 2000));
-    let expected: Vec<(i64, String)> = values.iter().enumerate().map(|(i, v)| (i as i64, v.clone())).collect();
-    assert_eq!(consumed, expected, "every acknowledged message, in order, nothing else");
+    let expected: Vec<(i64, String)> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i as i64, v.clone()))
+        .collect();
+    assert_eq!(
+        consumed, expected,
+        "every acknowledged message, in order, nothing else"
+    );
 
     let more = produce(&restarted, "crash", &["after-restart".to_string()], None).await;
-    assert_eq!(more, vec![2000], "the partition accepts new writes after the last acknowledged offset");
+    assert_eq!(
+        more,
+        vec![2000],
+        "the partition accepts new writes after the last acknowledged offset"
+    );
     let consumed = tokio::task::block_in_place(|| consume_all(&restarted, "crash", 2001));
-    assert_eq!(consumed.last().unwrap(), &(2000, "after-restart".to_string()));
+    assert_eq!(
+        consumed.last().unwrap(),
+        &(2000, "after-restart".to_string())
+    );
     drop(broker);
 }
 
@@ -120,9 +172,15 @@ async fn clean_restart_trusts_the_log_and_keeps_everything() {
     let values: Vec<String> = (0..500).map(|i| format!("v{i:0100}")).collect();
     produce(&broker, "clean", &values, None).await;
     assert_eq!(broker.stop(), Some(0), "SIGTERM exits 0");
-    assert!(broker.dir().join(".kafka_cleanshutdown").exists(), "clean-shutdown marker written");
+    assert!(
+        broker.dir().join(".kafka_cleanshutdown").exists(),
+        "clean-shutdown marker written"
+    );
     let partition_dir = broker.dir().join("clean-0");
-    assert!(segment_files(&partition_dir, "log").len() > 3, "rolled by segment.bytes");
+    assert!(
+        segment_files(&partition_dir, "log").len() > 3,
+        "rolled by segment.bytes"
+    );
     for log in segment_files(&partition_dir, "log") {
         let name = log.file_stem().unwrap().to_string_lossy().into_owned();
         assert_eq!(name.len(), 20, "base offset padded to 20 digits: {name}");
@@ -130,43 +188,94 @@ async fn clean_restart_trusts_the_log_and_keeps_everything() {
     }
 
     let restarted = Broker::start_in(broker.dir(), &[]);
-    assert!(restarted.log_text().contains("clean=true") && restarted.log_text().contains("recovered_segments=0"), "{}", restarted.log_text());
+    assert!(
+        restarted.log_text().contains("clean=true")
+            && restarted.log_text().contains("recovered_segments=0"),
+        "{}",
+        restarted.log_text()
+    );
     let consumed = tokio::task::block_in_place(|| consume_all(&restarted, "clean", 500));
     assert_eq!(consumed.len(), 500);
-    assert!(consumed.iter().enumerate().all(|(i, (o, v))| *o == i as i64 && *v == values[i]));
+    assert!(
+        consumed
+            .iter()
+            .enumerate()
+            .all(|(i, (o, v))| *o == i as i64 && *v == values[i])
+    );
     drop(broker);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn segments_roll_and_retention_deletes_old_ones() {
     let broker = Broker::start(&[("log.retention.check.interval.ms", "100")]);
-    create_topic(&broker, "sized", &[("segment.bytes", "1024"), ("retention.bytes", "4096")]).await;
+    create_topic(
+        &broker,
+        "sized",
+        &[("segment.bytes", "1024"), ("retention.bytes", "4096")],
+    )
+    .await;
     let values: Vec<String> = (0..400).map(|i| format!("{i:0100}")).collect();
     produce(&broker, "sized", &values, None).await;
     let partition_dir = broker.dir().join("sized-0");
-    let consumer: BaseConsumer = ClientConfig::new().set("bootstrap.servers", &broker.bootstrap).create().unwrap();
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &broker.bootstrap)
+        .create()
+        .unwrap();
     let bounded = wait_until(Duration::from_secs(20), || {
-        let total: u64 = segment_files(&partition_dir, "log").iter().map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)).sum();
+        let total: u64 = segment_files(&partition_dir, "log")
+            .iter()
+            .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+            .sum();
         total < 4096 + 1024
     });
-    assert!(bounded, "retention.bytes bounds the partition: {:?}", segment_files(&partition_dir, "log"));
-    let (low, high) = tokio::task::block_in_place(|| consumer.fetch_watermarks("sized", 0, Duration::from_secs(10)).unwrap());
+    assert!(
+        bounded,
+        "retention.bytes bounds the partition: {:?}",
+        segment_files(&partition_dir, "log")
+    );
+    let (low, high) = tokio::task::block_in_place(|| {
+        consumer
+            .fetch_watermarks("sized", 0, Duration::from_secs(10))
+            .unwrap()
+    });
     assert_eq!(high, 400);
     assert!(low > 0, "the log start offset moved past deleted segments");
-    let first_file: i64 = segment_files(&partition_dir, "log")[0].file_stem().unwrap().to_string_lossy().parse().unwrap();
-    assert_eq!(low, first_file, "log start offset is the first remaining segment's base offset");
-    let consumed = tokio::task::block_in_place(|| consume_all(&broker, "sized", (high - low) as usize));
+    let first_file: i64 = segment_files(&partition_dir, "log")[0]
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        low, first_file,
+        "log start offset is the first remaining segment's base offset"
+    );
+    let consumed =
+        tokio::task::block_in_place(|| consume_all(&broker, "sized", (high - low) as usize));
     assert_eq!(consumed.first().unwrap().0, low);
     assert_eq!(consumed.last().unwrap().0, 399);
 
     // Time retention: records timestamped two days ago expire at once, active segment too.
-    create_topic(&broker, "aged", &[("retention.ms", "86400000"), ("segment.bytes", "2048")]).await;
+    create_topic(
+        &broker,
+        "aged",
+        &[("retention.ms", "86400000"), ("segment.bytes", "2048")],
+    )
+    .await;
     let old = rdkafka::util::current_time_millis() - 2 * 86_400_000;
     produce(&broker, "aged", &values[..50], Some(old)).await;
     let expired = wait_until(Duration::from_secs(20), || {
-        tokio::task::block_in_place(|| consumer.fetch_watermarks("aged", 0, Duration::from_secs(5)).map(|(l, h)| l == 50 && h == 50).unwrap_or(false))
+        tokio::task::block_in_place(|| {
+            consumer
+                .fetch_watermarks("aged", 0, Duration::from_secs(5))
+                .map(|(l, h)| l == 50 && h == 50)
+                .unwrap_or(false)
+        })
     });
-    assert!(expired, "all expired records deleted; offsets keep counting from 50");
+    assert!(
+        expired,
+        "all expired records deleted; offsets keep counting from 50"
+    );
     let next = produce(&broker, "aged", &["fresh".to_string()], None).await;
     assert_eq!(next, vec![50]);
 }

@@ -75,7 +75,10 @@ fn is_closed(stream: &mut TcpStream) -> bool {
     match stream.read(&mut byte) {
         Ok(0) => true,
         Ok(_) => false,
-        Err(e) => !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
     }
 }
 

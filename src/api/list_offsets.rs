@@ -13,7 +13,7 @@ use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 pub async fn handle(
     ctx: &ApiContext,
     request: ListOffsetsRequest,
-    _version: i16,
+    version: i16,
 ) -> Option<ListOffsetsResponse> {
     let topics = request
         .topics
@@ -36,7 +36,8 @@ pub async fn handle(
                             .with_error_code(code::NONE)
                             .with_offset(offset)
                             .with_timestamp(timestamp)
-                            .with_leader_epoch(if offset >= 0 {
+                            // The field exists from v4.
+                            .with_leader_epoch(if offset >= 0 && version >= 4 {
                                 SINGLE_NODE_LEADER_EPOCH
                             } else {
                                 -1

@@ -139,3 +139,324 @@ pub(crate) const TOPIC_OPERATIONS: &[i8] = &[3, 4, 5, 6, 7, 8, 10, 11];
 pub(crate) const CLUSTER_OPERATIONS: &[i8] = &[5, 7, 8, 9, 10, 11, 12, 13, 14];
 /// The "not requested" value of an authorized-operations field.
 pub(crate) const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
+
+#[cfg(test)]
+mod tests {
+    //! Every advertised API at every advertised version, through the real dispatcher: requests
+    //! that reach the success and the error paths must encode a response. This is what keeps
+    //! ApiVersions truthful.
+    use super::*;
+    use crate::broker::NewTopic;
+    use crate::config::BrokerConfig;
+    use crate::types::TopicPartition;
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::StrBytes;
+
+    fn s(text: &str) -> StrBytes {
+        StrBytes::from_string(text.to_string())
+    }
+    fn topic_name(text: &str) -> TopicName {
+        TopicName(s(text))
+    }
+
+    fn context(dir: &std::path::Path) -> ApiContext {
+        let config =
+            BrokerConfig::with_overrides(&[("log.dirs", &dir.display().to_string())]).unwrap();
+        let broker = Arc::new(Broker::open(config).unwrap());
+        let topic = NewTopic {
+            name: "t".into(),
+            partitions: 2,
+            replication_factor: 1,
+            assignments: vec![],
+            configs: Default::default(),
+        };
+        broker.create_topic(topic, false).unwrap();
+        let batch = crate::record::test_support::batch(0, 3, 1_000, 10);
+        broker
+            .replicas()
+            .get(&TopicPartition::new("t", 0))
+            .unwrap()
+            .append(&batch, 1)
+            .unwrap();
+        ApiContext {
+            broker,
+            advertised_host: "127.0.0.1".into(),
+            advertised_port: 9092,
+        }
+    }
+
+    fn encode<R: Encodable>(request: &R, version: i16, what: &str) -> Bytes {
+        let mut buf = BytesMut::new();
+        request
+            .encode(&mut buf, version)
+            .unwrap_or_else(|e| panic!("building {what} v{version}: {e}"));
+        buf.freeze()
+    }
+
+    fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
+        let topic_id = ctx.broker.topic("t").unwrap().id;
+        match api {
+            ApiKey::Produce => {
+                let records = Bytes::from(crate::record::test_support::batch(0, 2, 5, 10).to_vec());
+                let partitions = vec![
+                    produce_request::PartitionProduceData::default()
+                        .with_index(0)
+                        .with_records(Some(records.clone())),
+                    produce_request::PartitionProduceData::default()
+                        .with_index(9)
+                        .with_records(Some(records)),
+                ];
+                let mut topic =
+                    produce_request::TopicProduceData::default().with_partition_data(partitions);
+                topic = if v >= 13 {
+                    topic.with_topic_id(topic_id)
+                } else {
+                    topic.with_name(topic_name("t"))
+                };
+                encode(
+                    &ProduceRequest::default()
+                        .with_acks(1)
+                        .with_timeout_ms(1000)
+                        .with_topic_data(vec![topic]),
+                    v,
+                    "produce",
+                )
+            }
+            ApiKey::Fetch => {
+                let partitions = vec![
+                    fetch_request::FetchPartition::default()
+                        .with_partition(0)
+                        .with_fetch_offset(0)
+                        .with_partition_max_bytes(1 << 20),
+                    fetch_request::FetchPartition::default()
+                        .with_partition(1)
+                        .with_fetch_offset(99)
+                        .with_partition_max_bytes(1 << 20),
+                ];
+                let mut topic = fetch_request::FetchTopic::default().with_partitions(partitions);
+                topic = if v >= 13 {
+                    topic.with_topic_id(topic_id)
+                } else {
+                    topic.with_topic(topic_name("t"))
+                };
+                let mut request = FetchRequest::default()
+                    .with_replica_id(BrokerId(-1))
+                    .with_max_wait_ms(0)
+                    .with_min_bytes(0)
+                    .with_max_bytes(1 << 20)
+                    .with_topics(vec![topic]);
+                if v >= 4 {
+                    request = request.with_isolation_level(1);
+                }
+                if v >= 7 {
+                    request = request.with_session_epoch(-1);
+                }
+                encode(&request, v, "fetch")
+            }
+            ApiKey::ListOffsets => {
+                let mut partitions = vec![
+                    list_offsets_request::ListOffsetsPartition::default()
+                        .with_partition_index(0)
+                        .with_timestamp(-1),
+                    list_offsets_request::ListOffsetsPartition::default()
+                        .with_partition_index(1)
+                        .with_timestamp(0),
+                    list_offsets_request::ListOffsetsPartition::default()
+                        .with_partition_index(9)
+                        .with_timestamp(-2),
+                ];
+                if v >= 7 {
+                    partitions.push(
+                        list_offsets_request::ListOffsetsPartition::default()
+                            .with_partition_index(0)
+                            .with_timestamp(-3),
+                    );
+                }
+                let topic = list_offsets_request::ListOffsetsTopic::default()
+                    .with_name(topic_name("t"))
+                    .with_partitions(partitions);
+                encode(
+                    &ListOffsetsRequest::default()
+                        .with_replica_id(BrokerId(-1))
+                        .with_topics(vec![topic]),
+                    v,
+                    "list_offsets",
+                )
+            }
+            ApiKey::Metadata => {
+                let topics = ["t", "missing"]
+                    .iter()
+                    .map(|n| {
+                        metadata_request::MetadataRequestTopic::default()
+                            .with_name(Some(topic_name(n)))
+                    })
+                    .collect();
+                let mut request = MetadataRequest::default().with_topics(Some(topics));
+                if v >= 8 && v <= 10 {
+                    request = request.with_include_cluster_authorized_operations(true);
+                }
+                if v >= 8 {
+                    request = request.with_include_topic_authorized_operations(true);
+                }
+                encode(&request, v, "metadata")
+            }
+            ApiKey::ApiVersions => {
+                let mut request = ApiVersionsRequest::default();
+                if v >= 3 {
+                    request = request
+                        .with_client_software_name(s("test"))
+                        .with_client_software_version(s("1.0"));
+                }
+                encode(&request, v, "api_versions")
+            }
+            ApiKey::CreateTopics => {
+                let config = create_topics_request::CreatableTopicConfig::default()
+                    .with_name(s("retention.ms"))
+                    .with_value(Some(s("1000")));
+                let topics = vec![
+                    create_topics_request::CreatableTopic::default()
+                        .with_name(topic_name(&format!("new-{v}")))
+                        .with_num_partitions(1)
+                        .with_replication_factor(1)
+                        .with_configs(vec![config]),
+                    create_topics_request::CreatableTopic::default()
+                        .with_name(topic_name("t"))
+                        .with_num_partitions(1)
+                        .with_replication_factor(1),
+                ];
+                encode(
+                    &CreateTopicsRequest::default()
+                        .with_topics(topics)
+                        .with_timeout_ms(1000),
+                    v,
+                    "create_topics",
+                )
+            }
+            ApiKey::DeleteTopics => {
+                let request = if v >= 6 {
+                    DeleteTopicsRequest::default().with_topics(vec![
+                        delete_topics_request::DeleteTopicState::default()
+                            .with_name(Some(topic_name("nope"))),
+                    ])
+                } else {
+                    DeleteTopicsRequest::default().with_topic_names(vec![topic_name("nope")])
+                };
+                encode(&request, v, "delete_topics")
+            }
+            ApiKey::DeleteRecords => {
+                let partitions = vec![
+                    delete_records_request::DeleteRecordsPartition::default()
+                        .with_partition_index(0)
+                        .with_offset(1),
+                    delete_records_request::DeleteRecordsPartition::default()
+                        .with_partition_index(9)
+                        .with_offset(0),
+                ];
+                let topic = delete_records_request::DeleteRecordsTopic::default()
+                    .with_name(topic_name("t"))
+                    .with_partitions(partitions);
+                encode(
+                    &DeleteRecordsRequest::default().with_topics(vec![topic]),
+                    v,
+                    "delete_records",
+                )
+            }
+            ApiKey::DescribeConfigs => {
+                let resources = vec![
+                    describe_configs_request::DescribeConfigsResource::default()
+                        .with_resource_type(2)
+                        .with_resource_name(s("t"))
+                        .with_configuration_keys(None),
+                    describe_configs_request::DescribeConfigsResource::default()
+                        .with_resource_type(4)
+                        .with_resource_name(s("1"))
+                        .with_configuration_keys(None),
+                    describe_configs_request::DescribeConfigsResource::default()
+                        .with_resource_type(2)
+                        .with_resource_name(s("missing"))
+                        .with_configuration_keys(None),
+                ];
+                let mut request = DescribeConfigsRequest::default()
+                    .with_resources(resources)
+                    .with_include_synonyms(true);
+                if v >= 3 {
+                    request = request.with_include_documentation(true);
+                }
+                encode(&request, v, "describe_configs")
+            }
+            ApiKey::AlterConfigs => {
+                let config = alter_configs_request::AlterableConfig::default()
+                    .with_name(s("retention.ms"))
+                    .with_value(Some(s("5000")));
+                let resources = vec![
+                    alter_configs_request::AlterConfigsResource::default()
+                        .with_resource_type(2)
+                        .with_resource_name(s("t"))
+                        .with_configs(vec![config]),
+                    alter_configs_request::AlterConfigsResource::default()
+                        .with_resource_type(4)
+                        .with_resource_name(s("1")),
+                ];
+                encode(
+                    &AlterConfigsRequest::default().with_resources(resources),
+                    v,
+                    "alter_configs",
+                )
+            }
+            ApiKey::IncrementalAlterConfigs => {
+                let config = incremental_alter_configs_request::AlterableConfig::default()
+                    .with_name(s("retention.ms"))
+                    .with_config_operation(0)
+                    .with_value(Some(s("6000")));
+                let resources = vec![
+                    incremental_alter_configs_request::AlterConfigsResource::default()
+                        .with_resource_type(2)
+                        .with_resource_name(s("t"))
+                        .with_configs(vec![config]),
+                ];
+                encode(
+                    &IncrementalAlterConfigsRequest::default().with_resources(resources),
+                    v,
+                    "incremental_alter_configs",
+                )
+            }
+            ApiKey::CreatePartitions => {
+                let topics = vec![
+                    create_partitions_request::CreatePartitionsTopic::default()
+                        .with_name(topic_name("t"))
+                        .with_count(1),
+                    create_partitions_request::CreatePartitionsTopic::default()
+                        .with_name(topic_name("missing"))
+                        .with_count(3),
+                ];
+                encode(
+                    &CreatePartitionsRequest::default().with_topics(topics),
+                    v,
+                    "create_partitions",
+                )
+            }
+            ApiKey::DescribeCluster => encode(
+                &DescribeClusterRequest::default().with_include_cluster_authorized_operations(true),
+                v,
+                "describe_cluster",
+            ),
+            other => panic!("no test request for {other:?}: add one when adding the API"),
+        }
+    }
+
+    #[tokio::test]
+    async fn every_advertised_version_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        for (api, min, max) in supported_apis() {
+            for version in min..=max {
+                let body = request(&ctx, api, version);
+                match dispatch(&ctx, api, version, body).await {
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("{api:?} v{version}: no response"),
+                    Err(e) => panic!("{api:?} v{version}: {e}"),
+                }
+            }
+        }
+    }
+}
