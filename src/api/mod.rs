@@ -292,7 +292,7 @@ mod tests {
                     })
                     .collect();
                 let mut request = MetadataRequest::default().with_topics(Some(topics));
-                if v >= 8 && v <= 10 {
+                if (8..=10).contains(&v) {
                     request = request.with_include_cluster_authorized_operations(true);
                 }
                 if v >= 8 {
