@@ -32,7 +32,9 @@ pub async fn handle(
             let result = match (&name, matches!(acks, -1..=1)) {
                 (_, false) => Err(Error::InvalidRequiredAcks(acks)),
                 (Err(_), _) => Err(Error::UnknownTopicId),
-                (Ok(name), true) => append(ctx, name, data.index, data.records.as_deref(), acks),
+                (Ok(name), true) => {
+                    append(ctx, name, data.index, data.records.as_deref(), acks).await
+                }
             };
             partitions.push(partition_response(data.index, result));
         }
@@ -49,7 +51,7 @@ pub async fn handle(
     Some(ProduceResponse::default().with_responses(responses))
 }
 
-fn append(
+async fn append(
     ctx: &ApiContext,
     topic: &str,
     partition: i32,
@@ -65,7 +67,11 @@ fn append(
             "produce request without records".into(),
         ))
     })?;
-    partition.append(records, acks)
+    let info = partition.append(records, acks)?;
+    if info.flush_due {
+        partition.flush_to(info.last_offset + 1).await?;
+    }
+    Ok(info)
 }
 
 fn partition_response(

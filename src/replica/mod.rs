@@ -30,6 +30,9 @@ pub struct Partition {
     /// Fetches waiting for data here. Weak: a finished fetch leaves only a dead pointer,
     /// pruned on the next registration or append.
     waiters: Mutex<Vec<Weak<Notify>>>,
+    /// One fsync at a time per log; appenders queued here share the next one (group commit).
+    /// A tokio mutex because it is held across the awaited fsync.
+    flush_turn: tokio::sync::Mutex<()>,
 }
 
 impl Partition {
@@ -39,6 +42,7 @@ impl Partition {
             topic_id,
             log,
             waiters: Mutex::new(Vec::new()),
+            flush_turn: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -82,6 +86,34 @@ impl Partition {
         };
         self.wake_waiters();
         Ok(info)
+    }
+
+    /// Waits until everything below `offset` is fsynced. Whoever holds the turn syncs all
+    /// that was appended so far; those queued behind usually find their data already covered.
+    pub async fn flush_to(&self, offset: i64) -> Result<(), Error> {
+        let _turn = self.flush_turn.lock().await;
+        let job = {
+            let mut log = lock(&self.log);
+            if log.recovery_point() >= offset {
+                return Ok(());
+            }
+            log.prepare_flush(now_ms())?
+        };
+        let Some(job) = job else {
+            return Ok(());
+        };
+        let (job, synced) = tokio::task::spawn_blocking(move || {
+            let synced = job.sync();
+            (job, synced)
+        })
+        .await
+        .map_err(|e| {
+            Error::Storage(crate::storage::StorageError::Io(std::io::Error::other(
+                e.to_string(),
+            )))
+        })?;
+        lock(&self.log).complete_flush(&job, synced)?;
+        Ok(())
     }
 
     /// Offsets a fetch response reports alongside the data.
@@ -253,5 +285,64 @@ impl ReplicaManager {
                 return self.read_once(requests, limits, None).0;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{BrokerConfig, LogConfig};
+    use crate::record::test_support::batch;
+    use crate::storage::log::Log;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_appenders_share_fsyncs() {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = BrokerConfig::with_overrides(&[]).unwrap();
+        let overrides = [("flush.messages".to_string(), "1".to_string())]
+            .into_iter()
+            .collect();
+        let config = LogConfig::resolve(&broker.topic_defaults, &overrides);
+        let tp = TopicPartition::new("t", 0);
+        let log = Log::create(dir.path(), tp.clone(), config, 0).unwrap();
+        let partition = Arc::new(Partition::new(
+            tp,
+            Uuid::new_v4(),
+            Arc::new(Mutex::new(log)),
+        ));
+        let (writers, per_writer) = (8, 50);
+        let mut tasks = Vec::new();
+        for _ in 0..writers {
+            let partition = partition.clone();
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..per_writer {
+                    let info = partition.append(&batch(0, 1, 1, 100), 1).unwrap();
+                    assert!(
+                        info.flush_due,
+                        "flush.messages=1: every append must be made durable"
+                    );
+                    partition.flush_to(info.last_offset + 1).await.unwrap();
+                    assert!(
+                        lock(partition.log()).recovery_point() > info.last_offset,
+                        "acknowledged only once durable"
+                    );
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        let log = lock(partition.log());
+        let appends = (writers * per_writer) as u64;
+        assert_eq!(log.recovery_point(), appends as i64);
+        eprintln!(
+            "{appends} durable appends took {} fsyncs",
+            log.flush_count()
+        );
+        assert!(
+            log.flush_count() < appends,
+            "group commit: {} fsyncs for {appends} appends",
+            log.flush_count()
+        );
     }
 }

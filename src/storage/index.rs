@@ -176,6 +176,9 @@ impl OffsetIndex {
     pub fn path(&self) -> &Path {
         &self.file.path
     }
+    pub fn file(&self) -> &File {
+        &self.file.file
+    }
     pub fn entries(&self) -> usize {
         self.file.entries
     }
@@ -272,11 +275,15 @@ impl TimeIndex {
     pub fn path(&self) -> &Path {
         &self.file.path
     }
+    pub fn file(&self) -> &File {
+        &self.file.file
+    }
     pub fn entries(&self) -> usize {
         self.file.entries
     }
+    /// Full one entry early: sealing the segment appends a final entry (its max timestamp).
     pub fn is_full(&self) -> bool {
-        self.file.is_full()
+        self.file.entries + 1 >= self.file.max_entries
     }
 
     /// The newest entry (timestamp, offset), if any.

@@ -21,6 +21,35 @@ pub struct AppendInfo {
     /// The broker time stamped on the batch for LogAppendTime topics, else -1.
     pub log_append_time: i64,
     pub log_start_offset: i64,
+    /// `flush.messages` is reached: the caller must flush up to `last_offset + 1` (see
+    /// [`Log::prepare_flush`]) before acknowledging.
+    pub flush_due: bool,
+}
+
+/// An fsync taken out of the log: the file handles to sync and the offset they make durable.
+/// Prepared under the log's lock, synced without it (appends go on meanwhile), then completed
+/// under the lock again. Concurrent appenders waiting for durability share one job: that is
+/// the group commit.
+#[derive(Debug)]
+pub struct FlushJob {
+    files: Vec<std::fs::File>,
+    end_offset: i64,
+}
+
+impl FlushJob {
+    /// The offset below which everything is durable once [`FlushJob::sync`] succeeds.
+    pub fn end_offset(&self) -> i64 {
+        self.end_offset
+    }
+
+    /// Fsyncs the segment and index files (index pages written through the mmap are in the
+    /// same page cache, so fsync of the file covers them).
+    pub fn sync(&self) -> std::io::Result<()> {
+        for file in &self.files {
+            file.sync_data()?;
+        }
+        Ok(())
+    }
 }
 
 /// What loading found.
@@ -42,6 +71,7 @@ pub struct Log {
     recovery_point: i64,
     unflushed_messages: i64,
     last_flush_ms: i64,
+    flushes: u64,
     failed: bool,
 }
 
@@ -74,6 +104,7 @@ impl Log {
             recovery_point: 0,
             unflushed_messages: 0,
             last_flush_ms: now_ms,
+            flushes: 0,
             failed: false,
         })
     }
@@ -174,6 +205,7 @@ impl Log {
             recovery_point: 0,
             unflushed_messages: 0,
             last_flush_ms: now_ms,
+            flushes: 0,
             failed: false,
         };
         let end = log.log_end_offset();
@@ -297,14 +329,12 @@ impl Log {
             .ok_or(StorageError::Offline)?;
         active.append(batch)?;
         self.unflushed_messages += count;
-        if self.unflushed_messages >= self.config.flush_messages {
-            self.flush_inner(now_ms)?;
-        }
         Ok(AppendInfo {
             base_offset,
             last_offset: base_offset + delta,
             log_append_time: log_append_time.unwrap_or(-1),
             log_start_offset: self.log_start_offset,
+            flush_due: self.unflushed_messages >= self.config.flush_messages,
         })
     }
 
@@ -573,42 +603,69 @@ impl Log {
         Ok(deleted)
     }
 
-    /// Fsyncs everything appended so far and advances the recovery point.
+    /// Fsyncs everything appended so far and advances the recovery point, holding the log
+    /// (used at close and by tests; the produce path uses prepare/complete instead).
     pub fn flush(&mut self, now_ms: i64) -> Result<(), StorageError> {
-        self.check_online()?;
-        let result = self.flush_inner(now_ms);
-        self.guard(result)
+        let Some(job) = self.prepare_flush(now_ms)? else {
+            return Ok(());
+        };
+        let synced = job.sync();
+        self.complete_flush(&job, synced)
     }
 
-    fn flush_inner(&mut self, now_ms: i64) -> Result<(), StorageError> {
-        let end = self.log_end_offset();
-        if end > self.recovery_point {
-            let from = self
-                .segments
-                .range(..=self.recovery_point)
-                .next_back()
-                .map(|(b, _)| *b)
-                .unwrap_or(0);
-            for (_, segment) in self.segments.range(from..) {
-                segment.flush()?;
-            }
-            self.recovery_point = end;
+    /// Takes a flush job covering everything appended so far, or `None` when it is all durable
+    /// already. Resets the `flush.messages` / `flush.ms` counters: the job covers those
+    /// messages.
+    pub fn prepare_flush(&mut self, now_ms: i64) -> Result<Option<FlushJob>, StorageError> {
+        self.check_online()?;
+        let end_offset = self.log_end_offset();
+        if end_offset <= self.recovery_point {
+            return Ok(None);
         }
+        let from = self
+            .segments
+            .range(..=self.recovery_point)
+            .next_back()
+            .map(|(b, _)| *b)
+            .unwrap_or(0);
+        let handles: Result<Vec<Vec<std::fs::File>>, StorageError> = self
+            .segments
+            .range(from..)
+            .map(|(_, segment)| segment.sync_handles())
+            .collect();
+        let files = self.guard(handles)?.into_iter().flatten().collect();
         self.unflushed_messages = 0;
         self.last_flush_ms = now_ms;
+        Ok(Some(FlushJob { files, end_offset }))
+    }
+
+    /// Records the outcome of a job's fsync: success advances the recovery point; failure
+    /// takes the log offline, since what reached the disk is unknown.
+    pub fn complete_flush(
+        &mut self,
+        job: &FlushJob,
+        synced: std::io::Result<()>,
+    ) -> Result<(), StorageError> {
+        self.guard(synced.map_err(StorageError::from))?;
+        self.recovery_point = self.recovery_point.max(job.end_offset);
+        self.flushes += 1;
         Ok(())
     }
 
-    /// Flushes if `flush.ms` has passed since the last flush with data waiting.
-    pub fn flush_if_due(&mut self, now_ms: i64) -> Result<bool, StorageError> {
-        if self.failed || self.log_end_offset() <= self.recovery_point {
-            return Ok(false);
+    /// Fsyncs completed since this log was opened (for tests and metrics).
+    pub fn flush_count(&self) -> u64 {
+        self.flushes
+    }
+
+    /// A flush job if `flush.ms` has passed since the last flush with data waiting.
+    pub fn prepare_flush_if_due(&mut self, now_ms: i64) -> Result<Option<FlushJob>, StorageError> {
+        if self.failed
+            || self.log_end_offset() <= self.recovery_point
+            || now_ms - self.last_flush_ms < self.config.flush_ms
+        {
+            return Ok(None);
         }
-        if now_ms - self.last_flush_ms >= self.config.flush_ms {
-            self.flush(now_ms)?;
-            return Ok(true);
-        }
-        Ok(false)
+        self.prepare_flush(now_ms)
     }
 
     /// Flushes and trims the active segment's indexes so the next start can trust them.

@@ -216,10 +216,19 @@ impl LogManager {
         deleted
     }
 
-    /// Time-based flush pass (`flush.ms`).
+    /// Time-based flush pass (`flush.ms`): each log's fsync runs without holding the log.
     pub fn flush_due(&self, now_ms: i64) {
         for log in self.all() {
-            if let Err(e) = lock(&log).flush_if_due(now_ms) {
+            let job = lock(&log).prepare_flush_if_due(now_ms);
+            let outcome = match job {
+                Ok(Some(job)) => {
+                    let synced = job.sync();
+                    lock(&log).complete_flush(&job, synced)
+                }
+                Ok(None) => Ok(()),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = outcome {
                 tracing::error!(error = %e, "flush failed");
             }
         }

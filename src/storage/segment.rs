@@ -446,6 +446,15 @@ impl Segment {
         self.offset_index.is_consistent(self.size as u64) && self.time_index.is_consistent()
     }
 
+    /// Duplicated handles of the segment's files, to fsync without holding the log.
+    pub fn sync_handles(&self) -> Result<Vec<File>, StorageError> {
+        Ok(vec![
+            self.log.try_clone()?,
+            self.offset_index.file().try_clone()?,
+            self.time_index.file().try_clone()?,
+        ])
+    }
+
     pub fn flush(&self) -> Result<(), StorageError> {
         self.log.sync_data()?;
         self.offset_index.flush()?;
