@@ -1352,3 +1352,15 @@ mod tests {
         assert!(BrokerConfig::with_overrides(&[("listeners", "SSL://127.0.0.1:9093")]).is_err());
     }
 }
+
+#[cfg(test)]
+mod readme_tests {
+    /// The README's configuration reference must list every property this broker knows.
+    #[test]
+    fn readme_lists_every_property() {
+        let readme = include_str!("../README.md");
+        for def in super::BROKER_CONFIGS.iter().chain(super::TOPIC_CONFIGS) {
+            assert!(readme.contains(&format!("| `{}` |", def.name)), "README is missing {}", def.name);
+        }
+    }
+}

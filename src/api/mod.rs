@@ -444,6 +444,18 @@ mod tests {
         }
     }
 
+    /// The README's compatibility table states exactly the advertised version ranges.
+    #[test]
+    fn readme_table_matches_the_dispatch_table() {
+        let readme = include_str!("../../README.md");
+        for (api, min, max) in supported_apis() {
+            let row = format!("| {api:?} ({}) | {min}–{max} |", api as i16);
+            assert!(readme.contains(&row), "README row missing or wrong: {row}");
+        }
+        let rows = readme.lines().filter(|l| l.starts_with("| ") && l.contains(") | ") && l.contains('–')).count();
+        assert_eq!(rows, supported_apis().len(), "README lists an API that is not dispatched");
+    }
+
     #[tokio::test]
     async fn every_advertised_version_answers() {
         let dir = tempfile::tempdir().unwrap();
