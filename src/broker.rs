@@ -109,14 +109,37 @@ impl Broker {
     }
 
     /// Opens (creating when missing) the logs of partitions `from..topic.partitions`.
+    /// Opens (creating when missing) the logs of partitions `from..topic.partitions`. On
+    /// failure the partitions opened by this call are removed again, so a topic is never left
+    /// half-created.
     fn host_partitions(&self, topic: &TopicInfo, from: i32) -> Result<(), Error> {
         let config = self.log_config(&topic.configs);
         for p in from..topic.partitions {
             let tp = TopicPartition::new(&topic.name, p);
-            let log = self.logs.get_or_create(&tp, config.clone(), now_ms())?;
-            self.replicas.add(Partition::new(tp, topic.id, log));
+            match self.logs.get_or_create(&tp, config.clone(), now_ms()) {
+                Ok(log) => {
+                    self.replicas.add(Partition::new(tp, topic.id, log));
+                }
+                Err(e) => {
+                    tracing::error!(partition = %tp, error = %e, "cannot create log; rolling back");
+                    self.unhost_partitions(&topic.name, from..p);
+                    return Err(e.into());
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Stops hosting and deletes the logs of `partitions` (best effort: a failure is logged,
+    /// and a leftover directory is removed as stray at the next start).
+    fn unhost_partitions(&self, topic: &str, partitions: std::ops::Range<i32>) {
+        for p in partitions {
+            let tp = TopicPartition::new(topic, p);
+            self.replicas.remove(&tp);
+            if let Err(e) = self.logs.delete(&tp) {
+                tracing::error!(partition = %tp, error = %e, "cannot delete log");
+            }
+        }
     }
 
     fn check_replication(&self, replication_factor: i32) -> Result<(), Error> {
@@ -200,7 +223,14 @@ impl Broker {
         // Logs first, then the definition: a crash in between leaves stray logs, which the
         // next startup removes.
         self.host_partitions(&info, 0)?;
-        let info = self.topics.put(info)?;
+        let partitions = info.partitions;
+        let info = match self.topics.put(info) {
+            Ok(info) => info,
+            Err(e) => {
+                self.unhost_partitions(&request.name, 0..partitions);
+                return Err(e.into());
+            }
+        };
         tracing::info!(topic = %info.name, partitions = info.partitions, "created topic");
         Ok(info)
     }
@@ -287,7 +317,10 @@ impl Broker {
             ..(*info).clone()
         };
         self.host_partitions(&grown, info.partitions)?;
-        self.topics.put(grown)?;
+        if let Err(e) = self.topics.put(grown) {
+            self.unhost_partitions(name, info.partitions..count);
+            return Err(e.into());
+        }
         Ok(())
     }
 

@@ -1360,7 +1360,11 @@ mod readme_tests {
     fn readme_lists_every_property() {
         let readme = include_str!("../README.md");
         for def in super::BROKER_CONFIGS.iter().chain(super::TOPIC_CONFIGS) {
-            assert!(readme.contains(&format!("| `{}` |", def.name)), "README is missing {}", def.name);
+            assert!(
+                readme.contains(&format!("| `{}` |", def.name)),
+                "README is missing {}",
+                def.name
+            );
         }
     }
 }

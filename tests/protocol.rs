@@ -548,3 +548,43 @@ fn pipelined_requests_are_answered_in_order_and_acks_zero_gets_no_response() {
         "the five acks=0 batches were written"
     );
 }
+
+#[test]
+fn sigterm_answers_a_parked_fetch_and_exits_cleanly() {
+    let mut broker = Broker::start_logging(&[], "info,sluice::replica=debug");
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "parked", 1, &[]);
+    let request = FetchRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_max_wait_ms(60_000)
+        .with_min_bytes(1)
+        .with_max_bytes(1 << 20)
+        .with_session_epoch(-1)
+        .with_topics(vec![
+            FetchTopic::default()
+                .with_topic(TopicName(StrBytes::from_static_str("parked")))
+                .with_partitions(vec![
+                    FetchPartition::default()
+                        .with_partition(0)
+                        .with_fetch_offset(0)
+                        .with_partition_max_bytes(1 << 20),
+                ]),
+        ]);
+    stream
+        .write_all(&frame(ApiKey::Fetch, 12, 99, &request))
+        .unwrap();
+    // Once the fetch is parked, SIGTERM must end it at once rather than after 60 s.
+    assert!(common::wait_until(Duration::from_secs(10), || broker
+        .log_text()
+        .contains("fetch parked")));
+    let started = std::time::Instant::now();
+    assert_eq!(broker.stop(), Some(0), "clean exit");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "shutdown took {:?}",
+        started.elapsed()
+    );
+    let mut response = read_frame(&mut stream).expect("the in-flight fetch is answered");
+    assert_eq!(response.get_i32(), 99);
+    assert!(broker.dir().join(".kafka_cleanshutdown").exists());
+}

@@ -17,36 +17,26 @@ pub async fn handle(
         .resources
         .into_iter()
         .map(|resource| {
-            let result = match resource.resource_type {
-                RESOURCE_TOPIC => {
-                    let mut configs = BTreeMap::new();
-                    let mut duplicate = None;
-                    for config in &resource.configs {
-                        if let Some(value) = &config.value
-                            && configs
-                                .insert(config.name.to_string(), value.to_string())
-                                .is_some()
-                        {
-                            duplicate = Some(config.name.to_string());
-                        }
-                    }
-                    match duplicate {
-                        Some(name) => Err(Error::InvalidRequest(format!(
-                            "config '{name}' given twice"
-                        ))),
-                        None => ctx.broker.set_topic_configs(
-                            &resource.resource_name,
-                            configs,
-                            request.validate_only,
-                        ),
+            let result = route(ctx, resource.resource_type, &resource.resource_name, || {
+                let mut configs = BTreeMap::new();
+                for config in &resource.configs {
+                    if let Some(value) = &config.value
+                        && configs
+                            .insert(config.name.to_string(), value.to_string())
+                            .is_some()
+                    {
+                        return Err(Error::InvalidRequest(format!(
+                            "config '{}' given twice",
+                            config.name
+                        )));
                     }
                 }
-                RESOURCE_BROKER => broker_resource(ctx, &resource.resource_name)
-                    .and_then(|_| Err(static_broker_configs())),
-                other => Err(Error::InvalidRequest(format!(
-                    "unsupported resource type {other}"
-                ))),
-            };
+                ctx.broker.set_topic_configs(
+                    &resource.resource_name,
+                    configs,
+                    request.validate_only,
+                )
+            });
             let response = AlterConfigsResourceResponse::default()
                 .with_resource_type(resource.resource_type)
                 .with_resource_name(resource.resource_name);
@@ -61,8 +51,25 @@ pub async fn handle(
     Some(AlterConfigsResponse::default().with_responses(responses))
 }
 
-pub fn static_broker_configs() -> Error {
-    Error::InvalidRequest(
-        "broker configs cannot be changed at runtime; set them in the config file".into(),
-    )
+/// Routes an alteration by resource type (shared with IncrementalAlterConfigs): topics to
+/// `alter_topic`; this broker's resource is refused, since broker configs are static here;
+/// other types are invalid.
+pub(super) fn route(
+    ctx: &ApiContext,
+    resource_type: i8,
+    resource_name: &str,
+    alter_topic: impl FnOnce() -> Result<(), Error>,
+) -> Result<(), Error> {
+    match resource_type {
+        RESOURCE_TOPIC => alter_topic(),
+        RESOURCE_BROKER => {
+            broker_resource(ctx, resource_name)?;
+            Err(Error::InvalidRequest(
+                "broker configs cannot be changed at runtime; set them in the config file".into(),
+            ))
+        }
+        other => Err(Error::InvalidRequest(format!(
+            "unsupported resource type {other}"
+        ))),
+    }
 }

@@ -1,8 +1,7 @@
 //! IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides (APPEND and
 //! SUBTRACT only for list configs, as in Kafka). Broker configs are static here.
 
-use super::alter_configs::static_broker_configs;
-use super::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC, broker_resource};
+use super::alter_configs::route;
 use super::{ApiContext, wire_str};
 use crate::config::{ConfigType, topic_config_def};
 use crate::error::{Error, code};
@@ -25,25 +24,18 @@ pub async fn handle(
         .resources
         .into_iter()
         .map(|resource| {
-            let result = match resource.resource_type {
-                RESOURCE_TOPIC => match ctx.broker.topic(&resource.resource_name) {
-                    None => Err(Error::UnknownTopicOrPartition),
-                    Some(topic) => {
-                        apply(topic.configs.clone(), &resource.configs).and_then(|configs| {
-                            ctx.broker.set_topic_configs(
-                                &resource.resource_name,
-                                configs,
-                                request.validate_only,
-                            )
-                        })
-                    }
-                },
-                RESOURCE_BROKER => broker_resource(ctx, &resource.resource_name)
-                    .and_then(|_| Err(static_broker_configs())),
-                other => Err(Error::InvalidRequest(format!(
-                    "unsupported resource type {other}"
-                ))),
-            };
+            let result = route(ctx, resource.resource_type, &resource.resource_name, || {
+                let topic = ctx
+                    .broker
+                    .topic(&resource.resource_name)
+                    .ok_or(Error::UnknownTopicOrPartition)?;
+                let configs = apply(topic.configs.clone(), &resource.configs)?;
+                ctx.broker.set_topic_configs(
+                    &resource.resource_name,
+                    configs,
+                    request.validate_only,
+                )
+            });
             let response = AlterConfigsResourceResponse::default()
                 .with_resource_type(resource.resource_type)
                 .with_resource_name(resource.resource_name);

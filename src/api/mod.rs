@@ -452,8 +452,15 @@ mod tests {
             let row = format!("| {api:?} ({}) | {min}–{max} |", api as i16);
             assert!(readme.contains(&row), "README row missing or wrong: {row}");
         }
-        let rows = readme.lines().filter(|l| l.starts_with("| ") && l.contains(") | ") && l.contains('–')).count();
-        assert_eq!(rows, supported_apis().len(), "README lists an API that is not dispatched");
+        let rows = readme
+            .lines()
+            .filter(|l| l.starts_with("| ") && l.contains(") | ") && l.contains('–'))
+            .count();
+        assert_eq!(
+            rows,
+            supported_apis().len(),
+            "README lists an API that is not dispatched"
+        );
     }
 
     #[tokio::test]

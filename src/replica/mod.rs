@@ -14,6 +14,7 @@ use crate::storage::segment::SegmentRead;
 use crate::types::{TopicPartition, now_ms};
 use bytes::{Bytes, BytesMut};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -160,6 +161,8 @@ pub struct FetchLimits {
 #[derive(Debug, Default)]
 pub struct ReplicaManager {
     partitions: RwLock<HashMap<TopicPartition, Arc<Partition>>>,
+    /// Set at shutdown: waiting fetches answer with what they have instead of waiting on.
+    closing: AtomicBool,
 }
 
 impl ReplicaManager {
@@ -174,6 +177,21 @@ impl ReplicaManager {
             .unwrap_or_else(|p| p.into_inner())
             .insert(partition.tp.clone(), partition.clone());
         partition
+    }
+
+    /// Ends every long-poll now (graceful shutdown: in-flight fetches answer at once).
+    pub fn begin_shutdown(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        let partitions: Vec<Arc<Partition>> = self
+            .partitions
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for partition in partitions {
+            partition.wake_waiters();
+        }
     }
 
     pub fn remove(&self, tp: &TopicPartition) -> Option<Arc<Partition>> {
@@ -275,9 +293,15 @@ impl ReplicaManager {
                 || any_error
                 || requests.is_empty()
                 || tokio::time::Instant::now() >= deadline
+                || self.closing.load(Ordering::SeqCst)
             {
                 return results;
             }
+            tracing::debug!(
+                partitions = requests.len(),
+                bytes = total,
+                "fetch parked until data arrives or max_wait_ms passes"
+            );
             if tokio::time::timeout_at(deadline, waiter.notified())
                 .await
                 .is_err()

@@ -108,6 +108,7 @@ impl Server {
             }
         }
         drop(self.listener);
+        self.broker.replicas().begin_shutdown();
         tracker.close();
         tracker.wait().await;
         let broker = self.broker.clone();

@@ -76,38 +76,22 @@ impl Segment {
             .create(true)
             .truncate(true)
             .open(&log_path)?;
-        let offset_index = OffsetIndex::open(
-            &dir.join(file_name(base_offset, "index")),
-            base_offset,
-            index_max_bytes,
-            true,
-        )?;
-        let time_index = TimeIndex::open(
-            &dir.join(file_name(base_offset, "timeindex")),
-            base_offset,
-            index_max_bytes,
-            true,
-        )?;
-        Ok(Self {
+        Self::assemble(
+            dir,
             base_offset,
             log_path,
             log,
-            size: 0,
-            offset_index,
-            time_index,
-            bytes_since_last_index_entry: 0,
+            0,
+            true,
+            index_max_bytes,
             index_interval_bytes,
-            max_timestamp: -1,
-            offset_of_max_timestamp: base_offset,
-            next_offset: base_offset,
-            first_batch_timestamp: None,
-            created_ms: now_ms,
-        })
+            now_ms,
+        )
     }
 
-    /// Opens an existing segment. With `trusted` (clean shutdown, or below the recovery point)
-    /// the indexes are taken as they are and only the last batch is read to learn the next
-    /// offset; otherwise the caller must run [`Segment::recover`].
+    /// Opens an existing segment, taking its indexes as they are and reading only the batches
+    /// after the last index entry to learn the next offset. Whether the indexes can be trusted
+    /// is the caller's call: if not, it must run [`Segment::recover`].
     pub fn open(
         dir: &Path,
         base_offset: i64,
@@ -122,6 +106,34 @@ impl Segment {
         let size = u32::try_from(len).map_err(|_| {
             StorageError::Corrupt(format!("{} is larger than 4 GiB", log_path.display()))
         })?;
+        let mut segment = Self::assemble(
+            dir,
+            base_offset,
+            log_path,
+            log,
+            size,
+            active,
+            index_max_bytes,
+            index_interval_bytes,
+            now_ms,
+        )?;
+        segment.load_summary()?;
+        Ok(segment)
+    }
+
+    /// Opens the indexes (writable, i.e. preallocated, for the active segment) around `log`.
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        dir: &Path,
+        base_offset: i64,
+        log_path: PathBuf,
+        log: File,
+        size: u32,
+        active: bool,
+        index_max_bytes: u64,
+        index_interval_bytes: u64,
+        now_ms: i64,
+    ) -> Result<Self, StorageError> {
         let offset_index = OffsetIndex::open(
             &dir.join(file_name(base_offset, "index")),
             base_offset,
@@ -134,7 +146,7 @@ impl Segment {
             index_max_bytes,
             active,
         )?;
-        let mut segment = Self {
+        Ok(Self {
             base_offset,
             log_path,
             log,
@@ -148,9 +160,7 @@ impl Segment {
             next_offset: base_offset,
             first_batch_timestamp: None,
             created_ms: now_ms,
-        };
-        segment.load_summary()?;
-        Ok(segment)
+        })
     }
 
     /// Learns next offset, max timestamp and first timestamp from the indexes plus the batches

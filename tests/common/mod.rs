@@ -22,22 +22,32 @@ pub struct Broker {
 impl Broker {
     /// A fresh broker in a new temporary directory.
     pub fn start(overrides: &[(&str, &str)]) -> Self {
+        Self::start_logging(overrides, "info")
+    }
+
+    /// A fresh broker whose log uses the `RUST_LOG` filter `filter` (tests that wait for a
+    /// debug event).
+    pub fn start_logging(overrides: &[(&str, &str)], filter: &str) -> Self {
         let temp = tempfile::tempdir().expect("temp dir");
         let dir = temp.path().to_path_buf();
-        let mut broker = Self::start_in(&dir, overrides);
+        let mut broker = Self::launch(&dir, overrides, filter);
         broker._temp = Some(temp);
         broker
     }
 
     /// A broker over an existing data directory (restarts).
     pub fn start_in(dir: &Path, overrides: &[(&str, &str)]) -> Self {
+        Self::launch(dir, overrides, "info")
+    }
+
+    fn launch(dir: &Path, overrides: &[(&str, &str)], filter: &str) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
         command
             .arg("--override")
             .arg("listeners=PLAINTEXT://127.0.0.1:0")
             .arg("--override")
             .arg(format!("log.dirs={}", dir.display()))
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", filter)
             .env_remove("RUST_BACKTRACE")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
