@@ -588,3 +588,212 @@ fn sigterm_answers_a_parked_fetch_and_exits_cleanly() {
     assert_eq!(response.get_i32(), 99);
     assert!(broker.dir().join(".kafka_cleanshutdown").exists());
 }
+
+fn describe_topic_config(stream: &mut TcpStream, topic: &str, name: &str) -> Option<String> {
+    let request = DescribeConfigsRequest::default().with_resources(vec![
+        describe_configs_request::DescribeConfigsResource::default()
+            .with_resource_type(2)
+            .with_resource_name(StrBytes::from_string(topic.into()))
+            .with_configuration_keys(Some(vec![StrBytes::from_string(name.into())])),
+    ]);
+    let response: DescribeConfigsResponse = call(stream, ApiKey::DescribeConfigs, 4, &request);
+    assert_eq!(response.results[0].error_code, 0);
+    response.results[0]
+        .configs
+        .iter()
+        .find(|c| c.name.as_str() == name)
+        .and_then(|c| c.value.as_ref().map(|v| v.to_string()))
+}
+
+#[test]
+fn admin_apis_by_raw_frames() {
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+
+    // validate_only creates nothing.
+    let topic = CreatableTopic::default()
+        .with_name(TopicName(StrBytes::from_static_str("dry")))
+        .with_num_partitions(-1)
+        .with_replication_factor(-1);
+    let response: CreateTopicsResponse = call(
+        &mut stream,
+        ApiKey::CreateTopics,
+        7,
+        &CreateTopicsRequest::default()
+            .with_topics(vec![topic])
+            .with_validate_only(true),
+    );
+    assert_eq!(
+        (
+            response.topics[0].error_code,
+            response.topics[0].num_partitions
+        ),
+        (0, 1)
+    );
+    let metadata: MetadataResponse = call(
+        &mut stream,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(None),
+    );
+    assert!(
+        metadata.topics.is_empty(),
+        "validate_only must not create the topic"
+    );
+
+    // IncrementalAlterConfigs, then DescribeConfigs sees it.
+    create_topic(&mut stream, "inc", 1, &[]);
+    let config = incremental_alter_configs_request::AlterableConfig::default()
+        .with_name(StrBytes::from_static_str("cleanup.policy"))
+        .with_config_operation(2)
+        .with_value(Some(StrBytes::from_static_str("compact")));
+    let request = IncrementalAlterConfigsRequest::default().with_resources(vec![
+        incremental_alter_configs_request::AlterConfigsResource::default()
+            .with_resource_type(2)
+            .with_resource_name(StrBytes::from_static_str("inc"))
+            .with_configs(vec![config]),
+    ]);
+    let response: IncrementalAlterConfigsResponse =
+        call(&mut stream, ApiKey::IncrementalAlterConfigs, 1, &request);
+    assert_eq!(response.responses[0].error_code, 0);
+    assert_eq!(
+        describe_topic_config(&mut stream, "inc", "cleanup.policy").as_deref(),
+        Some("delete,compact")
+    );
+
+    // Max timestamp (-3) finds the record with the largest timestamp, not the last one.
+    let records: Vec<Record> = [5_000i64, 9_000, 7_000]
+        .iter()
+        .enumerate()
+        .map(|(i, ts)| Record {
+            transactional: false,
+            control: false,
+            partition_leader_epoch: -1,
+            producer_id: -1,
+            producer_epoch: -1,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: i as i32 - 1,
+            timestamp: *ts,
+            key: None,
+            value: Some(Bytes::from_static(b"v")),
+            headers: Default::default(),
+            delete_horizon: false,
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::Gzip,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        produce(&mut stream, "inc", 1, buf.freeze())
+            .unwrap()
+            .error_code,
+        0
+    );
+    let request = ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_topics(vec![
+            ListOffsetsTopic::default()
+                .with_name(TopicName(StrBytes::from_static_str("inc")))
+                .with_partitions(vec![
+                    ListOffsetsPartition::default()
+                        .with_partition_index(0)
+                        .with_timestamp(-3),
+                    ListOffsetsPartition::default()
+                        .with_partition_index(0)
+                        .with_timestamp(6_000),
+                ]),
+        ]);
+    let response: ListOffsetsResponse = call(&mut stream, ApiKey::ListOffsets, 8, &request);
+    let answers: Vec<(i64, i64)> = response.topics[0]
+        .partitions
+        .iter()
+        .map(|p| (p.offset, p.timestamp))
+        .collect();
+    assert_eq!(answers, vec![(1, 9_000), (1, 9_000)], "inside a gzip batch");
+
+    // LogAppendTime: the broker stamps the batch and says so.
+    create_topic(
+        &mut stream,
+        "lat",
+        1,
+        &[("message.timestamp.type", "LogAppendTime")],
+    );
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let ok = produce(&mut stream, "lat", 1, batch(3, 5).freeze()).unwrap();
+    assert!(ok.log_append_time_ms >= before, "{}", ok.log_append_time_ms);
+    let data = fetch(&mut stream, "lat", 0, 1 << 20);
+    let fetched = data.records.unwrap();
+    let max_timestamp = i64::from_be_bytes(fetched[35..43].try_into().unwrap());
+    assert_eq!(
+        max_timestamp, ok.log_append_time_ms,
+        "consumers read a LogAppendTime batch's max timestamp"
+    );
+    let sets =
+        kafka_protocol::records::RecordBatchDecoder::decode_all(&mut fetched.clone()).unwrap();
+    assert!(
+        sets[0]
+            .records
+            .iter()
+            .all(|r| r.timestamp_type == TimestampType::LogAppend),
+        "CRC still valid after the patch"
+    );
+
+    // DeleteTopics by topic id (v6).
+    let metadata: MetadataResponse = call(
+        &mut stream,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(None),
+    );
+    let lat_id = metadata
+        .topics
+        .iter()
+        .find(|t| t.name.as_ref().map(|n| n.as_str()) == Some("lat"))
+        .unwrap()
+        .topic_id;
+    let request = DeleteTopicsRequest::default().with_topics(vec![
+        delete_topics_request::DeleteTopicState::default().with_topic_id(lat_id),
+    ]);
+    let response: DeleteTopicsResponse = call(&mut stream, ApiKey::DeleteTopics, 6, &request);
+    assert_eq!(response.responses[0].error_code, 0);
+    assert_eq!(
+        response.responses[0]
+            .name
+            .as_ref()
+            .map(|n| n.to_string())
+            .as_deref(),
+        Some("lat")
+    );
+    assert!(!broker.dir().join("lat-0").exists());
+    let response: DeleteTopicsResponse = call(&mut stream, ApiKey::DeleteTopics, 6, &request);
+    assert_eq!(
+        response.responses[0].error_code, 100,
+        "UNKNOWN_TOPIC_ID the second time"
+    );
+
+    // DescribeCluster.
+    let response: DescribeClusterResponse = call(
+        &mut stream,
+        ApiKey::DescribeCluster,
+        1,
+        &DescribeClusterRequest::default(),
+    );
+    assert_eq!(response.error_code, 0);
+    assert_eq!(response.brokers.len(), 1);
+    assert_eq!(response.cluster_id.len(), 22);
+    assert_eq!(
+        format!("{}:{}", response.brokers[0].host, response.brokers[0].port),
+        broker.bootstrap
+    );
+}
