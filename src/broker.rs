@@ -6,6 +6,8 @@
 
 use crate::config::{BrokerConfig, LogConfig, validate_topic_overrides};
 use crate::error::Error;
+use crate::group::classic::GroupConfig;
+use crate::group::{CoordinatorConfig, GroupCoordinator, OFFSETS_TOPIC};
 use crate::metadata::{TopicInfo, TopicStore, load_or_create_meta, validate_topic_name};
 use crate::replica::{Partition, ReplicaManager};
 use crate::storage::StorageError;
@@ -14,6 +16,21 @@ use crate::types::{TopicPartition, now_ms};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use uuid::Uuid;
+
+fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
+    CoordinatorConfig {
+        group: GroupConfig {
+            min_session_timeout_ms: config.group_min_session_timeout_ms,
+            max_session_timeout_ms: config.group_max_session_timeout_ms,
+            initial_rebalance_delay_ms: config.group_initial_rebalance_delay_ms,
+            max_size: config.group_max_size,
+            offset_metadata_max_bytes: config.offset_metadata_max_bytes,
+        },
+        offsets_topic_partitions: config.offsets_topic_partitions,
+        offsets_retention_ms: config.offsets_retention_ms,
+        offsets_retention_check_interval_ms: config.offsets_retention_check_interval_ms,
+    }
+}
 
 /// A topic to create, as CreateTopics (or auto-creation) asks for it. `-1` means "default".
 #[derive(Debug, Clone)]
@@ -32,7 +49,8 @@ pub struct Broker {
     cluster_id: String,
     topics: TopicStore,
     logs: LogManager,
-    replicas: ReplicaManager,
+    replicas: Arc<ReplicaManager>,
+    groups: Arc<GroupCoordinator>,
     /// Serialises topic administration so checks and changes happen atomically.
     admin: Mutex<()>,
 }
@@ -65,18 +83,69 @@ impl Broker {
             recovered_segments = recovered,
             "loaded logs"
         );
+        let replicas = Arc::new(ReplicaManager::new());
+        let groups = GroupCoordinator::new(coordinator_config(&config), replicas.clone());
         let broker = Self {
             config: Arc::new(config),
             cluster_id,
             topics,
             logs,
-            replicas: ReplicaManager::new(),
+            replicas,
+            groups,
             admin: Mutex::new(()),
         };
         for topic in broker.topics.list() {
             broker.host_partitions(&topic, 0)?;
         }
+        broker.load_groups()?;
         Ok(broker)
+    }
+
+    /// Replays `__consumer_offsets`, if it exists, into the group coordinator.
+    fn load_groups(&self) -> Result<(), Error> {
+        let Some(topic) = self.topics.get(OFFSETS_TOPIC) else {
+            return Ok(());
+        };
+        let started = std::time::Instant::now();
+        let mut records = 0;
+        for p in 0..topic.partitions {
+            let partition = self.replicas.get(&TopicPartition::new(OFFSETS_TOPIC, p))?;
+            records += self.groups.load_partition(&lock(partition.log()))?;
+        }
+        self.groups.finish_loading();
+        tracing::info!(records, groups = self.groups.list_groups().len(), elapsed = ?started.elapsed(), "loaded consumer groups");
+        Ok(())
+    }
+
+    /// The group coordinator, creating `__consumer_offsets` on first use (as Kafka does on the
+    /// first FindCoordinator).
+    pub fn groups(&self) -> Result<&Arc<GroupCoordinator>, Error> {
+        if self.topics.get(OFFSETS_TOPIC).is_none() {
+            let mut configs = BTreeMap::new();
+            configs.insert("cleanup.policy".to_string(), "compact".to_string());
+            configs.insert(
+                "segment.bytes".to_string(),
+                self.config.offsets_topic_segment_bytes.to_string(),
+            );
+            configs.insert("compression.type".to_string(), "producer".to_string());
+            let request = NewTopic {
+                name: OFFSETS_TOPIC.to_string(),
+                partitions: self.config.offsets_topic_partitions,
+                replication_factor: -1,
+                assignments: Vec::new(),
+                configs,
+            };
+            match self.create_topic(request, false) {
+                Ok(_) | Err(Error::TopicAlreadyExists(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(&self.groups)
+    }
+
+    /// The coordinator without creating anything (startup tasks).
+    pub fn group_coordinator(&self) -> &Arc<GroupCoordinator> {
+        &self.groups
     }
 
     pub fn config(&self) -> &Arc<BrokerConfig> {
@@ -88,7 +157,7 @@ impl Broker {
     pub fn node_id(&self) -> i32 {
         self.config.node_id
     }
-    pub fn replicas(&self) -> &ReplicaManager {
+    pub fn replicas(&self) -> &Arc<ReplicaManager> {
         &self.replicas
     }
     pub fn logs(&self) -> &LogManager {

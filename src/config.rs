@@ -180,548 +180,90 @@ macro_rules! def {
 }
 
 /// Per-topic configs (Kafka's `TopicConfig`) and the broker property each defaults to.
+#[rustfmt::skip]
 pub static TOPIC_CONFIGS: &[ConfigDef] = &[
-    def!(
-        "cleanup.policy",
-        List,
-        Some("delete"),
-        Validator::ListOf(&["delete", "compact"]),
-        Some("log.cleanup.policy"),
-        "Retention policy for old segments: delete and/or compact."
-    ),
-    def!(
-        "compression.type",
-        String,
-        Some("producer"),
-        Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]),
-        Some("compression.type"),
-        "Final compression type of the topic; 'producer' keeps the producer's codec."
-    ),
-    def!(
-        "delete.retention.ms",
-        Long,
-        Some("86400000"),
-        Validator::AtLeast(0),
-        Some("log.cleaner.delete.retention.ms"),
-        "How long delete tombstones are retained for compacted topics."
-    ),
-    def!(
-        "file.delete.delay.ms",
-        Long,
-        Some("60000"),
-        Validator::AtLeast(0),
-        Some("log.segment.delete.delay.ms"),
-        "Time to wait before deleting a file from the filesystem."
-    ),
-    def!(
-        "flush.messages",
-        Long,
-        Some(LONG_MAX),
-        Validator::AtLeast(1),
-        Some("log.flush.interval.messages"),
-        "Force an fsync after this many messages."
-    ),
-    def!(
-        "flush.ms",
-        Long,
-        Some(LONG_MAX),
-        Validator::AtLeast(0),
-        Some("log.flush.interval.ms"),
-        "Force an fsync after this much time."
-    ),
-    def!(
-        "index.interval.bytes",
-        Int,
-        Some("4096"),
-        Validator::AtLeast(0),
-        Some("log.index.interval.bytes"),
-        "Bytes between offset index entries."
-    ),
-    def!(
-        "max.compaction.lag.ms",
-        Long,
-        Some(LONG_MAX),
-        Validator::AtLeast(1),
-        Some("log.cleaner.max.compaction.lag.ms"),
-        "Maximum time a message remains ineligible for compaction."
-    ),
-    def!(
-        "max.message.bytes",
-        Int,
-        Some("1048588"),
-        Validator::AtLeast(0),
-        Some("message.max.bytes"),
-        "Largest record batch size allowed."
-    ),
-    def!(
-        "message.timestamp.after.max.ms",
-        Long,
-        Some(LONG_MAX),
-        Validator::AtLeast(0),
-        Some("log.message.timestamp.after.max.ms"),
-        "Allowed lead of a message timestamp over the broker time."
-    ),
-    def!(
-        "message.timestamp.before.max.ms",
-        Long,
-        Some(LONG_MAX),
-        Validator::AtLeast(0),
-        Some("log.message.timestamp.before.max.ms"),
-        "Allowed lag of a message timestamp behind the broker time."
-    ),
-    def!(
-        "message.timestamp.type",
-        String,
-        Some("CreateTime"),
-        Validator::OneOf(&["CreateTime", "LogAppendTime"]),
-        Some("log.message.timestamp.type"),
-        "Whether the timestamp is the producer's or the broker's append time."
-    ),
-    def!(
-        "min.cleanable.dirty.ratio",
-        Double,
-        Some("0.5"),
-        Validator::Fraction,
-        Some("log.cleaner.min.cleanable.ratio"),
-        "Dirty ratio above which the log is compacted."
-    ),
-    def!(
-        "min.compaction.lag.ms",
-        Long,
-        Some("0"),
-        Validator::AtLeast(0),
-        Some("log.cleaner.min.compaction.lag.ms"),
-        "Minimum time a message remains uncompacted."
-    ),
-    def!(
-        "min.insync.replicas",
-        Int,
-        Some("1"),
-        Validator::AtLeast(1),
-        Some("min.insync.replicas"),
-        "Minimum in-sync replicas for an acks=all write."
-    ),
-    def!(
-        "preallocate",
-        Boolean,
-        Some("false"),
-        Validator::Any,
-        Some("log.preallocate"),
-        "Preallocate segment files."
-    ),
-    def!(
-        "retention.bytes",
-        Long,
-        Some("-1"),
-        Validator::Any,
-        Some("log.retention.bytes"),
-        "Maximum partition size before old segments are deleted; -1 for no limit."
-    ),
-    def!(
-        "retention.ms",
-        Long,
-        Some("604800000"),
-        Validator::AtLeast(-1),
-        Some("log.retention.ms"),
-        "Maximum age of a segment before it is deleted; -1 for no limit."
-    ),
-    def!(
-        "segment.bytes",
-        Int,
-        Some("1073741824"),
-        Validator::AtLeast(14),
-        Some("log.segment.bytes"),
-        "Segment file size."
-    ),
-    def!(
-        "segment.index.bytes",
-        Int,
-        Some("10485760"),
-        Validator::AtLeast(4),
-        Some("log.index.size.max.bytes"),
-        "Maximum size of an offset or time index file."
-    ),
-    def!(
-        "segment.jitter.ms",
-        Long,
-        Some("0"),
-        Validator::AtLeast(0),
-        Some("log.roll.jitter.ms"),
-        "Maximum random jitter subtracted from segment.ms."
-    ),
-    def!(
-        "segment.ms",
-        Long,
-        Some("604800000"),
-        Validator::AtLeast(1),
-        Some("log.roll.ms"),
-        "Time after which a segment is rolled even if not full."
-    ),
-    def!(
-        "unclean.leader.election.enable",
-        Boolean,
-        Some("false"),
-        Validator::Any,
-        Some("unclean.leader.election.enable"),
-        "Allow an out-of-sync replica to become leader."
-    ),
+    def!("cleanup.policy", List, Some("delete"), Validator::ListOf(&["delete", "compact"]), Some("log.cleanup.policy"), "Retention policy for old segments: delete and/or compact."),
+    def!("compression.type", String, Some("producer"), Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]), Some("compression.type"), "Final compression type of the topic; 'producer' keeps the producer's codec."),
+    def!("delete.retention.ms", Long, Some("86400000"), Validator::AtLeast(0), Some("log.cleaner.delete.retention.ms"), "How long delete tombstones are retained for compacted topics."),
+    def!("file.delete.delay.ms", Long, Some("60000"), Validator::AtLeast(0), Some("log.segment.delete.delay.ms"), "Time to wait before deleting a file from the filesystem."),
+    def!("flush.messages", Long, Some(LONG_MAX), Validator::AtLeast(1), Some("log.flush.interval.messages"), "Force an fsync after this many messages."),
+    def!("flush.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), Some("log.flush.interval.ms"), "Force an fsync after this much time."),
+    def!("index.interval.bytes", Int, Some("4096"), Validator::AtLeast(0), Some("log.index.interval.bytes"), "Bytes between offset index entries."),
+    def!("max.compaction.lag.ms", Long, Some(LONG_MAX), Validator::AtLeast(1), Some("log.cleaner.max.compaction.lag.ms"), "Maximum time a message remains ineligible for compaction."),
+    def!("max.message.bytes", Int, Some("1048588"), Validator::AtLeast(0), Some("message.max.bytes"), "Largest record batch size allowed."),
+    def!("message.timestamp.after.max.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), Some("log.message.timestamp.after.max.ms"), "Allowed lead of a message timestamp over the broker time."),
+    def!("message.timestamp.before.max.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), Some("log.message.timestamp.before.max.ms"), "Allowed lag of a message timestamp behind the broker time."),
+    def!("message.timestamp.type", String, Some("CreateTime"), Validator::OneOf(&["CreateTime", "LogAppendTime"]), Some("log.message.timestamp.type"), "Whether the timestamp is the producer's or the broker's append time."),
+    def!("min.cleanable.dirty.ratio", Double, Some("0.5"), Validator::Fraction, Some("log.cleaner.min.cleanable.ratio"), "Dirty ratio above which the log is compacted."),
+    def!("min.compaction.lag.ms", Long, Some("0"), Validator::AtLeast(0), Some("log.cleaner.min.compaction.lag.ms"), "Minimum time a message remains uncompacted."),
+    def!("min.insync.replicas", Int, Some("1"), Validator::AtLeast(1), Some("min.insync.replicas"), "Minimum in-sync replicas for an acks=all write."),
+    def!("preallocate", Boolean, Some("false"), Validator::Any, Some("log.preallocate"), "Preallocate segment files."),
+    def!("retention.bytes", Long, Some("-1"), Validator::Any, Some("log.retention.bytes"), "Maximum partition size before old segments are deleted; -1 for no limit."),
+    def!("retention.ms", Long, Some("604800000"), Validator::AtLeast(-1), Some("log.retention.ms"), "Maximum age of a segment before it is deleted; -1 for no limit."),
+    def!("segment.bytes", Int, Some("1073741824"), Validator::AtLeast(14), Some("log.segment.bytes"), "Segment file size."),
+    def!("segment.index.bytes", Int, Some("10485760"), Validator::AtLeast(4), Some("log.index.size.max.bytes"), "Maximum size of an offset or time index file."),
+    def!("segment.jitter.ms", Long, Some("0"), Validator::AtLeast(0), Some("log.roll.jitter.ms"), "Maximum random jitter subtracted from segment.ms."),
+    def!("segment.ms", Long, Some("604800000"), Validator::AtLeast(1), Some("log.roll.ms"), "Time after which a segment is rolled even if not full."),
+    def!("unclean.leader.election.enable", Boolean, Some("false"), Validator::Any, Some("unclean.leader.election.enable"), "Allow an out-of-sync replica to become leader."),
 ];
 
 /// Broker properties that this broker acts on, with Kafka's defaults (except `listeners` and
 /// `log.dirs`, which default to a loopback listener and `./data` for a zero-setup dev broker).
+#[rustfmt::skip]
 pub static BROKER_CONFIGS: &[ConfigDef] = &[
-    def!(
-        "node.id",
-        Int,
-        Some("1"),
-        Validator::AtLeast(0),
-        None,
-        "This node's id."
-    ),
-    def!(
-        "broker.id",
-        Int,
-        None,
-        Validator::AtLeast(-1),
-        None,
-        "Legacy synonym of node.id."
-    ),
-    def!(
-        "listeners",
-        List,
-        Some("PLAINTEXT://127.0.0.1:9092"),
-        Validator::Any,
-        None,
-        "Listeners as NAME://host:port; port 0 binds a free port."
-    ),
-    def!(
-        "advertised.listeners",
-        List,
-        None,
-        Validator::Any,
-        None,
-        "Addresses given to clients; defaults to listeners."
-    ),
-    def!(
-        "log.dirs",
-        List,
-        None,
-        Validator::Any,
-        None,
-        "Directories holding partition logs (first one is used)."
-    ),
-    def!(
-        "log.dir",
-        String,
-        Some("./data"),
-        Validator::Any,
-        None,
-        "Log directory when log.dirs is not set."
-    ),
-    def!(
-        "num.partitions",
-        Int,
-        Some("1"),
-        Validator::AtLeast(1),
-        None,
-        "Default partition count of new topics."
-    ),
-    def!(
-        "default.replication.factor",
-        Int,
-        Some("1"),
-        Validator::AtLeast(1),
-        None,
-        "Default replication factor of new topics."
-    ),
-    def!(
-        "auto.create.topics.enable",
-        Boolean,
-        Some("true"),
-        Validator::Any,
-        None,
-        "Create topics on first metadata request that allows it."
-    ),
-    def!(
-        "delete.topic.enable",
-        Boolean,
-        Some("true"),
-        Validator::Any,
-        None,
-        "Allow DeleteTopics."
-    ),
-    def!(
-        "log.cleanup.policy",
-        List,
-        Some("delete"),
-        Validator::ListOf(&["delete", "compact"]),
-        None,
-        "Default cleanup.policy."
-    ),
-    def!(
-        "compression.type",
-        String,
-        Some("producer"),
-        Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]),
-        None,
-        "Default compression.type."
-    ),
-    def!(
-        "log.cleaner.delete.retention.ms",
-        Long,
-        Some("86400000"),
-        Validator::AtLeast(0),
-        None,
-        "Default delete.retention.ms."
-    ),
-    def!(
-        "log.segment.delete.delay.ms",
-        Long,
-        Some("60000"),
-        Validator::AtLeast(0),
-        None,
-        "Default file.delete.delay.ms."
-    ),
-    def!(
-        "log.flush.interval.messages",
-        Long,
-        Some(LONG_MAX),
-        Validator::AtLeast(1),
-        None,
-        "Messages appended before an fsync."
-    ),
-    def!(
-        "log.flush.interval.ms",
-        Long,
-        None,
-        Validator::AtLeast(0),
-        None,
-        "Time before an fsync; defaults to log.flush.scheduler.interval.ms."
-    ),
-    def!(
-        "log.flush.scheduler.interval.ms",
-        Long,
-        Some(LONG_MAX),
-        Validator::AtLeast(0),
-        None,
-        "How often the flusher checks logs."
-    ),
-    def!(
-        "log.flush.offset.checkpoint.interval.ms",
-        Int,
-        Some("60000"),
-        Validator::AtLeast(0),
-        None,
-        "How often the recovery point checkpoint is written."
-    ),
-    def!(
-        "log.flush.start.offset.checkpoint.interval.ms",
-        Int,
-        Some("60000"),
-        Validator::AtLeast(0),
-        None,
-        "How often the log start offset checkpoint is written."
-    ),
-    def!(
-        "log.index.interval.bytes",
-        Int,
-        Some("4096"),
-        Validator::AtLeast(0),
-        None,
-        "Default index.interval.bytes."
-    ),
-    def!(
-        "log.index.size.max.bytes",
-        Int,
-        Some("10485760"),
-        Validator::AtLeast(4),
-        None,
-        "Default segment.index.bytes."
-    ),
-    def!(
-        "log.cleaner.max.compaction.lag.ms",
-        Long,
-        Some(LONG_MAX),
-        Validator::AtLeast(1),
-        None,
-        "Default max.compaction.lag.ms."
-    ),
-    def!(
-        "log.cleaner.min.compaction.lag.ms",
-        Long,
-        Some("0"),
-        Validator::AtLeast(0),
-        None,
-        "Default min.compaction.lag.ms."
-    ),
-    def!(
-        "log.cleaner.min.cleanable.ratio",
-        Double,
-        Some("0.5"),
-        Validator::Fraction,
-        None,
-        "Default min.cleanable.dirty.ratio."
-    ),
-    def!(
-        "message.max.bytes",
-        Int,
-        Some("1048588"),
-        Validator::AtLeast(0),
-        None,
-        "Default max.message.bytes."
-    ),
-    def!(
-        "log.message.timestamp.after.max.ms",
-        Long,
-        Some(LONG_MAX),
-        Validator::AtLeast(0),
-        None,
-        "Default message.timestamp.after.max.ms."
-    ),
-    def!(
-        "log.message.timestamp.before.max.ms",
-        Long,
-        Some(LONG_MAX),
-        Validator::AtLeast(0),
-        None,
-        "Default message.timestamp.before.max.ms."
-    ),
-    def!(
-        "log.message.timestamp.type",
-        String,
-        Some("CreateTime"),
-        Validator::OneOf(&["CreateTime", "LogAppendTime"]),
-        None,
-        "Default message.timestamp.type."
-    ),
-    def!(
-        "min.insync.replicas",
-        Int,
-        Some("1"),
-        Validator::AtLeast(1),
-        None,
-        "Default min.insync.replicas."
-    ),
-    def!(
-        "log.preallocate",
-        Boolean,
-        Some("false"),
-        Validator::Any,
-        None,
-        "Default preallocate."
-    ),
-    def!(
-        "log.retention.bytes",
-        Long,
-        Some("-1"),
-        Validator::Any,
-        None,
-        "Default retention.bytes."
-    ),
-    def!(
-        "log.retention.ms",
-        Long,
-        None,
-        Validator::AtLeast(-1),
-        None,
-        "Default retention.ms; falls back to log.retention.minutes."
-    ),
-    def!(
-        "log.retention.minutes",
-        Int,
-        None,
-        Validator::AtLeast(-1),
-        None,
-        "Retention in minutes; falls back to log.retention.hours."
-    ),
-    def!(
-        "log.retention.hours",
-        Int,
-        Some("168"),
-        Validator::AtLeast(-1),
-        None,
-        "Retention in hours."
-    ),
-    def!(
-        "log.retention.check.interval.ms",
-        Long,
-        Some("300000"),
-        Validator::AtLeast(1),
-        None,
-        "How often retention is enforced."
-    ),
-    def!(
-        "log.segment.bytes",
-        Int,
-        Some("1073741824"),
-        Validator::AtLeast(14),
-        None,
-        "Default segment.bytes."
-    ),
-    def!(
-        "log.roll.jitter.ms",
-        Long,
-        None,
-        Validator::AtLeast(0),
-        None,
-        "Default segment.jitter.ms."
-    ),
-    def!(
-        "log.roll.jitter.hours",
-        Int,
-        Some("0"),
-        Validator::AtLeast(0),
-        None,
-        "Roll jitter in hours."
-    ),
-    def!(
-        "log.roll.ms",
-        Long,
-        None,
-        Validator::AtLeast(1),
-        None,
-        "Default segment.ms; falls back to log.roll.hours."
-    ),
-    def!(
-        "log.roll.hours",
-        Int,
-        Some("168"),
-        Validator::AtLeast(1),
-        None,
-        "Segment age in hours before a roll."
-    ),
-    def!(
-        "unclean.leader.election.enable",
-        Boolean,
-        Some("false"),
-        Validator::Any,
-        None,
-        "Default unclean.leader.election.enable."
-    ),
-    def!(
-        "socket.request.max.bytes",
-        Int,
-        Some("104857600"),
-        Validator::AtLeast(1),
-        None,
-        "Largest request frame accepted."
-    ),
-    def!(
-        "max.connections",
-        Int,
-        Some("2147483647"),
-        Validator::AtLeast(1),
-        None,
-        "Maximum simultaneous client connections."
-    ),
-    def!(
-        "cluster.id",
-        String,
-        None,
-        Validator::Any,
-        None,
-        "Cluster id; generated on first start when unset."
-    ),
+    def!("node.id", Int, Some("1"), Validator::AtLeast(0), None, "This node's id."),
+    def!("broker.id", Int, None, Validator::AtLeast(-1), None, "Legacy synonym of node.id."),
+    def!("listeners", List, Some("PLAINTEXT://127.0.0.1:9092"), Validator::Any, None, "Listeners as NAME://host:port; port 0 binds a free port."),
+    def!("advertised.listeners", List, None, Validator::Any, None, "Addresses given to clients; defaults to listeners."),
+    def!("log.dirs", List, None, Validator::Any, None, "Directories holding partition logs (first one is used)."),
+    def!("log.dir", String, Some("./data"), Validator::Any, None, "Log directory when log.dirs is not set."),
+    def!("num.partitions", Int, Some("1"), Validator::AtLeast(1), None, "Default partition count of new topics."),
+    def!("default.replication.factor", Int, Some("1"), Validator::AtLeast(1), None, "Default replication factor of new topics."),
+    def!("auto.create.topics.enable", Boolean, Some("true"), Validator::Any, None, "Create topics on first metadata request that allows it."),
+    def!("delete.topic.enable", Boolean, Some("true"), Validator::Any, None, "Allow DeleteTopics."),
+    def!("log.cleanup.policy", List, Some("delete"), Validator::ListOf(&["delete", "compact"]), None, "Default cleanup.policy."),
+    def!("compression.type", String, Some("producer"), Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]), None, "Default compression.type."),
+    def!("log.cleaner.delete.retention.ms", Long, Some("86400000"), Validator::AtLeast(0), None, "Default delete.retention.ms."),
+    def!("log.segment.delete.delay.ms", Long, Some("60000"), Validator::AtLeast(0), None, "Default file.delete.delay.ms."),
+    def!("log.flush.interval.messages", Long, Some(LONG_MAX), Validator::AtLeast(1), None, "Messages appended before an fsync."),
+    def!("log.flush.interval.ms", Long, None, Validator::AtLeast(0), None, "Time before an fsync; defaults to log.flush.scheduler.interval.ms."),
+    def!("log.flush.scheduler.interval.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), None, "How often the flusher checks logs."),
+    def!("log.flush.offset.checkpoint.interval.ms", Int, Some("60000"), Validator::AtLeast(0), None, "How often the recovery point checkpoint is written."),
+    def!("log.flush.start.offset.checkpoint.interval.ms", Int, Some("60000"), Validator::AtLeast(0), None, "How often the log start offset checkpoint is written."),
+    def!("log.index.interval.bytes", Int, Some("4096"), Validator::AtLeast(0), None, "Default index.interval.bytes."),
+    def!("log.index.size.max.bytes", Int, Some("10485760"), Validator::AtLeast(4), None, "Default segment.index.bytes."),
+    def!("log.cleaner.max.compaction.lag.ms", Long, Some(LONG_MAX), Validator::AtLeast(1), None, "Default max.compaction.lag.ms."),
+    def!("log.cleaner.min.compaction.lag.ms", Long, Some("0"), Validator::AtLeast(0), None, "Default min.compaction.lag.ms."),
+    def!("log.cleaner.min.cleanable.ratio", Double, Some("0.5"), Validator::Fraction, None, "Default min.cleanable.dirty.ratio."),
+    def!("message.max.bytes", Int, Some("1048588"), Validator::AtLeast(0), None, "Default max.message.bytes."),
+    def!("log.message.timestamp.after.max.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), None, "Default message.timestamp.after.max.ms."),
+    def!("log.message.timestamp.before.max.ms", Long, Some(LONG_MAX), Validator::AtLeast(0), None, "Default message.timestamp.before.max.ms."),
+    def!("log.message.timestamp.type", String, Some("CreateTime"), Validator::OneOf(&["CreateTime", "LogAppendTime"]), None, "Default message.timestamp.type."),
+    def!("min.insync.replicas", Int, Some("1"), Validator::AtLeast(1), None, "Default min.insync.replicas."),
+    def!("log.preallocate", Boolean, Some("false"), Validator::Any, None, "Default preallocate."),
+    def!("log.retention.bytes", Long, Some("-1"), Validator::Any, None, "Default retention.bytes."),
+    def!("log.retention.ms", Long, None, Validator::AtLeast(-1), None, "Default retention.ms; falls back to log.retention.minutes."),
+    def!("log.retention.minutes", Int, None, Validator::AtLeast(-1), None, "Retention in minutes; falls back to log.retention.hours."),
+    def!("log.retention.hours", Int, Some("168"), Validator::AtLeast(-1), None, "Retention in hours."),
+    def!("log.retention.check.interval.ms", Long, Some("300000"), Validator::AtLeast(1), None, "How often retention is enforced."),
+    def!("log.segment.bytes", Int, Some("1073741824"), Validator::AtLeast(14), None, "Default segment.bytes."),
+    def!("log.roll.jitter.ms", Long, None, Validator::AtLeast(0), None, "Default segment.jitter.ms."),
+    def!("log.roll.jitter.hours", Int, Some("0"), Validator::AtLeast(0), None, "Roll jitter in hours."),
+    def!("log.roll.ms", Long, None, Validator::AtLeast(1), None, "Default segment.ms; falls back to log.roll.hours."),
+    def!("log.roll.hours", Int, Some("168"), Validator::AtLeast(1), None, "Segment age in hours before a roll."),
+    def!("unclean.leader.election.enable", Boolean, Some("false"), Validator::Any, None, "Default unclean.leader.election.enable."),
+    def!("socket.request.max.bytes", Int, Some("104857600"), Validator::AtLeast(1), None, "Largest request frame accepted."),
+    def!("max.connections", Int, Some("2147483647"), Validator::AtLeast(1), None, "Maximum simultaneous client connections."),
+    def!("cluster.id", String, None, Validator::Any, None, "Cluster id; generated on first start when unset."),
+    def!("offsets.topic.num.partitions", Int, Some("50"), Validator::AtLeast(1), None, "Partitions of __consumer_offsets (fixed once the topic exists)."),
+    def!("offsets.topic.segment.bytes", Int, Some("104857600"), Validator::AtLeast(14), None, "segment.bytes of __consumer_offsets."),
+    def!("offsets.retention.minutes", Int, Some("10080"), Validator::AtLeast(1), None, "How long offsets of an empty group are kept."),
+    def!("offsets.retention.check.interval.ms", Long, Some("600000"), Validator::AtLeast(1), None, "How often expired offsets are removed."),
+    def!("offset.metadata.max.bytes", Int, Some("4096"), Validator::AtLeast(0), None, "Largest metadata string of a committed offset."),
+    def!("group.min.session.timeout.ms", Int, Some("6000"), Validator::AtLeast(0), None, "Smallest session timeout a member may ask for."),
+    def!("group.max.session.timeout.ms", Int, Some("1800000"), Validator::AtLeast(0), None, "Largest session timeout a member may ask for."),
+    def!("group.initial.rebalance.delay.ms", Int, Some("3000"), Validator::AtLeast(0), None, "How long the first rebalance of an empty group waits for more members."),
+    def!("group.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a group may have."),
 ];
 
 /// Properties of Kafka's stock `server.properties` that tune its JVM thread pools and socket
@@ -738,10 +280,8 @@ pub static ACCEPTED_WITHOUT_EFFECT: &[&str] = &[
     "log.cleaner.enable",
     "queued.max.requests",
     "offsets.topic.replication.factor",
-    "offsets.topic.num.partitions",
     "transaction.state.log.replication.factor",
     "transaction.state.log.min.isr",
-    "group.initial.rebalance.delay.ms",
     "share.coordinator.state.topic.replication.factor",
     "share.coordinator.state.topic.min.isr",
 ];
@@ -898,6 +438,15 @@ pub struct BrokerConfig {
     pub socket_request_max_bytes: usize,
     pub max_connections: usize,
     pub cluster_id: Option<String>,
+    pub offsets_topic_partitions: i32,
+    pub offsets_topic_segment_bytes: i32,
+    pub offsets_retention_ms: i64,
+    pub offsets_retention_check_interval_ms: u64,
+    pub offset_metadata_max_bytes: usize,
+    pub group_min_session_timeout_ms: i32,
+    pub group_max_session_timeout_ms: i32,
+    pub group_initial_rebalance_delay_ms: i32,
+    pub group_max_size: usize,
     /// Every known broker property with its effective value and whether it was set explicitly.
     pub values: BTreeMap<&'static str, ConfigValue>,
     /// Effective default of each topic config, keyed by the topic config name.
@@ -1058,6 +607,16 @@ impl BrokerConfig {
             socket_request_max_bytes: int("socket.request.max.bytes") as usize,
             max_connections: int("max.connections") as usize,
             cluster_id: explicit("cluster.id"),
+            offsets_topic_partitions: int("offsets.topic.num.partitions") as i32,
+            offsets_topic_segment_bytes: int("offsets.topic.segment.bytes") as i32,
+            offsets_retention_ms: int("offsets.retention.minutes").saturating_mul(60_000),
+            offsets_retention_check_interval_ms: int("offsets.retention.check.interval.ms").max(1)
+                as u64,
+            offset_metadata_max_bytes: int("offset.metadata.max.bytes").max(0) as usize,
+            group_min_session_timeout_ms: int("group.min.session.timeout.ms") as i32,
+            group_max_session_timeout_ms: int("group.max.session.timeout.ms") as i32,
+            group_initial_rebalance_delay_ms: int("group.initial.rebalance.delay.ms") as i32,
+            group_max_size: int("group.max.size").max(1) as usize,
             values,
             topic_defaults,
             without_effect,

@@ -46,6 +46,85 @@ impl From<ConfigError> for Error {
     }
 }
 
+/// Errors of the group coordinator. `Copy` because one outcome is often sent to several
+/// waiting members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum GroupError {
+    #[error("the coordinator is not available")]
+    CoordinatorNotAvailable,
+    #[error("the coordinator is loading")]
+    CoordinatorLoadInProgress,
+    #[error("invalid group id")]
+    InvalidGroupId,
+    #[error("unknown member id")]
+    UnknownMemberId,
+    #[error("session timeout outside group.min/max.session.timeout.ms")]
+    InvalidSessionTimeout,
+    #[error("the group is rebalancing")]
+    RebalanceInProgress,
+    #[error("illegal generation")]
+    IllegalGeneration,
+    #[error("protocol type or protocols inconsistent with the group")]
+    InconsistentGroupProtocol,
+    #[error("another member with this group.instance.id has joined")]
+    FencedInstanceId,
+    #[error("a member id is required: rejoin with the one given")]
+    MemberIdRequired,
+    #[error("the group is full (group.max.size)")]
+    GroupMaxSizeReached,
+    #[error("group not found")]
+    GroupIdNotFound,
+    #[error("the group is not empty")]
+    NonEmptyGroup,
+    #[error("offset metadata is larger than offset.metadata.max.bytes")]
+    OffsetMetadataTooLarge,
+    #[error("the group is subscribed to the topic")]
+    GroupSubscribedToTopic,
+    #[error("unknown topic or partition")]
+    UnknownTopicOrPartition,
+    #[error("invalid request")]
+    InvalidRequest,
+    #[error("unsupported assignor")]
+    UnsupportedAssignor,
+    #[error("the member epoch is fenced")]
+    FencedMemberEpoch,
+    #[error("the member epoch is stale")]
+    StaleMemberEpoch,
+    #[error("the static member's previous incarnation has not left yet")]
+    UnreleasedInstanceId,
+    #[error("the group is of another type")]
+    GroupIdTypeMismatch,
+}
+
+impl GroupError {
+    pub fn code(self) -> i16 {
+        match self {
+            GroupError::CoordinatorNotAvailable => code::COORDINATOR_NOT_AVAILABLE,
+            GroupError::CoordinatorLoadInProgress => code::COORDINATOR_LOAD_IN_PROGRESS,
+            GroupError::InvalidGroupId => code::INVALID_GROUP_ID,
+            GroupError::UnknownMemberId => code::UNKNOWN_MEMBER_ID,
+            GroupError::InvalidSessionTimeout => code::INVALID_SESSION_TIMEOUT,
+            GroupError::RebalanceInProgress => code::REBALANCE_IN_PROGRESS,
+            GroupError::IllegalGeneration => code::ILLEGAL_GENERATION,
+            GroupError::InconsistentGroupProtocol => code::INCONSISTENT_GROUP_PROTOCOL,
+            GroupError::FencedInstanceId => code::FENCED_INSTANCE_ID,
+            GroupError::MemberIdRequired => code::MEMBER_ID_REQUIRED,
+            GroupError::GroupMaxSizeReached => code::GROUP_MAX_SIZE_REACHED,
+            GroupError::GroupIdNotFound => code::GROUP_ID_NOT_FOUND,
+            GroupError::NonEmptyGroup => code::NON_EMPTY_GROUP,
+            GroupError::OffsetMetadataTooLarge => code::OFFSET_METADATA_TOO_LARGE,
+            GroupError::GroupSubscribedToTopic => code::GROUP_SUBSCRIBED_TO_TOPIC,
+            GroupError::UnknownTopicOrPartition => code::UNKNOWN_TOPIC_OR_PARTITION,
+            GroupError::InvalidRequest => code::INVALID_REQUEST,
+            GroupError::UnsupportedAssignor => code::UNSUPPORTED_ASSIGNOR,
+            GroupError::FencedMemberEpoch => code::FENCED_MEMBER_EPOCH,
+            GroupError::StaleMemberEpoch => code::STALE_MEMBER_EPOCH,
+            GroupError::UnreleasedInstanceId => code::UNRELEASED_INSTANCE_ID,
+            GroupError::GroupIdTypeMismatch => code::INCONSISTENT_GROUP_PROTOCOL,
+        }
+    }
+}
+
 /// Kafka error codes used by this broker.
 pub mod code {
     pub const NONE: i16 = 0;
@@ -54,8 +133,18 @@ pub mod code {
     pub const CORRUPT_MESSAGE: i16 = 2;
     pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
     pub const MESSAGE_TOO_LARGE: i16 = 10;
+    pub const OFFSET_METADATA_TOO_LARGE: i16 = 12;
+    pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
+    pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
+    pub const NOT_COORDINATOR: i16 = 16;
     pub const INVALID_TOPIC_EXCEPTION: i16 = 17;
     pub const NOT_ENOUGH_REPLICAS: i16 = 19;
+    pub const ILLEGAL_GENERATION: i16 = 22;
+    pub const INCONSISTENT_GROUP_PROTOCOL: i16 = 23;
+    pub const INVALID_GROUP_ID: i16 = 24;
+    pub const UNKNOWN_MEMBER_ID: i16 = 25;
+    pub const INVALID_SESSION_TIMEOUT: i16 = 26;
+    pub const REBALANCE_IN_PROGRESS: i16 = 27;
     pub const INVALID_REQUIRED_ACKS: i16 = 21;
     pub const UNSUPPORTED_VERSION: i16 = 35;
     pub const TOPIC_ALREADY_EXISTS: i16 = 36;
@@ -66,12 +155,22 @@ pub mod code {
     pub const INVALID_REQUEST: i16 = 42;
     pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: i16 = 43;
     pub const KAFKA_STORAGE_ERROR: i16 = 56;
+    pub const NON_EMPTY_GROUP: i16 = 68;
+    pub const GROUP_ID_NOT_FOUND: i16 = 69;
     pub const FETCH_SESSION_ID_NOT_FOUND: i16 = 70;
     pub const INVALID_FETCH_SESSION_EPOCH: i16 = 71;
     pub const TOPIC_DELETION_DISABLED: i16 = 73;
     pub const UNKNOWN_LEADER_EPOCH: i16 = 75;
+    pub const MEMBER_ID_REQUIRED: i16 = 79;
+    pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
+    pub const FENCED_INSTANCE_ID: i16 = 82;
+    pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
     pub const INVALID_RECORD: i16 = 87;
     pub const UNKNOWN_TOPIC_ID: i16 = 100;
+    pub const FENCED_MEMBER_EPOCH: i16 = 110;
+    pub const UNRELEASED_INSTANCE_ID: i16 = 111;
+    pub const UNSUPPORTED_ASSIGNOR: i16 = 112;
+    pub const STALE_MEMBER_EPOCH: i16 = 113;
     pub const UNSUPPORTED_ENDPOINT_TYPE: i16 = 115;
 }
 
@@ -164,6 +263,32 @@ mod tests {
             (code::INVALID_RECORD, R::InvalidRecord),
             (code::UNKNOWN_TOPIC_ID, R::UnknownTopicId),
             (code::UNSUPPORTED_ENDPOINT_TYPE, R::UnsupportedEndpointType),
+            (code::OFFSET_METADATA_TOO_LARGE, R::OffsetMetadataTooLarge),
+            (
+                code::COORDINATOR_LOAD_IN_PROGRESS,
+                R::CoordinatorLoadInProgress,
+            ),
+            (code::COORDINATOR_NOT_AVAILABLE, R::CoordinatorNotAvailable),
+            (code::NOT_COORDINATOR, R::NotCoordinator),
+            (code::ILLEGAL_GENERATION, R::IllegalGeneration),
+            (
+                code::INCONSISTENT_GROUP_PROTOCOL,
+                R::InconsistentGroupProtocol,
+            ),
+            (code::INVALID_GROUP_ID, R::InvalidGroupId),
+            (code::UNKNOWN_MEMBER_ID, R::UnknownMemberId),
+            (code::INVALID_SESSION_TIMEOUT, R::InvalidSessionTimeout),
+            (code::REBALANCE_IN_PROGRESS, R::RebalanceInProgress),
+            (code::NON_EMPTY_GROUP, R::NonEmptyGroup),
+            (code::GROUP_ID_NOT_FOUND, R::GroupIdNotFound),
+            (code::MEMBER_ID_REQUIRED, R::MemberIdRequired),
+            (code::GROUP_MAX_SIZE_REACHED, R::GroupMaxSizeReached),
+            (code::FENCED_INSTANCE_ID, R::FencedInstanceId),
+            (code::GROUP_SUBSCRIBED_TO_TOPIC, R::GroupSubscribedToTopic),
+            (code::FENCED_MEMBER_EPOCH, R::FencedMemberEpoch),
+            (code::UNRELEASED_INSTANCE_ID, R::UnreleasedInstanceId),
+            (code::UNSUPPORTED_ASSIGNOR, R::UnsupportedAssignor),
+            (code::STALE_MEMBER_EPOCH, R::StaleMemberEpoch),
         ];
         for (ours, theirs) in pairs {
             assert_eq!(ours, theirs.code(), "{theirs:?}");

@@ -21,6 +21,7 @@ pub mod api;
 pub mod broker;
 pub mod config;
 pub mod error;
+pub mod group;
 pub mod metadata;
 pub mod record;
 pub mod replica;

@@ -249,7 +249,7 @@ fn api_versions_every_version_and_unsupported_version() {
             response
                 .api_keys
                 .iter()
-                .all(|k| k.api_key != ApiKey::JoinGroup as i16),
+                .all(|k| k.api_key != ApiKey::InitProducerId as i16),
             "only APIs that work are advertised"
         );
     }

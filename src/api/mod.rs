@@ -7,15 +7,26 @@ pub mod alter_configs;
 pub mod api_versions;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
+pub mod describe_groups;
 pub mod fetch;
+pub mod find_coordinator;
+pub mod heartbeat;
 pub mod incremental_alter_configs;
+pub mod join_group;
+pub mod leave_group;
+pub mod list_groups;
 pub mod list_offsets;
 pub mod metadata;
+pub mod offset_commit;
+pub mod offset_delete;
+pub mod offset_fetch;
 pub mod produce;
+pub mod sync_group;
 
 use crate::broker::Broker;
 use bytes::{Bytes, BytesMut};
@@ -24,13 +35,46 @@ use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, Str
 use std::sync::Arc;
 use thiserror::Error;
 
-/// What a handler needs besides its request.
+/// What a handler needs besides its request: the broker, the advertised address, and who
+/// is asking (cheap to clone: it is cloned per connection and per request).
 #[derive(Debug, Clone)]
 pub struct ApiContext {
     pub broker: Arc<Broker>,
     /// The address clients are told to connect to (port resolved after binding).
-    pub advertised_host: String,
+    pub advertised_host: Arc<str>,
     pub advertised_port: i32,
+    /// The peer, as Kafka reports it (`/127.0.0.1`).
+    pub client_host: Arc<str>,
+    /// The request header's client id.
+    pub client_id: StrBytes,
+}
+
+impl ApiContext {
+    pub fn new(broker: Arc<Broker>, advertised_host: &str, advertised_port: i32) -> Self {
+        Self {
+            broker,
+            advertised_host: Arc::from(advertised_host),
+            advertised_port,
+            client_host: Arc::from(""),
+            client_id: StrBytes::default(),
+        }
+    }
+
+    /// This context for a connection from `peer`.
+    pub fn for_peer(&self, peer: std::net::SocketAddr) -> Self {
+        Self {
+            client_host: Arc::from(format!("/{}", peer.ip()).as_str()),
+            ..self.clone()
+        }
+    }
+
+    /// This context for one request.
+    pub fn for_client(&self, client_id: Option<StrBytes>) -> Self {
+        Self {
+            client_id: client_id.unwrap_or_default(),
+            ..self.clone()
+        }
+    }
 }
 
 /// A request that cannot be answered: the connection is closed with one log line.
@@ -102,6 +146,17 @@ api_table! {
     CreatePartitions => create_partitions, m::CreatePartitionsRequest,
     IncrementalAlterConfigs => incremental_alter_configs, m::IncrementalAlterConfigsRequest,
     DescribeCluster => describe_cluster, m::DescribeClusterRequest,
+    FindCoordinator => find_coordinator, m::FindCoordinatorRequest,
+    JoinGroup => join_group, m::JoinGroupRequest,
+    SyncGroup => sync_group, m::SyncGroupRequest,
+    Heartbeat => heartbeat, m::HeartbeatRequest,
+    LeaveGroup => leave_group, m::LeaveGroupRequest,
+    OffsetCommit => offset_commit, m::OffsetCommitRequest,
+    OffsetFetch => offset_fetch, m::OffsetFetchRequest,
+    ListGroups => list_groups, m::ListGroupsRequest,
+    DescribeGroups => describe_groups, m::DescribeGroupsRequest,
+    DeleteGroups => delete_groups, m::DeleteGroupsRequest,
+    OffsetDelete => offset_delete, m::OffsetDeleteRequest,
 }
 
 /// Encodes a response body and returns it with its response header version.
@@ -178,11 +233,7 @@ mod tests {
             .unwrap()
             .append(&batch, 1)
             .unwrap();
-        ApiContext {
-            broker,
-            advertised_host: "127.0.0.1".into(),
-            advertised_port: 9092,
-        }
+        ApiContext::new(broker, "127.0.0.1", 9092)
     }
 
     fn encode<R: Encodable>(request: &R, version: i16, what: &str) -> Bytes {
@@ -440,6 +491,132 @@ mod tests {
                 v,
                 "describe_cluster",
             ),
+            ApiKey::FindCoordinator => {
+                let request = if v >= 4 {
+                    FindCoordinatorRequest::default().with_coordinator_keys(vec![s("g"), s("t-id")])
+                } else {
+                    FindCoordinatorRequest::default().with_key(s("g"))
+                };
+                encode(&request, v, "find_coordinator")
+            }
+            ApiKey::JoinGroup => {
+                // Unknown member of an unknown group: answered at once (MEMBER_ID_REQUIRED from v4,
+                // else parked; a bad session timeout keeps it immediate for every version).
+                let protocol = join_group_request::JoinGroupRequestProtocol::default()
+                    .with_name(s("range"))
+                    .with_metadata(Bytes::from_static(b"m"));
+                let mut request = JoinGroupRequest::default()
+                    .with_group_id(GroupId(s("g")))
+                    .with_session_timeout_ms(1)
+                    .with_protocol_type(s("consumer"))
+                    .with_protocols(vec![protocol]);
+                if v >= 1 {
+                    request = request.with_rebalance_timeout_ms(1000);
+                }
+                encode(&request, v, "join_group")
+            }
+            ApiKey::SyncGroup => {
+                let mut request = SyncGroupRequest::default()
+                    .with_group_id(GroupId(s("g")))
+                    .with_generation_id(1)
+                    .with_member_id(s("nobody"));
+                if v >= 5 {
+                    request = request
+                        .with_protocol_type(Some(s("consumer")))
+                        .with_protocol_name(Some(s("range")));
+                }
+                encode(&request, v, "sync_group")
+            }
+            ApiKey::Heartbeat => encode(
+                &HeartbeatRequest::default()
+                    .with_group_id(GroupId(s("g")))
+                    .with_generation_id(1)
+                    .with_member_id(s("nobody")),
+                v,
+                "heartbeat",
+            ),
+            ApiKey::LeaveGroup => {
+                let request = if v >= 3 {
+                    LeaveGroupRequest::default()
+                        .with_group_id(GroupId(s("simple")))
+                        .with_members(vec![
+                            leave_group_request::MemberIdentity::default()
+                                .with_member_id(s("nobody")),
+                        ])
+                } else {
+                    LeaveGroupRequest::default()
+                        .with_group_id(GroupId(s("simple")))
+                        .with_member_id(s("nobody"))
+                };
+                encode(&request, v, "leave_group")
+            }
+            ApiKey::OffsetCommit => {
+                let partition = offset_commit_request::OffsetCommitRequestPartition::default()
+                    .with_partition_index(0)
+                    .with_committed_offset(2)
+                    .with_committed_metadata(Some(s("meta")));
+                let mut topic = offset_commit_request::OffsetCommitRequestTopic::default()
+                    .with_partitions(vec![partition]);
+                topic = topic.with_name(topic_name("t"));
+                encode(
+                    &OffsetCommitRequest::default()
+                        .with_group_id(GroupId(s("simple")))
+                        .with_generation_id_or_member_epoch(-1)
+                        .with_topics(vec![topic]),
+                    v,
+                    "offset_commit",
+                )
+            }
+            ApiKey::OffsetFetch => {
+                let request = if v >= 8 {
+                    let topic = offset_fetch_request::OffsetFetchRequestTopics::default()
+                        .with_name(topic_name("t"))
+                        .with_partition_indexes(vec![0, 1]);
+                    OffsetFetchRequest::default().with_groups(vec![
+                        offset_fetch_request::OffsetFetchRequestGroup::default()
+                            .with_group_id(GroupId(s("simple")))
+                            .with_topics(Some(vec![topic])),
+                        offset_fetch_request::OffsetFetchRequestGroup::default()
+                            .with_group_id(GroupId(s("simple")))
+                            .with_topics(None),
+                    ])
+                } else {
+                    let topic = offset_fetch_request::OffsetFetchRequestTopic::default()
+                        .with_name(topic_name("t"))
+                        .with_partition_indexes(vec![0, 1]);
+                    OffsetFetchRequest::default()
+                        .with_group_id(GroupId(s("simple")))
+                        .with_topics(Some(vec![topic]))
+                };
+                encode(&request, v, "offset_fetch")
+            }
+            ApiKey::ListGroups => encode(&ListGroupsRequest::default(), v, "list_groups"),
+            ApiKey::DescribeGroups => encode(
+                &DescribeGroupsRequest::default()
+                    .with_groups(vec![GroupId(s("simple")), GroupId(s("missing"))]),
+                v,
+                "describe_groups",
+            ),
+            ApiKey::DeleteGroups => encode(
+                &DeleteGroupsRequest::default().with_groups_names(vec![GroupId(s("missing"))]),
+                v,
+                "delete_groups",
+            ),
+            ApiKey::OffsetDelete => {
+                let topic = offset_delete_request::OffsetDeleteRequestTopic::default()
+                    .with_name(topic_name("t"))
+                    .with_partitions(vec![
+                        offset_delete_request::OffsetDeleteRequestPartition::default()
+                            .with_partition_index(0),
+                    ]);
+                encode(
+                    &OffsetDeleteRequest::default()
+                        .with_group_id(GroupId(s("simple")))
+                        .with_topics(vec![topic]),
+                    v,
+                    "offset_delete",
+                )
+            }
             other => panic!("no test request for {other:?}: add one when adding the API"),
         }
     }

@@ -348,45 +348,79 @@ pub(crate) fn read_i16(buf: &[u8], at: usize) -> i16 {
     i16::from_be_bytes([buf[at], buf[at + 1]])
 }
 
+/// One record to put in a batch built by the broker itself.
+#[derive(Debug, Clone, Copy)]
+pub struct NewRecord<'a> {
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    pub timestamp: i64,
+}
+
+/// Builds an uncompressed, non-transactional v2 batch (base offset 0, producer id -1) for
+/// records the broker writes itself, such as coordinator state. Record timestamps are
+/// relative to the first record's.
+pub fn build_batch(records: &[NewRecord<'_>]) -> BytesMut {
+    use bytes::BufMut;
+    let base_timestamp = records.first().map(|r| r.timestamp).unwrap_or(-1);
+    let max_timestamp = records.iter().map(|r| r.timestamp).max().unwrap_or(-1);
+    let mut body = BytesMut::new();
+    for (i, record) in records.iter().enumerate() {
+        let mut one = BytesMut::new();
+        one.put_i8(0); // attributes
+        records::put_varlong(&mut one, record.timestamp - base_timestamp);
+        records::put_varint(&mut one, i as i32);
+        for field in [record.key, record.value] {
+            match field {
+                Some(bytes) => {
+                    records::put_varint(&mut one, bytes.len() as i32);
+                    one.put_slice(bytes);
+                }
+                None => records::put_varint(&mut one, -1),
+            }
+        }
+        records::put_varint(&mut one, 0); // no headers
+        records::put_varint(&mut body, one.len() as i32);
+        body.put_slice(&one);
+    }
+    let count = records.len() as i32;
+    let mut buf = BytesMut::with_capacity(HEADER_LEN + body.len());
+    buf.put_i64(0);
+    buf.put_i32((HEADER_LEN - LOG_OVERHEAD + body.len()) as i32);
+    buf.put_i32(-1);
+    buf.put_i8(MAGIC_V2);
+    buf.put_u32(0);
+    buf.put_i16(0);
+    buf.put_i32(count - 1);
+    buf.put_i64(base_timestamp);
+    buf.put_i64(max_timestamp);
+    buf.put_i64(-1);
+    buf.put_i16(-1);
+    buf.put_i32(-1);
+    buf.put_i32(count);
+    buf.put_slice(&body);
+    let crc = crc32c::crc32c(&buf[ATTRIBUTES..]);
+    buf[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    buf
+}
+
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
-    use bytes::BufMut;
 
-    /// Builds an uncompressed v2 batch of `count` records with the given value size and
-    /// timestamps `base_timestamp + i`, with a correct CRC. Used by unit tests throughout.
+    /// An uncompressed v2 batch of `count` records with `value_len`-byte values, null keys and
+    /// timestamps `base_timestamp + i`, at `base_offset`. Used by unit tests throughout.
     pub fn batch(base_offset: i64, count: i32, base_timestamp: i64, value_len: usize) -> BytesMut {
-        let mut records = BytesMut::new();
-        for i in 0..count {
-            let mut body = BytesMut::new();
-            body.put_i8(0); // attributes
-            records::put_varlong(&mut body, i as i64); // timestamp delta
-            records::put_varint(&mut body, i); // offset delta
-            records::put_varint(&mut body, -1); // null key
-            records::put_varint(&mut body, value_len as i32);
-            body.put_bytes(b'v', value_len);
-            records::put_varint(&mut body, 0); // headers
-            records::put_varint(&mut records, body.len() as i32);
-            records.put_slice(&body);
-        }
-        let mut buf = BytesMut::new();
-        buf.put_i64(base_offset);
-        buf.put_i32((HEADER_LEN - LOG_OVERHEAD + records.len()) as i32);
-        buf.put_i32(-1);
-        buf.put_i8(MAGIC_V2);
-        buf.put_u32(0);
-        buf.put_i16(0);
-        buf.put_i32(count - 1);
-        buf.put_i64(base_timestamp);
-        buf.put_i64(base_timestamp + count as i64 - 1);
-        buf.put_i64(-1);
-        buf.put_i16(-1);
-        buf.put_i32(-1);
-        buf.put_i32(count);
-        buf.put_slice(&records);
-        let crc = crc32c::crc32c(&buf[ATTRIBUTES..]);
-        buf[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
-        buf
+        let value = vec![b'v'; value_len];
+        let records: Vec<NewRecord<'_>> = (0..count as i64)
+            .map(|i| NewRecord {
+                key: None,
+                value: Some(&value),
+                timestamp: base_timestamp + i,
+            })
+            .collect();
+        let mut batch = build_batch(&records);
+        batch[BASE_OFFSET..BASE_OFFSET + 8].copy_from_slice(&base_offset.to_be_bytes());
+        batch
     }
 }
 

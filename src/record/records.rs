@@ -45,6 +45,54 @@ pub fn record_positions(
     Ok(out)
 }
 
+/// One record of a batch, borrowed from the (decompressed) records section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordView<'a> {
+    pub offset_delta: i32,
+    pub timestamp_delta: i64,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+}
+
+/// Parses keys and values of every record (headers are skipped).
+pub fn parse_records(mut records: &[u8], count: i32) -> Result<Vec<RecordView<'_>>, RecordError> {
+    let mut out = Vec::with_capacity(count.clamp(0, 4096) as usize);
+    for _ in 0..count {
+        let length = read_varlong(&mut records)?;
+        if length < 1 || length as usize > records.len() {
+            return Err(RecordError::Corrupt("record length out of range"));
+        }
+        let (body, rest) = records.split_at(length as usize);
+        records = rest;
+        let mut body = &body[1..]; // attributes
+        let timestamp_delta = read_varlong(&mut body)?;
+        let offset_delta = i32::try_from(read_varlong(&mut body)?)
+            .map_err(|_| RecordError::Corrupt("record offset delta out of range"))?;
+        let key = read_nullable_bytes(&mut body)?;
+        let value = read_nullable_bytes(&mut body)?;
+        out.push(RecordView {
+            offset_delta,
+            timestamp_delta,
+            key,
+            value,
+        });
+    }
+    Ok(out)
+}
+
+fn read_nullable_bytes<'a>(buf: &mut &'a [u8]) -> Result<Option<&'a [u8]>, RecordError> {
+    let length = read_varlong(buf)?;
+    if length < 0 {
+        return Ok(None);
+    }
+    if length as usize > buf.len() {
+        return Err(RecordError::Corrupt("record field longer than the record"));
+    }
+    let (field, rest) = buf.split_at(length as usize);
+    *buf = rest;
+    Ok(Some(field))
+}
+
 /// Reads one zig-zag varint of up to 64 bits.
 pub fn read_varlong(buf: &mut &[u8]) -> Result<i64, RecordError> {
     let mut value: u64 = 0;
@@ -107,6 +155,31 @@ mod tests {
     fn truncated_varint_is_an_error() {
         let mut slice: &[u8] = &[0x80, 0x80];
         assert!(read_varlong(&mut slice).is_err());
+    }
+
+    #[test]
+    fn built_batches_parse_back() {
+        let records = [
+            crate::record::NewRecord {
+                key: Some(b"k1"),
+                value: None,
+                timestamp: 100,
+            },
+            crate::record::NewRecord {
+                key: None,
+                value: Some(b"value"),
+                timestamp: 90,
+            },
+        ];
+        let batch = crate::record::build_batch(&records);
+        let view = crate::record::BatchView::new(&batch).unwrap();
+        view.validate().unwrap();
+        assert_eq!(view.max_timestamp(), 100);
+        let parsed = parse_records(view.records_payload(), view.records_count()).unwrap();
+        assert_eq!(parsed[0].key, Some(&b"k1"[..]));
+        assert_eq!(parsed[0].value, None);
+        assert_eq!(parsed[1].value, Some(&b"value"[..]));
+        assert_eq!(view.base_timestamp() + parsed[1].timestamp_delta, 90);
     }
 
     #[test]

@@ -70,13 +70,15 @@ pub async fn handle_frame(ctx: &ApiContext, frame: Bytes) -> Result<Option<Bytes
     }
     let mut body = frame;
     let header_version = api.request_header_version(summary.version);
-    RequestHeader::decode(&mut body, header_version).map_err(|e| FrameError::Header {
-        api_key: summary.api_key,
-        version: summary.version,
-        reason: e.to_string(),
-    })?;
+    let header =
+        RequestHeader::decode(&mut body, header_version).map_err(|e| FrameError::Header {
+            api_key: summary.api_key,
+            version: summary.version,
+            reason: e.to_string(),
+        })?;
+    let ctx = ctx.for_client(header.client_id);
     let Some((response_body, response_header_version)) =
-        api::dispatch(ctx, api, summary.version, body).await?
+        api::dispatch(&ctx, api, summary.version, body).await?
     else {
         return Ok(None);
     };

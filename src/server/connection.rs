@@ -23,6 +23,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
+    let ctx = ctx.for_peer(peer);
     let (read_half, mut write_half) = stream.into_split();
     let mut reader = BufReader::with_capacity(READ_BUFFER, read_half);
     loop {

@@ -48,11 +48,7 @@ impl Server {
         } else {
             advertised.port
         } as i32;
-        let ctx = ApiContext {
-            broker: broker.clone(),
-            advertised_host,
-            advertised_port,
-        };
+        let ctx = ApiContext::new(broker.clone(), &advertised_host, advertised_port);
         Ok(Self {
             broker,
             listener,
@@ -71,6 +67,7 @@ impl Server {
     pub async fn run(self, shutdown: CancellationToken) -> Result<(), crate::error::Error> {
         let tracker = TaskTracker::new();
         spawn_background_tasks(&tracker, self.broker.clone(), shutdown.clone());
+        self.broker.group_coordinator().start(shutdown.clone());
         let config = self.broker.config().clone();
         let limit = Arc::new(Semaphore::new(
             config.max_connections.min(Semaphore::MAX_PERMITS),

@@ -1,0 +1,28 @@
+//! DeleteGroups: removes empty groups with their committed offsets.
+
+use super::ApiContext;
+use crate::error::{GroupError, code};
+use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
+use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
+
+pub async fn handle(
+    ctx: &ApiContext,
+    request: DeleteGroupsRequest,
+    _version: i16,
+) -> Option<DeleteGroupsResponse> {
+    let coordinator = ctx.broker.groups();
+    let results = request
+        .groups_names
+        .into_iter()
+        .map(|group_id| {
+            let result = match &coordinator {
+                Ok(c) => c.delete_group(&group_id),
+                Err(_) => Err(GroupError::CoordinatorNotAvailable),
+            };
+            DeletableGroupResult::default()
+                .with_group_id(group_id)
+                .with_error_code(result.err().map(GroupError::code).unwrap_or(code::NONE))
+        })
+        .collect();
+    Some(DeleteGroupsResponse::default().with_results(results))
+}

@@ -1,0 +1,78 @@
+//! DescribeGroups: state, protocol and members; member metadata and assignments are shown once
+//! the group is Stable, as in Kafka. An unknown group is "Dead" (GROUP_ID_NOT_FOUND from v6).
+
+use super::{ApiContext, authorized_operations, wire_str};
+use crate::error::{GroupError, code};
+use kafka_protocol::messages::describe_groups_response::{DescribedGroup, DescribedGroupMember};
+use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
+use kafka_protocol::protocol::StrBytes;
+
+/// READ, DESCRIBE, DELETE on a group.
+const GROUP_OPERATIONS: &[i8] = &[3, 6, 8];
+
+pub async fn handle(
+    ctx: &ApiContext,
+    request: DescribeGroupsRequest,
+    version: i16,
+) -> Option<DescribeGroupsResponse> {
+    let coordinator = ctx.broker.groups();
+    let ops = if version >= 3 && request.include_authorized_operations {
+        authorized_operations(GROUP_OPERATIONS)
+    } else {
+        i32::MIN
+    };
+    let groups = request
+        .groups
+        .into_iter()
+        .map(|group_id| {
+            let described = DescribedGroup::default()
+                .with_group_id(group_id.clone())
+                .with_authorized_operations(ops);
+            let coordinator = match &coordinator {
+                Ok(c) => c,
+                Err(_) => {
+                    return described.with_error_code(GroupError::CoordinatorNotAvailable.code());
+                }
+            };
+            match coordinator.describe_group(&group_id) {
+                None => {
+                    let described = described.with_group_state(StrBytes::from_static_str("Dead"));
+                    if version >= 6 {
+                        described
+                            .with_error_code(code::GROUP_ID_NOT_FOUND)
+                            .with_error_message(Some(wire_str(&format!(
+                                "group {} not found",
+                                group_id.as_str()
+                            ))))
+                    } else {
+                        described.with_error_code(code::NONE)
+                    }
+                }
+                Some(d) => described
+                    .with_error_code(code::NONE)
+                    .with_group_state(StrBytes::from_static_str(d.state))
+                    .with_protocol_type(StrBytes::from_string(d.protocol_type))
+                    .with_protocol_data(StrBytes::from_string(d.protocol))
+                    .with_members(
+                        d.members
+                            .into_iter()
+                            .map(|m| {
+                                DescribedGroupMember::default()
+                                    .with_member_id(StrBytes::from_string(m.member_id))
+                                    .with_group_instance_id(if version >= 4 {
+                                        m.group_instance_id.map(StrBytes::from_string)
+                                    } else {
+                                        None
+                                    })
+                                    .with_client_id(StrBytes::from_string(m.client_id))
+                                    .with_client_host(StrBytes::from_string(m.client_host))
+                                    .with_member_metadata(m.metadata)
+                                    .with_member_assignment(m.assignment)
+                            })
+                            .collect(),
+                    ),
+            }
+        })
+        .collect();
+    Some(DescribeGroupsResponse::default().with_groups(groups))
+}

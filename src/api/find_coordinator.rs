@@ -1,0 +1,64 @@
+//! FindCoordinator: this broker coordinates every group (creating `__consumer_offsets` on first
+//! use). Batched keys from v4. Transaction coordinators are not built yet: transactional keys
+//! get COORDINATOR_NOT_AVAILABLE.
+
+use super::{ApiContext, wire_str};
+use crate::error::code;
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
+use kafka_protocol::protocol::StrBytes;
+
+const KEY_TYPE_GROUP: i8 = 0;
+
+pub async fn handle(
+    ctx: &ApiContext,
+    request: FindCoordinatorRequest,
+    version: i16,
+) -> Option<FindCoordinatorResponse> {
+    let key_type = if version >= 1 {
+        request.key_type
+    } else {
+        KEY_TYPE_GROUP
+    };
+    let answer = |key: StrBytes| -> Coordinator {
+        let coordinator = Coordinator::default().with_key(key);
+        if key_type != KEY_TYPE_GROUP {
+            return coordinator
+                .with_error_code(code::COORDINATOR_NOT_AVAILABLE)
+                .with_error_message(Some(wire_str(
+                    "only group coordinators exist in this version",
+                )))
+                .with_node_id(BrokerId(-1))
+                .with_port(-1);
+        }
+        match ctx.broker.groups() {
+            Ok(_) => coordinator
+                .with_error_code(code::NONE)
+                .with_node_id(BrokerId(ctx.broker.node_id()))
+                .with_host(wire_str(&ctx.advertised_host))
+                .with_port(ctx.advertised_port),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot create the offsets topic");
+                coordinator
+                    .with_error_code(code::COORDINATOR_NOT_AVAILABLE)
+                    .with_error_message(Some(wire_str(&e.message())))
+                    .with_node_id(BrokerId(-1))
+                    .with_port(-1)
+            }
+        }
+    };
+    if version >= 4 {
+        let coordinators = request.coordinator_keys.into_iter().map(answer).collect();
+        return Some(FindCoordinatorResponse::default().with_coordinators(coordinators));
+    }
+    let c = answer(request.key);
+    let mut response = FindCoordinatorResponse::default()
+        .with_error_code(c.error_code)
+        .with_node_id(c.node_id)
+        .with_host(c.host)
+        .with_port(c.port);
+    if version >= 1 {
+        response = response.with_error_message(c.error_message);
+    }
+    Some(response)
+}

@@ -1,0 +1,55 @@
+//! ListGroups, with the state (v4+) and type (v5+) filters. Every group here is "classic".
+
+use super::ApiContext;
+use crate::error::{GroupError, code};
+use kafka_protocol::messages::list_groups_response::ListedGroup;
+use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
+use kafka_protocol::protocol::StrBytes;
+
+pub async fn handle(
+    ctx: &ApiContext,
+    request: ListGroupsRequest,
+    version: i16,
+) -> Option<ListGroupsResponse> {
+    let groups = match ctx.broker.groups() {
+        Err(_) => {
+            return Some(
+                ListGroupsResponse::default()
+                    .with_error_code(GroupError::CoordinatorNotAvailable.code()),
+            );
+        }
+        Ok(groups) => groups.list_groups(),
+    };
+    let states: Vec<String> = request
+        .states_filter
+        .iter()
+        .map(|s| s.to_lowercase())
+        .collect();
+    let types: Vec<String> = request
+        .types_filter
+        .iter()
+        .map(|s| s.to_lowercase())
+        .collect();
+    let listed = groups
+        .into_iter()
+        .filter(|g| states.is_empty() || states.contains(&g.state.to_lowercase()))
+        .filter(|_| types.is_empty() || types.iter().any(|t| t == "classic"))
+        .map(|g| {
+            let mut listed = ListedGroup::default()
+                .with_group_id(GroupId(StrBytes::from_string(g.group_id)))
+                .with_protocol_type(StrBytes::from_string(g.protocol_type));
+            if version >= 4 {
+                listed = listed.with_group_state(StrBytes::from_static_str(g.state));
+            }
+            if version >= 5 {
+                listed = listed.with_group_type(StrBytes::from_static_str("classic"));
+            }
+            listed
+        })
+        .collect();
+    Some(
+        ListGroupsResponse::default()
+            .with_error_code(code::NONE)
+            .with_groups(listed),
+    )
+}

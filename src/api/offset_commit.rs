@@ -1,0 +1,97 @@
+//! OffsetCommit: validated against the group's generation and member, written to
+//! `__consumer_offsets`, then acknowledged. v2-v4 may carry an explicit retention time.
+//! (kafka-protocol 0.18 decodes up to v9, before topic ids.)
+
+use super::ApiContext;
+use crate::error::{GroupError, code};
+use crate::group::OffsetCommit;
+use crate::types::now_ms;
+use kafka_protocol::messages::offset_commit_response::{
+    OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
+
+pub async fn handle(
+    ctx: &ApiContext,
+    request: OffsetCommitRequest,
+    version: i16,
+) -> Option<OffsetCommitResponse> {
+    // v10 names topics by id; an unknown id fails its partitions.
+    let names: Vec<Option<String>> = request
+        .topics
+        .iter()
+        .map(|t| {
+            if version >= 10 {
+                ctx.broker
+                    .topic_by_id(t.topic_id)
+                    .map(|i| i.name.to_string())
+            } else {
+                Some(t.name.to_string())
+            }
+        })
+        .collect();
+    let mut commits = Vec::new();
+    for (topic, name) in request.topics.iter().zip(&names) {
+        for p in &topic.partitions {
+            commits.push(OffsetCommit {
+                topic: name.clone().unwrap_or_default(),
+                partition: p.partition_index,
+                offset: p.committed_offset,
+                leader_epoch: if version >= 6 {
+                    p.committed_leader_epoch
+                } else {
+                    -1
+                },
+                metadata: p
+                    .committed_metadata
+                    .as_ref()
+                    .map(|m| m.to_string())
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    let expire = (2..=4)
+        .contains(&version)
+        .then_some(request.retention_time_ms)
+        .filter(|r| *r >= 0)
+        .map(|r| now_ms().saturating_add(r));
+    let outcome = match ctx.broker.groups() {
+        Err(_) => Err(GroupError::CoordinatorNotAvailable),
+        Ok(groups) => groups.commit_offsets(
+            &request.group_id,
+            &request.member_id,
+            request.group_instance_id.as_deref(),
+            request.generation_id_or_member_epoch,
+            expire,
+            &commits,
+        ),
+    };
+    let mut results = match outcome {
+        Ok(results) => results.into_iter(),
+        Err(e) => vec![Err(e); commits.len()].into_iter(),
+    };
+    let topics = request
+        .topics
+        .into_iter()
+        .map(|topic| {
+            let partitions = topic
+                .partitions
+                .iter()
+                .map(|p| {
+                    let result = results
+                        .next()
+                        .unwrap_or(Err(GroupError::CoordinatorNotAvailable));
+                    let error = result.err().map(GroupError::code).unwrap_or(code::NONE);
+                    OffsetCommitResponsePartition::default()
+                        .with_partition_index(p.partition_index)
+                        .with_error_code(error)
+                })
+                .collect();
+            OffsetCommitResponseTopic::default()
+                .with_name(topic.name)
+                .with_topic_id(topic.topic_id)
+                .with_partitions(partitions)
+        })
+        .collect();
+    Some(OffsetCommitResponse::default().with_topics(topics))
+}

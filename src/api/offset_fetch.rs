@@ -1,0 +1,155 @@
+//! OffsetFetch: committed offsets with their leader epoch and metadata; one group (v1-v7) or
+//! several (v8+); null topics means every committed offset of the group. Partitions without a
+//! commit answer offset -1.
+
+use super::ApiContext;
+use crate::error::{GroupError, code};
+use crate::group::classic::CommittedOffset;
+use kafka_protocol::messages::offset_fetch_response::{
+    OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic, OffsetFetchResponseTopics,
+};
+use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, TopicName};
+use kafka_protocol::protocol::StrBytes;
+use std::collections::BTreeMap;
+
+type Fetched = Vec<(String, i32, Option<CommittedOffset>)>;
+
+fn fetch(
+    ctx: &ApiContext,
+    group_id: &str,
+    topics: Option<Vec<(String, Vec<i32>)>>,
+) -> Result<Fetched, GroupError> {
+    let groups = ctx
+        .broker
+        .groups()
+        .map_err(|_| GroupError::CoordinatorNotAvailable)?;
+    Ok(groups.fetch_offsets(group_id, topics.as_deref()))
+}
+
+/// Groups per topic, keeping the request's topic order when there was one.
+fn by_topic(fetched: Fetched) -> BTreeMap<String, Vec<(i32, Option<CommittedOffset>)>> {
+    let mut out: BTreeMap<String, Vec<(i32, Option<CommittedOffset>)>> = BTreeMap::new();
+    for (topic, partition, offset) in fetched {
+        out.entry(topic).or_default().push((partition, offset));
+    }
+    out
+}
+
+fn fields(offset: &Option<CommittedOffset>, version: i16) -> (i64, i32, Option<StrBytes>) {
+    match offset {
+        Some(o) => (
+            o.offset,
+            if version >= 5 { o.leader_epoch } else { -1 },
+            Some(StrBytes::from_string(o.metadata.clone())),
+        ),
+        None => (-1, -1, Some(StrBytes::default())),
+    }
+}
+
+pub async fn handle(
+    ctx: &ApiContext,
+    request: OffsetFetchRequest,
+    version: i16,
+) -> Option<OffsetFetchResponse> {
+    if version < 8 {
+        let topics = request.topics.map(|ts| {
+            ts.into_iter()
+                .map(|t| (t.name.to_string(), t.partition_indexes))
+                .collect()
+        });
+        let response = match fetch(ctx, &request.group_id, topics) {
+            Err(e) => OffsetFetchResponse::default().with_error_code(if version >= 2 {
+                e.code()
+            } else {
+                code::NONE
+            }),
+            Ok(fetched) => OffsetFetchResponse::default()
+                .with_error_code(code::NONE)
+                .with_topics(
+                    by_topic(fetched)
+                        .into_iter()
+                        .map(|(topic, partitions)| {
+                            OffsetFetchResponseTopic::default()
+                                .with_name(TopicName(StrBytes::from_string(topic)))
+                                .with_partitions(
+                                    partitions
+                                        .iter()
+                                        .map(|(p, o)| {
+                                            let (offset, epoch, metadata) = fields(o, version);
+                                            OffsetFetchResponsePartition::default()
+                                                .with_partition_index(*p)
+                                                .with_committed_offset(offset)
+                                                .with_committed_leader_epoch(epoch)
+                                                .with_metadata(metadata)
+                                                .with_error_code(code::NONE)
+                                        })
+                                        .collect(),
+                                )
+                        })
+                        .collect(),
+                ),
+        };
+        return Some(response);
+    }
+    let groups = request
+        .groups
+        .into_iter()
+        .map(|group| {
+            // v10 names topics by id.
+            let topics = group.topics.map(|ts| {
+                ts.into_iter()
+                    .map(|t| {
+                        let name = if version >= 10 {
+                            ctx.broker
+                                .topic_by_id(t.topic_id)
+                                .map(|i| i.name.to_string())
+                                .unwrap_or_default()
+                        } else {
+                            t.name.to_string()
+                        };
+                        (name, t.partition_indexes)
+                    })
+                    .collect()
+            });
+            match fetch(ctx, &group.group_id, topics) {
+                Err(e) => OffsetFetchResponseGroup::default()
+                    .with_group_id(group.group_id)
+                    .with_error_code(e.code()),
+                Ok(fetched) => OffsetFetchResponseGroup::default()
+                    .with_group_id(group.group_id)
+                    .with_error_code(code::NONE)
+                    .with_topics(
+                        by_topic(fetched)
+                            .into_iter()
+                            .map(|(topic, partitions)| {
+                                let topic_id = if version >= 10 {
+                                    ctx.broker.topic(&topic).map(|t| t.id).unwrap_or_default()
+                                } else {
+                                    uuid::Uuid::nil()
+                                };
+                                OffsetFetchResponseTopics::default()
+                                    .with_name(TopicName(StrBytes::from_string(topic)))
+                                    .with_topic_id(topic_id)
+                                    .with_partitions(
+                                        partitions
+                                            .iter()
+                                            .map(|(p, o)| {
+                                                let (offset, epoch, metadata) = fields(o, version);
+                                                OffsetFetchResponsePartitions::default()
+                                                    .with_partition_index(*p)
+                                                    .with_committed_offset(offset)
+                                                    .with_committed_leader_epoch(epoch)
+                                                    .with_metadata(metadata)
+                                                    .with_error_code(code::NONE)
+                                            })
+                                            .collect(),
+                                    )
+                            })
+                            .collect(),
+                    ),
+            }
+        })
+        .collect();
+    Some(OffsetFetchResponse::default().with_groups(groups))
+}

@@ -1,0 +1,851 @@
+//! The group coordinator (Kafka's `GroupCoordinatorService` over `__consumer_offsets`): owns
+//! every group of this broker, runs their timers (join deadlines, session expiry), writes group
+//! metadata and committed offsets to `__consumer_offsets` with Kafka's record schemas, replays
+//! that topic at startup, and expires offsets of empty groups (`offsets.retention.minutes`).
+//!
+//! Everything a group holds is in the log or derivable from it: state changes that matter after
+//! a restart (assignments, committed offsets, deletions) are appended before they are
+//! acknowledged. Records of one group are appended under that group's lock, so the log order
+//! is the order of the changes.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `classic.rs` | the classic protocol state machine and a group's offsets |
+//! | `records.rs` | the `__consumer_offsets` key/value schemas and group placement |
+
+pub mod classic;
+pub mod records;
+
+use crate::error::GroupError;
+use crate::record::{self, BatchIter, NewRecord, codec};
+use crate::replica::ReplicaManager;
+use crate::storage::StorageError;
+use crate::storage::log::Log;
+use crate::types::{TopicPartition, now_ms};
+use bytes::Bytes;
+use classic::{
+    ClassicGroup, CommittedOffset, Effects, GroupConfig, GroupState, JoinOutcome, JoinRequest,
+    JoinResult, SyncOutcome, SyncRequest, SyncResult,
+};
+use records::{GroupValue, OffsetValue, RecordKey};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::time::{Duration, Instant};
+
+/// The internal topic holding group metadata and committed offsets.
+pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
+
+/// Settings of the coordinator beyond the per-group ones.
+#[derive(Debug, Clone)]
+pub struct CoordinatorConfig {
+    pub group: GroupConfig,
+    pub offsets_topic_partitions: i32,
+    pub offsets_retention_ms: i64,
+    pub offsets_retention_check_interval_ms: u64,
+}
+
+type SharedGroup = Arc<Mutex<ClassicGroup>>;
+
+/// A listing entry (ListGroups).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupListing {
+    pub group_id: String,
+    pub protocol_type: String,
+    pub state: &'static str,
+}
+
+/// A group as DescribeGroups reports it.
+#[derive(Debug, Clone)]
+pub struct GroupDescription {
+    pub state: &'static str,
+    pub protocol_type: String,
+    pub protocol: String,
+    pub members: Vec<MemberDescription>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MemberDescription {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub metadata: Bytes,
+    pub assignment: Bytes,
+}
+
+/// One partition's committed offset for OffsetCommit.
+#[derive(Debug, Clone)]
+pub struct OffsetCommit {
+    pub topic: String,
+    pub partition: i32,
+    pub offset: i64,
+    pub leader_epoch: i32,
+    pub metadata: String,
+}
+
+#[derive(Debug)]
+pub struct GroupCoordinator {
+    config: CoordinatorConfig,
+    replicas: Arc<ReplicaManager>,
+    groups: Mutex<HashMap<String, SharedGroup>>,
+    /// Members of groups loaded at startup, watched once the runtime starts the coordinator.
+    loaded_members: Mutex<Vec<(String, String)>>,
+}
+
+fn lock_group(group: &SharedGroup) -> MutexGuard<'_, ClassicGroup> {
+    group.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl GroupCoordinator {
+    pub fn new(config: CoordinatorConfig, replicas: Arc<ReplicaManager>) -> Arc<Self> {
+        Arc::new(Self {
+            config,
+            replicas,
+            groups: Mutex::new(HashMap::new()),
+            loaded_members: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn config(&self) -> &CoordinatorConfig {
+        &self.config
+    }
+
+    fn groups(&self) -> MutexGuard<'_, HashMap<String, SharedGroup>> {
+        self.groups.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn group(&self, group_id: &str) -> Option<SharedGroup> {
+        self.groups().get(group_id).cloned()
+    }
+
+    fn group_or_create(&self, group_id: &str) -> SharedGroup {
+        self.groups()
+            .entry(group_id.to_string())
+            .or_insert_with(|| Arc::new(Mutex::new(ClassicGroup::new(group_id, now_ms()))))
+            .clone()
+    }
+
+    /// Starts the timers of members loaded from the log, and the offset expiry task.
+    pub fn start(self: &Arc<Self>, shutdown: tokio_util::sync::CancellationToken) {
+        let loaded = std::mem::take(
+            &mut *self
+                .loaded_members
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for (group_id, member_id) in loaded {
+            self.watch_member(group_id, member_id);
+        }
+        let this = self.clone();
+        let period = Duration::from_millis(self.config.offsets_retention_check_interval_ms.max(10));
+        tokio::spawn(async move {
+            let mut interval = tokio::time::interval(period);
+            interval.tick().await;
+            loop {
+                tokio::select! {
+                    _ = interval.tick() => {
+                        this.expire_offsets(now_ms());
+                    }
+                    _ = shutdown.cancelled() => return,
+                }
+            }
+        });
+    }
+
+    // ---- persistence -------------------------------------------------------------------
+
+    /// Appends records for `group_id` to its `__consumer_offsets` partition.
+    fn write(
+        &self,
+        group_id: &str,
+        entries: &[(RecordKey, Option<Bytes>)],
+    ) -> Result<(), GroupError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let partition = records::partition_for(group_id, self.config.offsets_topic_partitions);
+        let tp = TopicPartition::new(OFFSETS_TOPIC, partition);
+        let partition = self
+            .replicas
+            .get(&tp)
+            .map_err(|_| GroupError::CoordinatorNotAvailable)?;
+        let keys: Vec<Bytes> = entries.iter().map(|(k, _)| k.encode()).collect();
+        let now = now_ms();
+        let new_records: Vec<NewRecord<'_>> = keys
+            .iter()
+            .zip(entries)
+            .map(|(key, (_, value))| NewRecord {
+                key: Some(key),
+                value: value.as_deref(),
+                timestamp: now,
+            })
+            .collect();
+        let batch = record::build_batch(&new_records);
+        partition.append(&batch, -1).map(|_| ()).map_err(|e| {
+            tracing::error!(group = group_id, error = %e, "writing to {OFFSETS_TOPIC} failed");
+            GroupError::CoordinatorNotAvailable
+        })
+    }
+
+    fn persist_group(&self, group: &ClassicGroup) -> Result<(), GroupError> {
+        let value = group.snapshot().encode();
+        self.write(
+            &group.id,
+            &[(
+                RecordKey::Group {
+                    group: group.id.clone(),
+                },
+                Some(value),
+            )],
+        )
+    }
+
+    /// Rebuilds groups and offsets from one `__consumer_offsets` partition (startup).
+    pub fn load_partition(&self, log: &Log) -> Result<usize, StorageError> {
+        let mut records = 0;
+        let end = log.log_end_offset();
+        let mut offset = log.log_start_offset();
+        while offset < end {
+            let Some(read) = log.read(offset, 1 << 20, end, true)? else {
+                break;
+            };
+            for batch in BatchIter::new(&read.bytes) {
+                let batch = batch?;
+                if batch.is_control() {
+                    continue;
+                }
+                let payload = codec::decompress(batch.compression()?, batch.records_payload())?;
+                for entry in record::records::parse_records(&payload, batch.records_count())? {
+                    let Some(key) = entry.key else { continue };
+                    match RecordKey::decode(key) {
+                        Ok(Some(key)) => {
+                            self.replay(key, entry.value);
+                            records += 1;
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            tracing::warn!(error = %e, "skipping unreadable {OFFSETS_TOPIC} record")
+                        }
+                    }
+                }
+            }
+            offset = read.next_offset;
+        }
+        Ok(records)
+    }
+
+    fn replay(&self, key: RecordKey, value: Option<&[u8]>) {
+        match key {
+            RecordKey::Offset {
+                group,
+                topic,
+                partition,
+            } => match value.map(OffsetValue::decode) {
+                None => {
+                    if let Some(g) = self.group(&group) {
+                        lock_group(&g).offsets.remove(&(topic, partition));
+                    }
+                }
+                Some(Ok(v)) => {
+                    let g = self.group_or_create(&group);
+                    lock_group(&g).offsets.insert(
+                        (topic, partition),
+                        CommittedOffset {
+                            offset: v.offset,
+                            leader_epoch: v.leader_epoch,
+                            metadata: v.metadata,
+                            commit_timestamp: v.commit_timestamp,
+                            expire_timestamp: v.expire_timestamp,
+                        },
+                    );
+                }
+                Some(Err(e)) => {
+                    tracing::warn!(group, error = %e, "skipping unreadable offset record")
+                }
+            },
+            RecordKey::Group { group } => match value.map(GroupValue::decode) {
+                None => {
+                    self.groups().remove(&group);
+                }
+                Some(Ok(v)) => {
+                    let g = self.group_or_create(&group);
+                    let mut g = lock_group(&g);
+                    load_group_value(&mut g, v);
+                }
+                Some(Err(e)) => {
+                    tracing::warn!(group, error = %e, "skipping unreadable group record")
+                }
+            },
+        }
+    }
+
+    /// After replay: members of loaded groups get fresh session deadlines (they must heartbeat
+    /// to stay), to be watched once the coordinator starts.
+    pub fn finish_loading(&self) {
+        let groups: Vec<SharedGroup> = self.groups().values().cloned().collect();
+        let mut watch = Vec::new();
+        for group in groups {
+            let mut g = lock_group(&group);
+            let now = Instant::now();
+            let group_id = g.id.clone();
+            for member in g.members.values_mut() {
+                member.session_deadline =
+                    now + Duration::from_millis(member.session_timeout_ms.max(0) as u64);
+                watch.push((group_id.clone(), member.member_id.clone()));
+            }
+        }
+        self.loaded_members
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(watch);
+    }
+
+    // ---- effects and timers --------------------------------------------------------------
+
+    /// Applies what a state change asked for. Called with the group locked (persistence must
+    /// follow the state order); timers are spawned, never awaited here.
+    fn apply(self: &Arc<Self>, group: &ClassicGroup, effects: Effects) {
+        if effects.persist_group
+            && let Err(e) = self.persist_group(group)
+        {
+            tracing::warn!(group = %group.id, error = %e, "could not persist group state");
+        }
+        if let Some((rebalance_id, deadline)) = effects.join_timer {
+            self.arm_join_timer(group.id.clone(), rebalance_id, deadline);
+        }
+        for member_id in effects.watch_members {
+            self.watch_member(group.id.clone(), member_id);
+        }
+    }
+
+    fn arm_join_timer(self: &Arc<Self>, group_id: String, rebalance_id: u64, deadline: Instant) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(deadline).await;
+            let Some(group) = this.group(&group_id) else {
+                return;
+            };
+            let mut g = lock_group(&group);
+            let effects =
+                g.on_join_timer(rebalance_id, &this.config.group, Instant::now(), now_ms());
+            this.apply(&g, effects);
+        });
+    }
+
+    /// Evicts `member_id` when its session runs out (checked at its current deadline, which
+    /// heartbeats keep moving), then stops.
+    fn watch_member(self: &Arc<Self>, group_id: String, member_id: String) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let deadline = {
+                    let Some(group) = this.group(&group_id) else {
+                        return;
+                    };
+                    let g = lock_group(&group);
+                    match g.deadline_of(&member_id) {
+                        Some(deadline) => deadline,
+                        None => return,
+                    }
+                };
+                tokio::time::sleep_until(deadline).await;
+                let Some(group) = this.group(&group_id) else {
+                    return;
+                };
+                let mut g = lock_group(&group);
+                if let Some(effects) =
+                    g.expire_member(&member_id, &this.config.group, Instant::now(), now_ms())
+                {
+                    this.apply(&g, effects);
+                }
+            }
+        });
+    }
+
+    // ---- the classic protocol --------------------------------------------------------------
+
+    pub async fn join(self: &Arc<Self>, group_id: &str, request: JoinRequest) -> JoinResult {
+        if group_id.is_empty() {
+            return JoinResult::error(GroupError::InvalidGroupId, &request.member_id);
+        }
+        let group = match self.group(group_id) {
+            Some(group) => group,
+            None if request.member_id.is_empty() => self.group_or_create(group_id),
+            None => return JoinResult::error(GroupError::UnknownMemberId, &request.member_id),
+        };
+        let client_id = request.client_id.clone();
+        let outcome = {
+            let mut g = lock_group(&group);
+            let outcome = g.join(
+                request,
+                &self.config.group,
+                Instant::now(),
+                now_ms(),
+                || format!("{client_id}-{}", uuid::Uuid::new_v4()),
+            );
+            match outcome {
+                JoinOutcome::Respond(result, effects) => {
+                    self.apply(&g, effects);
+                    return result;
+                }
+                JoinOutcome::Wait(rx, effects) => {
+                    self.apply(&g, effects);
+                    rx
+                }
+            }
+        };
+        outcome
+            .await
+            .unwrap_or_else(|_| JoinResult::error(GroupError::CoordinatorNotAvailable, ""))
+    }
+
+    pub async fn sync(self: &Arc<Self>, group_id: &str, request: SyncRequest) -> SyncResult {
+        if group_id.is_empty() {
+            return SyncResult::error(GroupError::InvalidGroupId);
+        }
+        let Some(group) = self.group(group_id) else {
+            return SyncResult::error(GroupError::UnknownMemberId);
+        };
+        let rx = {
+            let mut g = lock_group(&group);
+            match g.sync(request, Instant::now()) {
+                SyncOutcome::Respond(result) => return result,
+                SyncOutcome::Wait(rx) => rx,
+                SyncOutcome::LeaderAssigned(rx, assignments) => {
+                    let mut snapshot = g.snapshot();
+                    for member in &mut snapshot.members {
+                        member.assignment = assignments
+                            .get(&member.member_id)
+                            .cloned()
+                            .unwrap_or_default();
+                    }
+                    let written = self.write(
+                        group_id,
+                        &[(
+                            RecordKey::Group {
+                                group: group_id.to_string(),
+                            },
+                            Some(snapshot.encode()),
+                        )],
+                    );
+                    match written {
+                        Ok(()) => g.complete_sync(assignments, now_ms()),
+                        Err(error) => {
+                            let effects =
+                                g.fail_sync(error, &self.config.group, Instant::now(), now_ms());
+                            self.apply(&g, effects);
+                        }
+                    }
+                    rx
+                }
+            }
+        };
+        rx.await
+            .unwrap_or_else(|_| SyncResult::error(GroupError::CoordinatorNotAvailable))
+    }
+
+    pub fn heartbeat(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        instance: Option<&str>,
+        generation: i32,
+    ) -> Result<(), GroupError> {
+        if group_id.is_empty() {
+            return Err(GroupError::InvalidGroupId);
+        }
+        let group = self.group(group_id).ok_or(GroupError::UnknownMemberId)?;
+        let mut g = lock_group(&group);
+        g.heartbeat(member_id, instance, generation, Instant::now())
+    }
+
+    /// LeaveGroup: one result per member.
+    pub fn leave(
+        self: &Arc<Self>,
+        group_id: &str,
+        members: &[(String, Option<String>)],
+    ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
+        if group_id.is_empty() {
+            return Err(GroupError::InvalidGroupId);
+        }
+        let group = self.group(group_id).ok_or(GroupError::UnknownMemberId)?;
+        let mut g = lock_group(&group);
+        let mut results = Vec::with_capacity(members.len());
+        for (member_id, instance) in members {
+            match g.leave(
+                member_id,
+                instance.as_deref(),
+                &self.config.group,
+                Instant::now(),
+                now_ms(),
+            ) {
+                Ok(effects) => {
+                    self.apply(&g, effects);
+                    results.push(Ok(()));
+                }
+                Err(e) => results.push(Err(e)),
+            }
+        }
+        Ok(results)
+    }
+
+    /// OffsetCommit: validated against the group, written, then applied. Returns one result
+    /// per offset, in order.
+    pub fn commit_offsets(
+        &self,
+        group_id: &str,
+        member_id: &str,
+        instance: Option<&str>,
+        generation: i32,
+        expire_timestamp: Option<i64>,
+        offsets: &[OffsetCommit],
+    ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
+        let group = match self.group(group_id) {
+            Some(group) => group,
+            // Commits from outside group management create a "simple" group.
+            None if generation < 0 => self.group_or_create(group_id),
+            None => return Err(GroupError::IllegalGeneration),
+        };
+        let mut g = lock_group(&group);
+        g.validate_offset_commit(member_id, instance, generation)?;
+        let now = now_ms();
+        let mut results = Vec::with_capacity(offsets.len());
+        let mut entries = Vec::new();
+        let mut accepted = Vec::new();
+        for commit in offsets {
+            if commit.metadata.len() > self.config.group.offset_metadata_max_bytes {
+                results.push(Err(GroupError::OffsetMetadataTooLarge));
+                continue;
+            }
+            if self
+                .replicas
+                .get(&TopicPartition::new(&commit.topic, commit.partition))
+                .is_err()
+            {
+                results.push(Err(GroupError::UnknownTopicOrPartition));
+                continue;
+            }
+            let value = CommittedOffset {
+                offset: commit.offset,
+                leader_epoch: commit.leader_epoch,
+                metadata: commit.metadata.clone(),
+                commit_timestamp: now,
+                expire_timestamp,
+            };
+            let record = OffsetValue {
+                offset: value.offset,
+                leader_epoch: value.leader_epoch,
+                metadata: value.metadata.clone(),
+                commit_timestamp: now,
+                expire_timestamp,
+            };
+            entries.push((
+                RecordKey::Offset {
+                    group: group_id.to_string(),
+                    topic: commit.topic.clone(),
+                    partition: commit.partition,
+                },
+                Some(record.encode()),
+            ));
+            accepted.push(((commit.topic.clone(), commit.partition), value));
+            results.push(Ok(()));
+        }
+        if let Err(error) = self.write(group_id, &entries) {
+            return Ok(results.into_iter().map(|r| r.and(Err(error))).collect());
+        }
+        g.offsets.extend(accepted);
+        Ok(results)
+    }
+
+    /// OffsetFetch: `None` topics means every committed offset of the group.
+    pub fn fetch_offsets(
+        &self,
+        group_id: &str,
+        topics: Option<&[(String, Vec<i32>)]>,
+    ) -> Vec<(String, i32, Option<CommittedOffset>)> {
+        let group = self.group(group_id);
+        let g = group.as_ref().map(lock_group);
+        match topics {
+            None => g
+                .map(|g| {
+                    g.offsets
+                        .iter()
+                        .map(|((t, p), o)| (t.clone(), *p, Some(o.clone())))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Some(topics) => topics
+                .iter()
+                .flat_map(|(topic, partitions)| partitions.iter().map(move |p| (topic.clone(), *p)))
+                .map(|(topic, p)| {
+                    let committed = g
+                        .as_ref()
+                        .and_then(|g| g.offsets.get(&(topic.clone(), p)).cloned());
+                    (topic, p, committed)
+                })
+                .collect(),
+        }
+    }
+
+    pub fn list_groups(&self) -> Vec<GroupListing> {
+        let groups: Vec<SharedGroup> = self.groups().values().cloned().collect();
+        let mut out: Vec<GroupListing> = groups
+            .iter()
+            .map(|group| {
+                let g = lock_group(group);
+                GroupListing {
+                    group_id: g.id.clone(),
+                    protocol_type: g.protocol_type.clone().unwrap_or_default(),
+                    state: g.state.name(),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        out
+    }
+
+    pub fn describe_group(&self, group_id: &str) -> Option<GroupDescription> {
+        let group = self.group(group_id)?;
+        let g = lock_group(&group);
+        let stable = g.state == GroupState::Stable;
+        let protocol = g.protocol_name.clone().unwrap_or_default();
+        Some(GroupDescription {
+            state: g.state.name(),
+            protocol_type: g.protocol_type.clone().unwrap_or_default(),
+            protocol: if stable {
+                protocol.clone()
+            } else {
+                String::new()
+            },
+            members: g
+                .members
+                .values()
+                .map(|m| MemberDescription {
+                    member_id: m.member_id.clone(),
+                    group_instance_id: m.group_instance_id.clone(),
+                    client_id: m.client_id.clone(),
+                    client_host: m.client_host.clone(),
+                    metadata: if stable {
+                        m.protocols
+                            .iter()
+                            .find(|(n, _)| *n == protocol)
+                            .map(|(_, b)| b.clone())
+                            .unwrap_or_default()
+                    } else {
+                        Bytes::new()
+                    },
+                    assignment: if stable {
+                        m.assignment.clone()
+                    } else {
+                        Bytes::new()
+                    },
+                })
+                .collect(),
+        })
+    }
+
+    /// DeleteGroups for one group: only an empty group can go; its offsets go with it.
+    pub fn delete_group(&self, group_id: &str) -> Result<(), GroupError> {
+        let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
+        let mut g = lock_group(&group);
+        match g.state {
+            GroupState::Dead => return Err(GroupError::GroupIdNotFound),
+            GroupState::Empty => {}
+            _ => return Err(GroupError::NonEmptyGroup),
+        }
+        let mut entries: Vec<(RecordKey, Option<Bytes>)> = g
+            .offsets
+            .keys()
+            .map(|(topic, partition)| {
+                (
+                    RecordKey::Offset {
+                        group: group_id.to_string(),
+                        topic: topic.clone(),
+                        partition: *partition,
+                    },
+                    None,
+                )
+            })
+            .collect();
+        entries.push((
+            RecordKey::Group {
+                group: group_id.to_string(),
+            },
+            None,
+        ));
+        self.write(group_id, &entries)?;
+        g.offsets.clear();
+        g.state = GroupState::Dead;
+        drop(g);
+        self.groups().remove(group_id);
+        Ok(())
+    }
+
+    /// OffsetDelete: removes committed offsets of partitions the group no longer consumes.
+    pub fn delete_offsets(
+        &self,
+        group_id: &str,
+        partitions: &[(String, i32)],
+    ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
+        let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
+        let mut g = lock_group(&group);
+        if g.state == GroupState::Dead {
+            return Err(GroupError::GroupIdNotFound);
+        }
+        let subscribed = if g.is_empty() {
+            Vec::new()
+        } else {
+            match g.subscribed_topics() {
+                Some(topics) => topics,
+                None => return Err(GroupError::NonEmptyGroup),
+            }
+        };
+        let mut results = Vec::with_capacity(partitions.len());
+        let mut entries = Vec::new();
+        for (topic, partition) in partitions {
+            if subscribed.contains(topic) {
+                results.push(Err(GroupError::GroupSubscribedToTopic));
+            } else {
+                if g.offsets.contains_key(&(topic.clone(), *partition)) {
+                    entries.push((
+                        RecordKey::Offset {
+                            group: group_id.to_string(),
+                            topic: topic.clone(),
+                            partition: *partition,
+                        },
+                        None,
+                    ));
+                }
+                results.push(Ok(()));
+            }
+        }
+        self.write(group_id, &entries)?;
+        for (key, _) in &entries {
+            if let RecordKey::Offset {
+                topic, partition, ..
+            } = key
+            {
+                g.offsets.remove(&(topic.clone(), *partition));
+            }
+        }
+        Ok(results)
+    }
+
+    /// Offset retention (Kafka 2.1+ semantics): offsets of a group that has been empty for
+    /// `offsets.retention.minutes` expire (counted from when it became empty; for groups that
+    /// never used group management, from the commit); an explicit expiry time wins. An empty
+    /// group with no offsets left is deleted.
+    pub fn expire_offsets(&self, now: i64) -> usize {
+        let groups: Vec<SharedGroup> = self.groups().values().cloned().collect();
+        let mut expired_total = 0;
+        for group in groups {
+            let mut g = lock_group(&group);
+            if g.state != GroupState::Empty {
+                continue;
+            }
+            let uses_group_management = g.protocol_type.is_some();
+            let retention = self.config.offsets_retention_ms;
+            let state_timestamp = g.state_timestamp;
+            let expired: Vec<(String, i32)> = g
+                .offsets
+                .iter()
+                .filter(|(_, o)| match o.expire_timestamp {
+                    Some(expire) => now >= expire,
+                    None => {
+                        now - if uses_group_management {
+                            state_timestamp
+                        } else {
+                            o.commit_timestamp
+                        } >= retention
+                    }
+                })
+                .map(|(k, _)| k.clone())
+                .collect();
+            let mut entries: Vec<(RecordKey, Option<Bytes>)> = expired
+                .iter()
+                .map(|(t, p)| {
+                    (
+                        RecordKey::Offset {
+                            group: g.id.clone(),
+                            topic: t.clone(),
+                            partition: *p,
+                        },
+                        None,
+                    )
+                })
+                .collect();
+            let remove_group = expired.len() == g.offsets.len();
+            if remove_group {
+                entries.push((
+                    RecordKey::Group {
+                        group: g.id.clone(),
+                    },
+                    None,
+                ));
+            }
+            if entries.is_empty() {
+                continue;
+            }
+            if let Err(e) = self.write(&g.id.clone(), &entries) {
+                tracing::warn!(group = %g.id, error = %e, "could not expire offsets");
+                continue;
+            }
+            expired_total += expired.len();
+            for key in &expired {
+                g.offsets.remove(key);
+            }
+            if remove_group {
+                g.state = GroupState::Dead;
+                let id = g.id.clone();
+                drop(g);
+                self.groups().remove(&id);
+                tracing::info!(group = %id, "removed empty group after its offsets expired");
+            }
+        }
+        expired_total
+    }
+}
+
+/// Installs a replayed GroupMetadataValue into a group.
+fn load_group_value(g: &mut ClassicGroup, v: GroupValue) {
+    g.protocol_type = (!v.protocol_type.is_empty()).then_some(v.protocol_type);
+    g.generation = v.generation;
+    g.protocol_name = v.protocol;
+    g.leader = v.leader;
+    g.state_timestamp = v.current_state_timestamp;
+    g.members.clear();
+    g.static_members.clear();
+    let protocol = g.protocol_name.clone().unwrap_or_default();
+    for m in v.members {
+        if let Some(instance) = &m.group_instance_id {
+            g.static_members
+                .insert(instance.clone(), m.member_id.clone());
+        }
+        g.members.insert(
+            m.member_id.clone(),
+            classic::Member {
+                member_id: m.member_id,
+                group_instance_id: m.group_instance_id,
+                client_id: m.client_id,
+                client_host: m.client_host,
+                session_timeout_ms: m.session_timeout,
+                rebalance_timeout_ms: if m.rebalance_timeout > 0 {
+                    m.rebalance_timeout
+                } else {
+                    m.session_timeout
+                },
+                protocol_type: g.protocol_type.clone().unwrap_or_default(),
+                protocols: vec![(protocol.clone(), m.subscription)],
+                assignment: m.assignment,
+                awaiting_join: None,
+                awaiting_sync: None,
+                session_deadline: Instant::now(),
+            },
+        );
+    }
+    g.state = if g.members.is_empty() {
+        GroupState::Empty
+    } else {
+        GroupState::Stable
+    };
+}
