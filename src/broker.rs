@@ -7,6 +7,7 @@
 use crate::config::{BrokerConfig, LogConfig, validate_topic_overrides};
 use crate::error::Error;
 use crate::group::classic::GroupConfig;
+use crate::group::consumer::{ConsumerGroupConfig, TopicsView};
 use crate::group::{CoordinatorConfig, GroupCoordinator, OFFSETS_TOPIC};
 use crate::metadata::{TopicInfo, TopicStore, load_or_create_meta, validate_topic_name};
 use crate::replica::{Partition, ReplicaManager};
@@ -25,6 +26,12 @@ fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
             initial_rebalance_delay_ms: config.group_initial_rebalance_delay_ms,
             max_size: config.group_max_size,
             offset_metadata_max_bytes: config.offset_metadata_max_bytes,
+        },
+        consumer: ConsumerGroupConfig {
+            session_timeout_ms: config.consumer_session_timeout_ms,
+            heartbeat_interval_ms: config.consumer_heartbeat_interval_ms,
+            assignors: config.consumer_assignors.clone(),
+            max_size: config.consumer_max_size,
         },
         offsets_topic_partitions: config.offsets_topic_partitions,
         offsets_retention_ms: config.offsets_retention_ms,
@@ -478,5 +485,19 @@ impl Broker {
     pub fn shutdown(&self) -> Result<(), Error> {
         self.logs.shutdown(now_ms())?;
         Ok(())
+    }
+}
+
+/// What the group coordinator sees of topics (KIP-848 assignment and regex subscriptions).
+impl TopicsView for Broker {
+    fn partitions_of(&self, topic: &str) -> Option<i32> {
+        self.topics.get(topic).map(|t| t.partitions)
+    }
+    fn topic_names(&self) -> Vec<String> {
+        self.topics
+            .list()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect()
     }
 }

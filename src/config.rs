@@ -264,6 +264,10 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.max.session.timeout.ms", Int, Some("1800000"), Validator::AtLeast(0), None, "Largest session timeout a member may ask for."),
     def!("group.initial.rebalance.delay.ms", Int, Some("3000"), Validator::AtLeast(0), None, "How long the first rebalance of an empty group waits for more members."),
     def!("group.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a group may have."),
+    def!("group.consumer.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Session timeout of KIP-848 consumer group members."),
+    def!("group.consumer.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Heartbeat interval given to KIP-848 consumer group members."),
+    def!("group.consumer.assignors", List, Some("uniform,range"), Validator::ListOf(&["uniform", "range"]), None, "Server-side assignors; the first is the default."),
+    def!("group.consumer.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a KIP-848 consumer group may have."),
 ];
 
 /// Properties of Kafka's stock `server.properties` that tune its JVM thread pools and socket
@@ -447,6 +451,10 @@ pub struct BrokerConfig {
     pub group_max_session_timeout_ms: i32,
     pub group_initial_rebalance_delay_ms: i32,
     pub group_max_size: usize,
+    pub consumer_session_timeout_ms: i32,
+    pub consumer_heartbeat_interval_ms: i32,
+    pub consumer_assignors: Vec<String>,
+    pub consumer_max_size: usize,
     /// Every known broker property with its effective value and whether it was set explicitly.
     pub values: BTreeMap<&'static str, ConfigValue>,
     /// Effective default of each topic config, keyed by the topic config name.
@@ -617,6 +625,15 @@ impl BrokerConfig {
             group_max_session_timeout_ms: int("group.max.session.timeout.ms") as i32,
             group_initial_rebalance_delay_ms: int("group.initial.rebalance.delay.ms") as i32,
             group_max_size: int("group.max.size").max(1) as usize,
+            consumer_session_timeout_ms: int("group.consumer.session.timeout.ms") as i32,
+            consumer_heartbeat_interval_ms: int("group.consumer.heartbeat.interval.ms") as i32,
+            consumer_assignors: get("group.consumer.assignors")
+                .unwrap_or_default()
+                .split(',')
+                .map(|a| a.trim().to_string())
+                .filter(|a| !a.is_empty())
+                .collect(),
+            consumer_max_size: int("group.consumer.max.size").max(1) as usize,
             values,
             topic_defaults,
             without_effect,

@@ -65,6 +65,11 @@ impl Member {
         for (k, v) in extra {
             config.set(*k, *v);
         }
+        if config.get("group.protocol") == Some("consumer") {
+            // KIP-848: timeouts and assignment strategy belong to the broker.
+            config.remove("session.timeout.ms");
+            config.remove("heartbeat.interval.ms");
+        }
         let seen = Arc::new(Seen::default());
         let stop = Arc::new(AtomicBool::new(false));
         let rebalances = Arc::new(AtomicUsize::new(0));
@@ -477,4 +482,51 @@ async fn static_member_rejoins_without_a_rebalance() {
     );
     drop(second);
     drop(dynamic);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kip848_consumer_protocol_split_then_one_leaves() {
+    let broker = Broker::start(&[("group.consumer.heartbeat.interval.ms", "500")]);
+    create_topic(&broker, "kip848", 4).await;
+    let protocol = [("group.protocol", "consumer")];
+    let a = Member::start(&broker, "kip848-group", "kip848", &protocol);
+    assert!(
+        wait_until(Duration::from_secs(30), || covers(&[&a], 4)),
+        "a alone owns all four: {:?}",
+        a.assignment()
+    );
+    let b = Member::start(&broker, "kip848-group", "kip848", &protocol);
+    assert!(
+        wait_until(Duration::from_secs(30), || covers(&[&a, &b], 4)
+            && a.assignment().len() == 2),
+        "two members split four partitions: {:?} / {:?}",
+        a.assignment(),
+        b.assignment()
+    );
+    produce(&broker, "kip848", 4, 200, "k").await;
+    assert!(wait_until(Duration::from_secs(30), || a.messages().len()
+        + b.messages().len()
+        >= 200));
+    let b_messages = b.stop();
+    assert!(
+        wait_until(Duration::from_secs(30), || covers(&[&a], 4)),
+        "after b leaves, a owns all four again"
+    );
+    let mut values: Vec<String> = a
+        .stop()
+        .into_iter()
+        .chain(b_messages)
+        .map(|(_, _, v)| v)
+        .collect();
+    values.sort();
+    values.dedup();
+    assert_eq!(values.len(), 200);
+    assert_eq!(
+        broker
+            .log_text()
+            .matches("consumer protocol member joined")
+            .count(),
+        2,
+        "both used KIP-848, not the classic protocol"
+    );
 }

@@ -1,4 +1,4 @@
-//! ListGroups, with the state (v4+) and type (v5+) filters. Every group here is "classic".
+//! ListGroups, with the state (v4+) and type (v5+: "classic" or "consumer") filters.
 
 use super::ApiContext;
 use crate::error::{GroupError, code};
@@ -33,7 +33,7 @@ pub async fn handle(
     let listed = groups
         .into_iter()
         .filter(|g| states.is_empty() || states.contains(&g.state.to_lowercase()))
-        .filter(|_| types.is_empty() || types.iter().any(|t| t == "classic"))
+        .filter(|g| types.is_empty() || types.iter().any(|t| t == g.group_type))
         .map(|g| {
             let mut listed = ListedGroup::default()
                 .with_group_id(GroupId(StrBytes::from_string(g.group_id)))
@@ -42,7 +42,7 @@ pub async fn handle(
                 listed = listed.with_group_state(StrBytes::from_static_str(g.state));
             }
             if version >= 5 {
-                listed = listed.with_group_type(StrBytes::from_static_str("classic"));
+                listed = listed.with_group_type(StrBytes::from_static_str(g.group_type));
             }
             listed
         })

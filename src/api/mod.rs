@@ -5,6 +5,8 @@
 
 pub mod alter_configs;
 pub mod api_versions;
+pub mod consumer_group_describe;
+pub mod consumer_group_heartbeat;
 pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_groups;
@@ -157,6 +159,8 @@ api_table! {
     DescribeGroups => describe_groups, m::DescribeGroupsRequest,
     DeleteGroups => delete_groups, m::DeleteGroupsRequest,
     OffsetDelete => offset_delete, m::OffsetDeleteRequest,
+    ConsumerGroupHeartbeat => consumer_group_heartbeat, m::ConsumerGroupHeartbeatRequest,
+    ConsumerGroupDescribe => consumer_group_describe, m::ConsumerGroupDescribeRequest,
 }
 
 /// Encodes a response body and returns it with its response header version.
@@ -617,6 +621,22 @@ mod tests {
                     "offset_delete",
                 )
             }
+            ApiKey::ConsumerGroupHeartbeat => {
+                let request = ConsumerGroupHeartbeatRequest::default()
+                    .with_group_id(GroupId(s(&format!("kip848-{v}"))))
+                    .with_member_id(s(&format!("member-{v}")))
+                    .with_member_epoch(0)
+                    .with_rebalance_timeout_ms(5000)
+                    .with_subscribed_topic_names(Some(vec![topic_name("t")]))
+                    .with_topic_partitions(Some(vec![]));
+                encode(&request, v, "consumer_group_heartbeat")
+            }
+            ApiKey::ConsumerGroupDescribe => encode(
+                &ConsumerGroupDescribeRequest::default()
+                    .with_group_ids(vec![GroupId(s("kip848-0")), GroupId(s("simple"))]),
+                v,
+                "consumer_group_describe",
+            ),
             other => panic!("no test request for {other:?}: add one when adding the API"),
         }
     }

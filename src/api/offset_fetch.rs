@@ -19,12 +19,13 @@ fn fetch(
     ctx: &ApiContext,
     group_id: &str,
     topics: Option<Vec<(String, Vec<i32>)>>,
+    member: Option<(&str, i32)>,
 ) -> Result<Fetched, GroupError> {
     let groups = ctx
         .broker
         .groups()
         .map_err(|_| GroupError::CoordinatorNotAvailable)?;
-    Ok(groups.fetch_offsets(group_id, topics.as_deref()))
+    groups.fetch_offsets(group_id, topics.as_deref(), member)
 }
 
 /// Groups per topic, keeping the request's topic order when there was one.
@@ -58,7 +59,7 @@ pub async fn handle(
                 .map(|t| (t.name.to_string(), t.partition_indexes))
                 .collect()
         });
-        let response = match fetch(ctx, &request.group_id, topics) {
+        let response = match fetch(ctx, &request.group_id, topics, None) {
             Err(e) => OffsetFetchResponse::default().with_error_code(if version >= 2 {
                 e.code()
             } else {
@@ -96,23 +97,13 @@ pub async fn handle(
         .groups
         .into_iter()
         .map(|group| {
-            // v10 names topics by id.
             let topics = group.topics.map(|ts| {
                 ts.into_iter()
-                    .map(|t| {
-                        let name = if version >= 10 {
-                            ctx.broker
-                                .topic_by_id(t.topic_id)
-                                .map(|i| i.name.to_string())
-                                .unwrap_or_default()
-                        } else {
-                            t.name.to_string()
-                        };
-                        (name, t.partition_indexes)
-                    })
+                    .map(|t| (t.name.to_string(), t.partition_indexes))
                     .collect()
             });
-            match fetch(ctx, &group.group_id, topics) {
+            let member = group.member_id.as_deref().map(|m| (m, group.member_epoch));
+            match fetch(ctx, &group.group_id, topics, member) {
                 Err(e) => OffsetFetchResponseGroup::default()
                     .with_group_id(group.group_id)
                     .with_error_code(e.code()),
@@ -123,14 +114,8 @@ pub async fn handle(
                         by_topic(fetched)
                             .into_iter()
                             .map(|(topic, partitions)| {
-                                let topic_id = if version >= 10 {
-                                    ctx.broker.topic(&topic).map(|t| t.id).unwrap_or_default()
-                                } else {
-                                    uuid::Uuid::nil()
-                                };
                                 OffsetFetchResponseTopics::default()
                                     .with_name(TopicName(StrBytes::from_string(topic)))
-                                    .with_topic_id(topic_id)
                                     .with_partitions(
                                         partitions
                                             .iter()

@@ -170,6 +170,9 @@ impl Member {
     }
 }
 
+/// A group's committed offsets by (topic, partition).
+pub type Offsets = BTreeMap<(String, i32), CommittedOffset>;
+
 /// A committed offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommittedOffset {
@@ -235,7 +238,7 @@ pub struct ClassicGroup {
     pub pending_members: HashMap<String, Instant>,
     /// group.instance.id -> member id.
     pub static_members: HashMap<String, String>,
-    pub offsets: BTreeMap<(String, i32), CommittedOffset>,
+    pub offsets: Offsets,
     /// Increments with every rebalance; timers carry it so a stale timer does nothing.
     pub rebalance_id: u64,
     /// During the first rebalance of an empty group (`group.initial.rebalance.delay.ms`).

@@ -14,6 +14,7 @@
 //! | `records.rs` | the `__consumer_offsets` key/value schemas and group placement |
 
 pub mod classic;
+pub mod consumer;
 pub mod records;
 
 use crate::error::GroupError;
@@ -25,10 +26,11 @@ use crate::types::{TopicPartition, now_ms};
 use bytes::Bytes;
 use classic::{
     ClassicGroup, CommittedOffset, Effects, GroupConfig, GroupState, JoinOutcome, JoinRequest,
-    JoinResult, SyncOutcome, SyncRequest, SyncResult,
+    JoinResult, Offsets, SyncOutcome, SyncRequest, SyncResult,
 };
+use consumer::{ConsumerGroup, ConsumerGroupConfig, Heartbeat, HeartbeatResult, TopicsView};
 use records::{GroupValue, OffsetValue, RecordKey};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::time::{Duration, Instant};
 
@@ -39,6 +41,7 @@ pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
 #[derive(Debug, Clone)]
 pub struct CoordinatorConfig {
     pub group: GroupConfig,
+    pub consumer: ConsumerGroupConfig,
     pub offsets_topic_partitions: i32,
     pub offsets_retention_ms: i64,
     pub offsets_retention_check_interval_ms: u64,
@@ -52,6 +55,8 @@ pub struct GroupListing {
     pub group_id: String,
     pub protocol_type: String,
     pub state: &'static str,
+    /// "classic" or "consumer" (KIP-848).
+    pub group_type: &'static str,
 }
 
 /// A group as DescribeGroups reports it.
@@ -88,8 +93,16 @@ pub struct GroupCoordinator {
     config: CoordinatorConfig,
     replicas: Arc<ReplicaManager>,
     groups: Mutex<HashMap<String, SharedGroup>>,
+    /// KIP-848 groups. A group id lives in exactly one of the two maps.
+    consumer_groups: Mutex<HashMap<String, SharedConsumerGroup>>,
     /// Members of groups loaded at startup, watched once the runtime starts the coordinator.
     loaded_members: Mutex<Vec<(String, String)>>,
+}
+
+type SharedConsumerGroup = Arc<Mutex<ConsumerGroup>>;
+
+fn lock_consumer(group: &SharedConsumerGroup) -> MutexGuard<'_, ConsumerGroup> {
+    group.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn lock_group(group: &SharedGroup) -> MutexGuard<'_, ClassicGroup> {
@@ -102,6 +115,7 @@ impl GroupCoordinator {
             config,
             replicas,
             groups: Mutex::new(HashMap::new()),
+            consumer_groups: Mutex::new(HashMap::new()),
             loaded_members: Mutex::new(Vec::new()),
         })
     }
@@ -116,6 +130,16 @@ impl GroupCoordinator {
 
     fn group(&self, group_id: &str) -> Option<SharedGroup> {
         self.groups().get(group_id).cloned()
+    }
+
+    fn consumer_groups(&self) -> MutexGuard<'_, HashMap<String, SharedConsumerGroup>> {
+        self.consumer_groups
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn consumer_group(&self, group_id: &str) -> Option<SharedConsumerGroup> {
+        self.consumer_groups().get(group_id).cloned()
     }
 
     fn group_or_create(&self, group_id: &str) -> SharedGroup {
@@ -362,11 +386,142 @@ impl GroupCoordinator {
         });
     }
 
+    // ---- the KIP-848 consumer protocol -------------------------------------------------------
+
+    /// ConsumerGroupHeartbeat. An empty classic group of the same id is converted (its offsets
+    /// carry over); a classic group with members is not a consumer group.
+    pub fn consumer_heartbeat(
+        self: &Arc<Self>,
+        group_id: &str,
+        heartbeat: Heartbeat,
+        topics: &dyn TopicsView,
+    ) -> Result<HeartbeatResult, GroupError> {
+        if group_id.is_empty() {
+            return Err(GroupError::InvalidGroupId);
+        }
+        let group = match self.consumer_group(group_id) {
+            Some(group) => group,
+            None => {
+                if heartbeat.member_epoch != 0 {
+                    return Err(GroupError::UnknownMemberId);
+                }
+                let offsets = self.take_classic_group(group_id)?;
+                self.consumer_groups()
+                    .entry(group_id.to_string())
+                    .or_insert_with(|| {
+                        Arc::new(Mutex::new(ConsumerGroup::new(group_id, offsets, now_ms())))
+                    })
+                    .clone()
+            }
+        };
+        let mut g = lock_consumer(&group);
+        let result = g.heartbeat(
+            heartbeat,
+            &self.config.consumer,
+            topics,
+            Instant::now(),
+            now_ms(),
+            || uuid::Uuid::new_v4().to_string(),
+        )?;
+        if g.members.contains_key(&result.member_id) && g.watched.insert(result.member_id.clone()) {
+            tracing::info!(group = group_id, member = %result.member_id, epoch = g.group_epoch, "consumer protocol member joined");
+            self.watch_consumer_member(group_id.to_string(), result.member_id.clone());
+        }
+        Ok(result)
+    }
+
+    /// Removes an empty classic group for conversion, returning its offsets.
+    fn take_classic_group(&self, group_id: &str) -> Result<Offsets, GroupError> {
+        let Some(group) = self.group(group_id) else {
+            return Ok(BTreeMap::new());
+        };
+        let mut g = lock_group(&group);
+        if !g.is_empty() {
+            return Err(GroupError::GroupIdNotFound);
+        }
+        self.write(
+            group_id,
+            &[(
+                RecordKey::Group {
+                    group: group_id.to_string(),
+                },
+                None,
+            )],
+        )?;
+        g.state = GroupState::Dead;
+        let offsets = std::mem::take(&mut g.offsets);
+        drop(g);
+        self.groups().remove(group_id);
+        Ok(offsets)
+    }
+
+    /// Removes an empty consumer group for conversion to classic, returning its offsets;
+    /// `Err` when it still has members.
+    fn take_consumer_group(&self, group_id: &str) -> Result<Option<Offsets>, GroupError> {
+        let Some(group) = self.consumer_group(group_id) else {
+            return Ok(None);
+        };
+        let mut g = lock_consumer(&group);
+        if !g.is_empty() {
+            return Err(GroupError::InconsistentGroupProtocol);
+        }
+        let offsets = std::mem::take(&mut g.offsets);
+        drop(g);
+        self.consumer_groups().remove(group_id);
+        Ok(Some(offsets))
+    }
+
+    fn watch_consumer_member(self: &Arc<Self>, group_id: String, member_id: String) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let deadline = {
+                    let Some(group) = this.consumer_group(&group_id) else {
+                        return;
+                    };
+                    let mut g = lock_consumer(&group);
+                    match g.deadline_of(&member_id) {
+                        Some(deadline) => deadline,
+                        None => {
+                            g.watched.remove(&member_id);
+                            return;
+                        }
+                    }
+                };
+                tokio::time::sleep_until(deadline).await;
+                let Some(group) = this.consumer_group(&group_id) else {
+                    return;
+                };
+                lock_consumer(&group).expire(Instant::now(), now_ms());
+            }
+        });
+    }
+
+    /// ConsumerGroupDescribe for one group.
+    pub fn consumer_describe<T>(
+        &self,
+        group_id: &str,
+        describe: impl FnOnce(&ConsumerGroup, &CoordinatorConfig) -> T,
+    ) -> Option<T> {
+        let group = self.consumer_group(group_id)?;
+        let g = lock_consumer(&group);
+        Some(describe(&g, &self.config))
+    }
+
     // ---- the classic protocol --------------------------------------------------------------
 
     pub async fn join(self: &Arc<Self>, group_id: &str, request: JoinRequest) -> JoinResult {
         if group_id.is_empty() {
             return JoinResult::error(GroupError::InvalidGroupId, &request.member_id);
+        }
+        // An empty KIP-848 group converts to classic; one with members refuses classic joins.
+        match self.take_consumer_group(group_id) {
+            Err(error) => return JoinResult::error(error, &request.member_id),
+            Ok(Some(offsets)) => {
+                let group = self.group_or_create(group_id);
+                lock_group(&group).offsets = offsets;
+            }
+            Ok(None) => {}
         }
         let group = match self.group(group_id) {
             Some(group) => group,
@@ -489,8 +644,8 @@ impl GroupCoordinator {
         Ok(results)
     }
 
-    /// OffsetCommit: validated against the group, written, then applied. Returns one result
-    /// per offset, in order.
+    /// OffsetCommit: validated against the group (classic: generation and member; consumer
+    /// protocol: member and member epoch), written, then applied. One result per offset.
     pub fn commit_offsets(
         &self,
         group_id: &str,
@@ -500,6 +655,11 @@ impl GroupCoordinator {
         expire_timestamp: Option<i64>,
         offsets: &[OffsetCommit],
     ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
+        if let Some(group) = self.consumer_group(group_id) {
+            let mut g = lock_consumer(&group);
+            g.validate_offset_commit(member_id, generation)?;
+            return Ok(self.store_offsets(group_id, &mut g.offsets, expire_timestamp, offsets));
+        }
         let group = match self.group(group_id) {
             Some(group) => group,
             // Commits from outside group management create a "simple" group.
@@ -508,6 +668,17 @@ impl GroupCoordinator {
         };
         let mut g = lock_group(&group);
         g.validate_offset_commit(member_id, instance, generation)?;
+        Ok(self.store_offsets(group_id, &mut g.offsets, expire_timestamp, offsets))
+    }
+
+    /// Writes the valid offsets of a commit and applies them to `store` once written.
+    fn store_offsets(
+        &self,
+        group_id: &str,
+        store: &mut Offsets,
+        expire_timestamp: Option<i64>,
+        offsets: &[OffsetCommit],
+    ) -> Vec<Result<(), GroupError>> {
         let now = now_ms();
         let mut results = Vec::with_capacity(offsets.len());
         let mut entries = Vec::new();
@@ -551,40 +722,46 @@ impl GroupCoordinator {
             results.push(Ok(()));
         }
         if let Err(error) = self.write(group_id, &entries) {
-            return Ok(results.into_iter().map(|r| r.and(Err(error))).collect());
+            return results.into_iter().map(|r| r.and(Err(error))).collect();
         }
-        g.offsets.extend(accepted);
-        Ok(results)
+        store.extend(accepted);
+        results
     }
 
     /// OffsetFetch: `None` topics means every committed offset of the group.
+    /// OffsetFetch: `None` topics means every committed offset of the group. A member id and
+    /// epoch (OffsetFetch v9 from KIP-848 consumers) are checked against a consumer group.
     pub fn fetch_offsets(
         &self,
         group_id: &str,
         topics: Option<&[(String, Vec<i32>)]>,
-    ) -> Vec<(String, i32, Option<CommittedOffset>)> {
-        let group = self.group(group_id);
-        let g = group.as_ref().map(lock_group);
-        match topics {
-            None => g
-                .map(|g| {
-                    g.offsets
-                        .iter()
-                        .map(|((t, p), o)| (t.clone(), *p, Some(o.clone())))
-                        .collect()
-                })
-                .unwrap_or_default(),
+        member: Option<(&str, i32)>,
+    ) -> Result<Vec<(String, i32, Option<CommittedOffset>)>, GroupError> {
+        let offsets = if let Some(group) = self.consumer_group(group_id) {
+            let g = lock_consumer(&group);
+            if let Some((member_id, epoch)) = member.filter(|(_, epoch)| *epoch >= 0) {
+                g.validate_offset_commit(member_id, epoch)?;
+            }
+            g.offsets.clone()
+        } else {
+            self.group(group_id)
+                .map(|g| lock_group(&g).offsets.clone())
+                .unwrap_or_default()
+        };
+        Ok(match topics {
+            None => offsets
+                .into_iter()
+                .map(|((t, p), o)| (t, p, Some(o)))
+                .collect(),
             Some(topics) => topics
                 .iter()
                 .flat_map(|(topic, partitions)| partitions.iter().map(move |p| (topic.clone(), *p)))
                 .map(|(topic, p)| {
-                    let committed = g
-                        .as_ref()
-                        .and_then(|g| g.offsets.get(&(topic.clone(), p)).cloned());
+                    let committed = offsets.get(&(topic.clone(), p)).cloned();
                     (topic, p, committed)
                 })
                 .collect(),
-        }
+        })
     }
 
     pub fn list_groups(&self) -> Vec<GroupListing> {
@@ -597,9 +774,21 @@ impl GroupCoordinator {
                     group_id: g.id.clone(),
                     protocol_type: g.protocol_type.clone().unwrap_or_default(),
                     state: g.state.name(),
+                    group_type: "classic",
                 }
             })
             .collect();
+        let consumer_groups: Vec<SharedConsumerGroup> =
+            self.consumer_groups().values().cloned().collect();
+        out.extend(consumer_groups.iter().map(|group| {
+            let g = lock_consumer(group);
+            GroupListing {
+                group_id: g.id.clone(),
+                protocol_type: "consumer".into(),
+                state: g.state_name(),
+                group_type: "consumer",
+            }
+        }));
         out.sort_by(|a, b| a.group_id.cmp(&b.group_id));
         out
     }
@@ -646,6 +835,31 @@ impl GroupCoordinator {
 
     /// DeleteGroups for one group: only an empty group can go; its offsets go with it.
     pub fn delete_group(&self, group_id: &str) -> Result<(), GroupError> {
+        if let Some(group) = self.consumer_group(group_id) {
+            let mut g = lock_consumer(&group);
+            if !g.is_empty() {
+                return Err(GroupError::NonEmptyGroup);
+            }
+            let entries: Vec<(RecordKey, Option<Bytes>)> = g
+                .offsets
+                .keys()
+                .map(|(topic, partition)| {
+                    (
+                        RecordKey::Offset {
+                            group: group_id.to_string(),
+                            topic: topic.clone(),
+                            partition: *partition,
+                        },
+                        None,
+                    )
+                })
+                .collect();
+            self.write(group_id, &entries)?;
+            g.offsets.clear();
+            drop(g);
+            self.consumer_groups().remove(group_id);
+            return Ok(());
+        }
         let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
         let mut g = lock_group(&group);
         match g.state {
@@ -800,6 +1014,51 @@ impl GroupCoordinator {
                 drop(g);
                 self.groups().remove(&id);
                 tracing::info!(group = %id, "removed empty group after its offsets expired");
+            }
+        }
+        let consumer_groups: Vec<SharedConsumerGroup> =
+            self.consumer_groups().values().cloned().collect();
+        for group in consumer_groups {
+            let mut g = lock_consumer(&group);
+            if !g.is_empty() {
+                continue;
+            }
+            let since_empty = g.state_timestamp;
+            let expired: Vec<(String, i32)> = g
+                .offsets
+                .iter()
+                .filter(|(_, o)| {
+                    o.expire_timestamp.map_or(
+                        now - since_empty >= self.config.offsets_retention_ms,
+                        |expire| now >= expire,
+                    )
+                })
+                .map(|(k, _)| k.clone())
+                .collect();
+            let entries: Vec<(RecordKey, Option<Bytes>)> = expired
+                .iter()
+                .map(|(t, p)| {
+                    (
+                        RecordKey::Offset {
+                            group: g.id.clone(),
+                            topic: t.clone(),
+                            partition: *p,
+                        },
+                        None,
+                    )
+                })
+                .collect();
+            if entries.is_empty() || self.write(&g.id.clone(), &entries).is_err() {
+                continue;
+            }
+            expired_total += expired.len();
+            for key in &expired {
+                g.offsets.remove(key);
+            }
+            if g.offsets.is_empty() {
+                let id = g.id.clone();
+                drop(g);
+                self.consumer_groups().remove(&id);
             }
         }
         expired_total

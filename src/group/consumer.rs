@@ -1,0 +1,1004 @@
+//! The KIP-848 consumer group protocol (Kafka's `ConsumerGroup` + `CurrentAssignmentBuilder`):
+//! the broker computes assignments and hands them to members through their heartbeats.
+//!
+//! - The **group epoch** increments whenever membership, subscriptions or the metadata of
+//!   subscribed topics change; the **target assignment** is recomputed for that epoch by a
+//!   server-side assignor (`uniform`, sticky and balanced, or `range`).
+//! - Each member converges on its target in its own time (**reconciliation**): partitions it must
+//!   give up are revoked first (the member keeps its epoch, `UnrevokedPartitions`) and only once
+//!   it reports them gone does it move to the new epoch; partitions another member still holds
+//!   are withheld (`UnreleasedPartitions`) until released. No partition is ever owned by two
+//!   members at once.
+//! - A member that stops heartbeating for the session timeout, or does not revoke within its
+//!   rebalance timeout, is fenced and removed.
+//!
+//! Synchronous and free of I/O, like `classic.rs`; the coordinator runs the timers.
+
+use super::classic::Offsets;
+use crate::error::GroupError;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use tokio::time::{Duration, Instant};
+
+/// topic name -> partitions.
+pub type Assignment = BTreeMap<String, BTreeSet<i32>>;
+
+/// The topics a coordinator can see, resolved by the broker.
+pub trait TopicsView {
+    /// Partition count of a topic.
+    fn partitions_of(&self, topic: &str) -> Option<i32>;
+    /// Every topic name (for regex subscriptions).
+    fn topic_names(&self) -> Vec<String>;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberState {
+    Stable,
+    UnrevokedPartitions,
+    UnreleasedPartitions,
+}
+
+#[derive(Debug, Clone)]
+pub struct ConsumerMember {
+    pub member_id: String,
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub subscribed_topic_names: Vec<String>,
+    pub subscribed_topic_regex: Option<String>,
+    pub server_assignor: Option<String>,
+    pub rebalance_timeout_ms: i32,
+    pub member_epoch: i32,
+    pub previous_member_epoch: i32,
+    pub state: MemberState,
+    /// What the member owns now (as far as the coordinator has told it).
+    pub assigned: Assignment,
+    /// What it has been told to give up and has not confirmed yet.
+    pub pending_revocation: Assignment,
+    /// The assignment last sent, to send it again only when it changes.
+    last_sent: Option<Assignment>,
+    pub session_deadline: Instant,
+    /// Set while partitions are awaiting revocation.
+    pub revocation_deadline: Option<Instant>,
+}
+
+/// A heartbeat in core terms.
+#[derive(Debug, Clone, Default)]
+pub struct Heartbeat {
+    pub member_id: String,
+    pub member_epoch: i32,
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub rebalance_timeout_ms: i32,
+    pub subscribed_topic_names: Option<Vec<String>>,
+    pub subscribed_topic_regex: Option<String>,
+    pub server_assignor: Option<String>,
+    /// Partitions the member reports owning; `None` when unchanged since the last heartbeat.
+    pub owned: Option<Assignment>,
+    pub client_id: String,
+    pub client_host: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeartbeatResult {
+    pub member_id: String,
+    pub member_epoch: i32,
+    /// `None` when unchanged since the last response.
+    pub assignment: Option<Assignment>,
+}
+
+/// Settings of consumer groups (Kafka's `group.consumer.*`).
+#[derive(Debug, Clone)]
+pub struct ConsumerGroupConfig {
+    pub session_timeout_ms: i32,
+    pub heartbeat_interval_ms: i32,
+    pub assignors: Vec<String>,
+    pub max_size: usize,
+}
+
+impl Default for ConsumerGroupConfig {
+    fn default() -> Self {
+        Self {
+            session_timeout_ms: 45_000,
+            heartbeat_interval_ms: 5_000,
+            assignors: vec!["uniform".into(), "range".into()],
+            max_size: i32::MAX as usize,
+        }
+    }
+}
+
+pub const LEAVE_EPOCH: i32 = -1;
+pub const LEAVE_STATIC_EPOCH: i32 = -2;
+
+#[derive(Debug)]
+pub struct ConsumerGroup {
+    pub id: String,
+    pub group_epoch: i32,
+    pub assignment_epoch: i32,
+    pub members: BTreeMap<String, ConsumerMember>,
+    pub target: HashMap<String, Assignment>,
+    pub static_members: HashMap<String, String>,
+    pub offsets: Offsets,
+    pub state_timestamp: i64,
+    /// Partition counts of the subscribed topics at the last epoch bump.
+    metadata: BTreeMap<String, i32>,
+    /// Members whose session the coordinator is timing.
+    pub watched: BTreeSet<String>,
+}
+
+impl ConsumerGroup {
+    pub fn new(id: &str, offsets: Offsets, now_ms: i64) -> Self {
+        Self {
+            id: id.into(),
+            group_epoch: 0,
+            assignment_epoch: 0,
+            members: BTreeMap::new(),
+            target: HashMap::new(),
+            static_members: HashMap::new(),
+            offsets,
+            state_timestamp: now_ms,
+            metadata: BTreeMap::new(),
+            watched: BTreeSet::new(),
+        }
+    }
+
+    /// Kafka's consumer group states.
+    pub fn state_name(&self) -> &'static str {
+        if self.members.is_empty() {
+            "Empty"
+        } else if self.assignment_epoch < self.group_epoch {
+            "Assigning"
+        } else if self
+            .members
+            .values()
+            .any(|m| m.member_epoch != self.assignment_epoch || m.state != MemberState::Stable)
+        {
+            "Reconciling"
+        } else {
+            "Stable"
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// The assignor the group uses: the one most members asked for, else the first configured.
+    pub fn assignor(&self, config: &ConsumerGroupConfig) -> String {
+        let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
+        for m in self.members.values() {
+            if let Some(a) = &m.server_assignor {
+                *votes.entry(a.as_str()).or_default() += 1;
+            }
+        }
+        votes
+            .into_iter()
+            .max_by_key(|(_, n)| *n)
+            .map(|(a, _)| a.to_string())
+            .unwrap_or_else(|| {
+                config
+                    .assignors
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| "uniform".into())
+            })
+    }
+
+    fn subscribed_topics(member: &ConsumerMember, topics: &dyn TopicsView) -> BTreeSet<String> {
+        let mut out: BTreeSet<String> = member
+            .subscribed_topic_names
+            .iter()
+            .filter(|t| topics.partitions_of(t).is_some())
+            .cloned()
+            .collect();
+        if let Some(pattern) = &member.subscribed_topic_regex
+            && let Ok(re) = regex::Regex::new(&format!("^(?:{pattern})$"))
+        {
+            out.extend(
+                topics
+                    .topic_names()
+                    .into_iter()
+                    .filter(|t| !t.starts_with("__") && re.is_match(t)),
+            );
+        }
+        out
+    }
+
+    fn current_metadata(&self, topics: &dyn TopicsView) -> BTreeMap<String, i32> {
+        let mut out = BTreeMap::new();
+        for m in self.members.values() {
+            for t in Self::subscribed_topics(m, topics) {
+                if let Some(n) = topics.partitions_of(&t) {
+                    out.insert(t, n);
+                }
+            }
+        }
+        out
+    }
+
+    /// One heartbeat: join, leave, or keep alive and reconcile.
+    pub fn heartbeat(
+        &mut self,
+        hb: Heartbeat,
+        config: &ConsumerGroupConfig,
+        topics: &dyn TopicsView,
+        now: Instant,
+        now_ms: i64,
+        new_member_id: impl FnOnce() -> String,
+    ) -> Result<HeartbeatResult, GroupError> {
+        if let Some(assignor) = &hb.server_assignor
+            && !config.assignors.contains(assignor)
+        {
+            return Err(GroupError::UnsupportedAssignor);
+        }
+        let session = Duration::from_millis(config.session_timeout_ms.max(0) as u64);
+        let mut joined = false;
+        let member_id = match hb.member_epoch {
+            LEAVE_EPOCH | LEAVE_STATIC_EPOCH => {
+                let member_id = self.resolve_leaving(&hb)?;
+                self.remove_member(&member_id, now_ms);
+                return Ok(HeartbeatResult {
+                    member_id,
+                    member_epoch: hb.member_epoch,
+                    assignment: None,
+                });
+            }
+            0 => {
+                let (member_id, new_member) =
+                    self.join(&hb, config, now, now_ms, session, new_member_id)?;
+                joined = new_member;
+                member_id
+            }
+            epoch => {
+                let member = self
+                    .members
+                    .get(&hb.member_id)
+                    .ok_or(GroupError::UnknownMemberId)?;
+                if let Some(instance) = &hb.instance_id
+                    && self.static_members.get(instance) != Some(&hb.member_id)
+                {
+                    return Err(GroupError::FencedInstanceId);
+                }
+                if epoch != member.member_epoch {
+                    // A lost response: the member may still be on its previous epoch as long as
+                    // it does not claim partitions it no longer has.
+                    let owned_ok = hb
+                        .owned
+                        .as_ref()
+                        .is_none_or(|owned| is_subset(owned, &member.assigned));
+                    if !(epoch == member.previous_member_epoch && owned_ok) {
+                        return Err(GroupError::FencedMemberEpoch);
+                    }
+                }
+                hb.member_id.clone()
+            }
+        };
+        let mut bump = joined;
+        if let Some(member) = self.members.get_mut(&member_id) {
+            member.session_deadline = now + session;
+            member.client_id = hb.client_id.clone();
+            member.client_host = hb.client_host.clone();
+            if hb.rebalance_timeout_ms > 0 {
+                member.rebalance_timeout_ms = hb.rebalance_timeout_ms;
+            }
+            if let Some(names) = &hb.subscribed_topic_names
+                && *names != member.subscribed_topic_names
+            {
+                member.subscribed_topic_names = names.clone();
+                bump = true;
+            }
+            if hb.subscribed_topic_regex.is_some()
+                && hb.subscribed_topic_regex != member.subscribed_topic_regex
+            {
+                member.subscribed_topic_regex =
+                    hb.subscribed_topic_regex.clone().filter(|r| !r.is_empty());
+                bump = true;
+            }
+            if hb.server_assignor.is_some() && hb.server_assignor != member.server_assignor {
+                member.server_assignor = hb.server_assignor.clone();
+                bump = true;
+            }
+            if hb.member_epoch == 0 {
+                member.last_sent = None;
+            }
+        }
+        let metadata = self.current_metadata(topics);
+        if bump || metadata != self.metadata {
+            self.metadata = metadata;
+            self.group_epoch += 1;
+        }
+        if self.assignment_epoch < self.group_epoch {
+            self.compute_target(config, topics);
+        }
+        self.reconcile(&member_id, hb.owned.as_ref(), now);
+        let member = self
+            .members
+            .get_mut(&member_id)
+            .ok_or(GroupError::UnknownMemberId)?;
+        let assignment = if member.last_sent.as_ref() != Some(&member.assigned) {
+            member.last_sent = Some(member.assigned.clone());
+            Some(member.assigned.clone())
+        } else {
+            None
+        };
+        Ok(HeartbeatResult {
+            member_id,
+            member_epoch: member.member_epoch,
+            assignment,
+        })
+    }
+
+    fn resolve_leaving(&self, hb: &Heartbeat) -> Result<String, GroupError> {
+        if let Some(instance) = &hb.instance_id {
+            let current = self
+                .static_members
+                .get(instance)
+                .ok_or(GroupError::UnknownMemberId)?;
+            if !hb.member_id.is_empty() && *current != hb.member_id {
+                return Err(GroupError::FencedInstanceId);
+            }
+            return Ok(current.clone());
+        }
+        if self.members.contains_key(&hb.member_id) {
+            Ok(hb.member_id.clone())
+        } else {
+            Err(GroupError::UnknownMemberId)
+        }
+    }
+
+    /// Adds (or restarts) a member; the flag says whether membership changed (a static member
+    /// taking over its previous incarnation does not change it).
+    fn join(
+        &mut self,
+        hb: &Heartbeat,
+        config: &ConsumerGroupConfig,
+        now: Instant,
+        now_ms: i64,
+        session: Duration,
+        new_member_id: impl FnOnce() -> String,
+    ) -> Result<(String, bool), GroupError> {
+        if hb.subscribed_topic_names.is_none() && hb.subscribed_topic_regex.is_none() {
+            return Err(GroupError::InvalidRequest);
+        }
+        let member_id = if hb.member_id.is_empty() {
+            new_member_id()
+        } else {
+            hb.member_id.clone()
+        };
+        // A static member coming back takes over its previous incarnation's assignment.
+        let previous = hb
+            .instance_id
+            .as_ref()
+            .and_then(|i| self.static_members.get(i).cloned())
+            .filter(|old| *old != member_id)
+            .and_then(|old| self.members.remove(&old).map(|m| (old, m)));
+        if let Some(existing) = self.members.get_mut(&member_id) {
+            // A member rejoining with epoch 0 restarts from scratch.
+            existing.member_epoch = 0;
+            existing.state = MemberState::Stable;
+            existing.assigned.clear();
+            existing.pending_revocation.clear();
+            existing.last_sent = None;
+            return Ok((member_id, false));
+        }
+        if previous.is_none() && self.members.len() >= config.max_size {
+            return Err(GroupError::GroupMaxSizeReached);
+        }
+        let taking_over = previous.is_some();
+        let mut member = ConsumerMember {
+            member_id: member_id.clone(),
+            instance_id: hb.instance_id.clone(),
+            rack_id: hb.rack_id.clone(),
+            client_id: hb.client_id.clone(),
+            client_host: hb.client_host.clone(),
+            subscribed_topic_names: hb.subscribed_topic_names.clone().unwrap_or_default(),
+            subscribed_topic_regex: hb.subscribed_topic_regex.clone().filter(|r| !r.is_empty()),
+            server_assignor: hb.server_assignor.clone(),
+            rebalance_timeout_ms: hb.rebalance_timeout_ms,
+            member_epoch: 0,
+            previous_member_epoch: -1,
+            state: MemberState::Stable,
+            assigned: Assignment::new(),
+            pending_revocation: Assignment::new(),
+            last_sent: None,
+            session_deadline: now + session,
+            revocation_deadline: None,
+        };
+        if let Some((old_id, old)) = previous {
+            // Same partitions, same epoch: no rebalance for the rest of the group (KIP-345).
+            member.member_epoch = old.member_epoch;
+            member.previous_member_epoch = old.previous_member_epoch;
+            member.assigned = old.assigned;
+            member.pending_revocation = old.pending_revocation;
+            member.state = old.state;
+            if let Some(target) = self.target.remove(&old_id) {
+                self.target.insert(member_id.clone(), target);
+            }
+        }
+        if let Some(instance) = &hb.instance_id {
+            self.static_members
+                .insert(instance.clone(), member_id.clone());
+        }
+        self.members.insert(member_id.clone(), member);
+        self.state_timestamp = now_ms;
+        Ok((member_id, !taking_over))
+    }
+
+    /// Removes a member (leave, session expiry, revocation timeout); its partitions become
+    /// free and the group epoch moves on.
+    pub fn remove_member(&mut self, member_id: &str, now_ms: i64) {
+        if let Some(member) = self.members.remove(member_id) {
+            if let Some(instance) = &member.instance_id
+                && self.static_members.get(instance).map(String::as_str) == Some(member_id)
+            {
+                self.static_members.remove(instance);
+            }
+            self.target.remove(member_id);
+            self.group_epoch += 1;
+            if self.members.is_empty() {
+                self.state_timestamp = now_ms;
+                // Nobody to assign to: the target of the new epoch is empty.
+                self.assignment_epoch = self.group_epoch;
+            }
+        }
+    }
+
+    /// Fences members whose session or revocation deadline passed. Returns those removed.
+    pub fn expire(&mut self, now: Instant, now_ms: i64) -> Vec<String> {
+        let expired: Vec<String> = self
+            .members
+            .values()
+            .filter(|m| {
+                m.session_deadline <= now || m.revocation_deadline.is_some_and(|d| d <= now)
+            })
+            .map(|m| m.member_id.clone())
+            .collect();
+        for member_id in &expired {
+            tracing::info!(group = %self.id, member = %member_id, "consumer group member fenced (session or rebalance timeout)");
+            self.remove_member(member_id, now_ms);
+        }
+        expired
+    }
+
+    /// The earliest deadline of `member_id`, `None` once it is gone.
+    pub fn deadline_of(&self, member_id: &str) -> Option<Instant> {
+        let m = self.members.get(member_id)?;
+        Some(
+            m.revocation_deadline
+                .map_or(m.session_deadline, |d| d.min(m.session_deadline)),
+        )
+    }
+
+    fn compute_target(&mut self, config: &ConsumerGroupConfig, topics: &dyn TopicsView) {
+        let subscriptions: BTreeMap<String, BTreeSet<String>> = self
+            .members
+            .values()
+            .map(|m| (m.member_id.clone(), Self::subscribed_topics(m, topics)))
+            .collect();
+        let partitions: BTreeMap<String, i32> = subscriptions
+            .values()
+            .flatten()
+            .filter_map(|t| topics.partitions_of(t).map(|n| (t.clone(), n)))
+            .collect();
+        self.target = match self.assignor(config).as_str() {
+            "range" => assign_range(&subscriptions, &partitions),
+            _ => assign_uniform(&subscriptions, &partitions, &self.target),
+        };
+        self.assignment_epoch = self.group_epoch;
+    }
+
+    /// Moves one member towards its target (Kafka's CurrentAssignmentBuilder).
+    fn reconcile(&mut self, member_id: &str, owned: Option<&Assignment>, now: Instant) {
+        let target = self.target.get(member_id).cloned().unwrap_or_default();
+        let target_epoch = self.assignment_epoch;
+        // Partitions other members hold or are still giving up.
+        let held_elsewhere: BTreeSet<(String, i32)> = self
+            .members
+            .values()
+            .filter(|m| m.member_id != member_id)
+            .flat_map(|m| {
+                flatten(&m.assigned)
+                    .into_iter()
+                    .chain(flatten(&m.pending_revocation))
+            })
+            .collect();
+        let Some(member) = self.members.get_mut(member_id) else {
+            return;
+        };
+        if member.state == MemberState::UnrevokedPartitions {
+            let revoked =
+                owned.is_some_and(|o| flatten(o).is_disjoint(&flatten(&member.pending_revocation)));
+            if !revoked {
+                return;
+            }
+            member.pending_revocation.clear();
+            member.revocation_deadline = None;
+        }
+        if member.member_epoch == target_epoch && member.state == MemberState::Stable {
+            return;
+        }
+        let revoke = difference(&member.assigned, &target);
+        if !revoke.is_empty() {
+            member.assigned = intersection(&member.assigned, &target);
+            member.pending_revocation = revoke;
+            member.state = MemberState::UnrevokedPartitions;
+            member.revocation_deadline =
+                Some(now + Duration::from_millis(member.rebalance_timeout_ms.max(0) as u64));
+            return;
+        }
+        if member.member_epoch != target_epoch {
+            member.previous_member_epoch = member.member_epoch;
+            member.member_epoch = target_epoch;
+        }
+        let mut withheld = false;
+        for (topic, partitions) in &target {
+            for p in partitions {
+                if held_elsewhere.contains(&(topic.clone(), *p)) {
+                    withheld = true;
+                } else {
+                    member.assigned.entry(topic.clone()).or_default().insert(*p);
+                }
+            }
+        }
+        member.state = if withheld {
+            MemberState::UnreleasedPartitions
+        } else {
+            MemberState::Stable
+        };
+    }
+
+    /// OffsetCommit against a consumer group: the member and its current epoch (Kafka's
+    /// `ConsumerGroup.validateOffsetCommit`); a negative epoch commits only to an empty group.
+    pub fn validate_offset_commit(
+        &self,
+        member_id: &str,
+        member_epoch: i32,
+    ) -> Result<(), GroupError> {
+        if member_epoch < 0 && self.members.is_empty() {
+            return Ok(());
+        }
+        let member = self
+            .members
+            .get(member_id)
+            .ok_or(GroupError::UnknownMemberId)?;
+        if member_epoch != member.member_epoch {
+            return Err(GroupError::StaleMemberEpoch);
+        }
+        Ok(())
+    }
+}
+
+fn flatten(a: &Assignment) -> BTreeSet<(String, i32)> {
+    a.iter()
+        .flat_map(|(t, ps)| ps.iter().map(move |p| (t.clone(), *p)))
+        .collect()
+}
+
+fn unflatten(set: impl IntoIterator<Item = (String, i32)>) -> Assignment {
+    let mut out = Assignment::new();
+    for (t, p) in set {
+        out.entry(t).or_default().insert(p);
+    }
+    out
+}
+
+fn difference(a: &Assignment, b: &Assignment) -> Assignment {
+    unflatten(flatten(a).difference(&flatten(b)).cloned())
+}
+
+fn intersection(a: &Assignment, b: &Assignment) -> Assignment {
+    unflatten(flatten(a).intersection(&flatten(b)).cloned())
+}
+
+fn is_subset(a: &Assignment, b: &Assignment) -> bool {
+    flatten(a).is_subset(&flatten(b))
+}
+
+/// Kafka's range assignor, server side: per topic, the subscribed members (by id) get
+/// contiguous ranges, the first ones one partition more when it does not divide evenly.
+pub fn assign_range(
+    subscriptions: &BTreeMap<String, BTreeSet<String>>,
+    partitions: &BTreeMap<String, i32>,
+) -> HashMap<String, Assignment> {
+    let mut out: HashMap<String, Assignment> = subscriptions
+        .keys()
+        .map(|m| (m.clone(), Assignment::new()))
+        .collect();
+    for (topic, count) in partitions {
+        let members: Vec<&String> = subscriptions
+            .iter()
+            .filter(|(_, topics)| topics.contains(topic))
+            .map(|(m, _)| m)
+            .collect();
+        if members.is_empty() {
+            continue;
+        }
+        let (per, extra) = (
+            *count as usize / members.len(),
+            *count as usize % members.len(),
+        );
+        let mut next = 0;
+        for (i, member) in members.iter().enumerate() {
+            let take = per + usize::from(i < extra);
+            let set: BTreeSet<i32> = (next..next + take).map(|p| p as i32).collect();
+            next += take;
+            if !set.is_empty() {
+                out.entry((*member).clone())
+                    .or_default()
+                    .insert(topic.clone(), set);
+            }
+        }
+    }
+    out
+}
+
+/// Balanced and sticky: members keep what they had (up to their fair share), the rest goes to
+/// the least loaded eligible member. Fair share is computed over the partitions each member
+/// can take, so heterogeneous subscriptions stay balanced where they overlap.
+pub fn assign_uniform(
+    subscriptions: &BTreeMap<String, BTreeSet<String>>,
+    partitions: &BTreeMap<String, i32>,
+    previous: &HashMap<String, Assignment>,
+) -> HashMap<String, Assignment> {
+    let mut out: HashMap<String, Assignment> = subscriptions
+        .keys()
+        .map(|m| (m.clone(), Assignment::new()))
+        .collect();
+    let all: Vec<(String, i32)> = partitions
+        .iter()
+        .flat_map(|(t, n)| (0..*n).map(move |p| (t.clone(), p)))
+        .collect();
+    let eligible =
+        |member: &str, topic: &str| subscriptions.get(member).is_some_and(|t| t.contains(topic));
+    let total_members = subscriptions.len().max(1);
+    let quota = all.len().div_ceil(total_members);
+    let mut load: BTreeMap<String, usize> = subscriptions.keys().map(|m| (m.clone(), 0)).collect();
+    let mut taken: BTreeSet<(String, i32)> = BTreeSet::new();
+    // Keep previous ownership up to the quota.
+    for (member, assignment) in previous {
+        if !subscriptions.contains_key(member) {
+            continue;
+        }
+        for (topic, p) in flatten(assignment) {
+            let exists = partitions.get(&topic).is_some_and(|n| p < *n);
+            if exists
+                && eligible(member, &topic)
+                && load[member] < quota
+                && taken.insert((topic.clone(), p))
+            {
+                out.entry(member.clone())
+                    .or_default()
+                    .entry(topic)
+                    .or_default()
+                    .insert(p);
+                *load.get_mut(member).expect("member") += 1;
+            }
+        }
+    }
+    // Hand out the rest, least loaded first (ties by member id, deterministic).
+    for (topic, p) in all {
+        if taken.contains(&(topic.clone(), p)) {
+            continue;
+        }
+        let best = load
+            .iter()
+            .filter(|(m, _)| eligible(m, &topic))
+            .min_by_key(|(m, l)| (**l, (*m).clone()))
+            .map(|(m, _)| m.clone());
+        if let Some(member) = best {
+            out.entry(member.clone())
+                .or_default()
+                .entry(topic.clone())
+                .or_default()
+                .insert(p);
+            *load.get_mut(&member).expect("member") += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Topics(BTreeMap<String, i32>);
+    impl TopicsView for Topics {
+        fn partitions_of(&self, topic: &str) -> Option<i32> {
+            self.0.get(topic).copied()
+        }
+        fn topic_names(&self) -> Vec<String> {
+            self.0.keys().cloned().collect()
+        }
+    }
+
+    fn topics() -> Topics {
+        Topics(
+            [("t".to_string(), 4), ("other".to_string(), 2)]
+                .into_iter()
+                .collect(),
+        )
+    }
+
+    fn hb(member_id: &str, epoch: i32, owned: Option<Assignment>) -> Heartbeat {
+        Heartbeat {
+            member_id: member_id.into(),
+            member_epoch: epoch,
+            subscribed_topic_names: (epoch == 0).then(|| vec!["t".to_string()]),
+            rebalance_timeout_ms: 30_000,
+            owned,
+            ..Heartbeat::default()
+        }
+    }
+
+    fn count(a: &Assignment) -> usize {
+        a.values().map(BTreeSet::len).sum()
+    }
+
+    #[test]
+    fn two_members_split_with_revocation_before_assignment() {
+        let (config, topics, now) = (ConsumerGroupConfig::default(), topics(), Instant::now());
+        let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
+        let a = g
+            .heartbeat(
+                hb("a", 0, None),
+                &config,
+                &topics,
+                now,
+                0,
+                || unreachable!(),
+            )
+            .unwrap();
+        assert_eq!(
+            (a.member_epoch, count(a.assignment.as_ref().unwrap())),
+            (1, 4),
+            "alone: all four partitions"
+        );
+        let b = g
+            .heartbeat(
+                hb("b", 0, None),
+                &config,
+                &topics,
+                now,
+                0,
+                || unreachable!(),
+            )
+            .unwrap();
+        assert_eq!(b.member_epoch, 2);
+        assert_eq!(
+            count(b.assignment.as_ref().unwrap()),
+            0,
+            "b waits: a still owns everything"
+        );
+        assert_eq!(g.state_name(), "Reconciling");
+
+        // a is told to give up two partitions and stays on epoch 1 until it does.
+        let a2 = g
+            .heartbeat(
+                hb("a", 1, None),
+                &config,
+                &topics,
+                now,
+                0,
+                || unreachable!(),
+            )
+            .unwrap();
+        assert_eq!(a2.member_epoch, 1);
+        let kept = a2.assignment.unwrap();
+        assert_eq!(count(&kept), 2);
+        assert_eq!(g.members["a"].state, MemberState::UnrevokedPartitions);
+        // Without confirmation nothing moves; with it, a advances and b gets the freed ones.
+        let same = g
+            .heartbeat(
+                hb("a", 1, None),
+                &config,
+                &topics,
+                now,
+                0,
+                || unreachable!(),
+            )
+            .unwrap();
+        assert_eq!(same.member_epoch, 1);
+        let a3 = g
+            .heartbeat(
+                hb("a", 1, Some(kept.clone())),
+                &config,
+                &topics,
+                now,
+                0,
+                || unreachable!(),
+            )
+            .unwrap();
+        assert_eq!(a3.member_epoch, 2);
+        let b2 = g
+            .heartbeat(
+                hb("b", 2, None),
+                &config,
+                &topics,
+                now,
+                0,
+                || unreachable!(),
+            )
+            .unwrap();
+        let b_assigned = b2.assignment.unwrap();
+        assert_eq!(count(&b_assigned), 2);
+        assert!(
+            flatten(&b_assigned).is_disjoint(&flatten(&kept)),
+            "never owned twice"
+        );
+        assert_eq!(g.state_name(), "Stable");
+
+        // b leaves: a gets everything back at the next epoch.
+        g.heartbeat(
+            hb("b", LEAVE_EPOCH, None),
+            &config,
+            &topics,
+            now,
+            0,
+            || unreachable!(),
+        )
+        .unwrap();
+        let a4 = g
+            .heartbeat(
+                hb("a", 2, None),
+                &config,
+                &topics,
+                now,
+                0,
+                || unreachable!(),
+            )
+            .unwrap();
+        assert_eq!(
+            (a4.member_epoch, count(a4.assignment.as_ref().unwrap())),
+            (3, 4)
+        );
+    }
+
+    #[test]
+    fn fencing_and_expiry() {
+        let (config, topics, now) = (ConsumerGroupConfig::default(), topics(), Instant::now());
+        let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
+        g.heartbeat(
+            hb("a", 0, None),
+            &config,
+            &topics,
+            now,
+            0,
+            || unreachable!(),
+        )
+        .unwrap();
+        assert_eq!(
+            g.heartbeat(
+                hb("a", 7, None),
+                &config,
+                &topics,
+                now,
+                0,
+                || unreachable!()
+            ),
+            Err(GroupError::FencedMemberEpoch)
+        );
+        assert_eq!(
+            g.heartbeat(
+                hb("zz", 1, None),
+                &config,
+                &topics,
+                now,
+                0,
+                || unreachable!()
+            ),
+            Err(GroupError::UnknownMemberId)
+        );
+        assert_eq!(
+            g.validate_offset_commit("a", 0),
+            Err(GroupError::StaleMemberEpoch)
+        );
+        assert_eq!(g.validate_offset_commit("a", 1), Ok(()));
+        assert!(g.expire(now + Duration::from_secs(44), 0).is_empty());
+        assert_eq!(
+            g.expire(now + Duration::from_secs(46), 0),
+            vec!["a".to_string()]
+        );
+        assert_eq!(g.state_name(), "Empty");
+        assert_eq!(
+            g.validate_offset_commit("", -1),
+            Ok(()),
+            "admin commits to an empty group"
+        );
+    }
+
+    #[test]
+    fn static_member_takes_over_without_a_new_epoch() {
+        let (config, topics, now) = (ConsumerGroupConfig::default(), topics(), Instant::now());
+        let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
+        let mut join = hb("a", 0, None);
+        join.instance_id = Some("i".into());
+        let first = g
+            .heartbeat(join.clone(), &config, &topics, now, 0, || unreachable!())
+            .unwrap();
+        let epoch = g.group_epoch;
+        join.member_id = "a2".into();
+        let second = g
+            .heartbeat(join, &config, &topics, now, 0, || unreachable!())
+            .unwrap();
+        assert_eq!(g.group_epoch, epoch, "no new epoch");
+        assert_eq!(second.member_epoch, first.member_epoch);
+        assert_eq!(second.assignment, first.assignment);
+        let mut stale = hb("a", 1, None);
+        stale.instance_id = Some("i".into());
+        assert!(
+            g.heartbeat(stale, &config, &topics, now, 0, || unreachable!())
+                .is_err(),
+            "the old incarnation is gone"
+        );
+    }
+
+    #[test]
+    fn assignors() {
+        let subs: BTreeMap<String, BTreeSet<String>> = ["m1", "m2", "m3"]
+            .iter()
+            .map(|m| (m.to_string(), ["t".to_string()].into()))
+            .collect();
+        let parts: BTreeMap<String, i32> = [("t".to_string(), 7)].into();
+        let range = assign_range(&subs, &parts);
+        assert_eq!(range["m1"]["t"], (0..3).collect());
+        assert_eq!(range["m3"]["t"], (5..7).collect());
+        let uniform = assign_uniform(&subs, &parts, &HashMap::new());
+        let sizes: Vec<usize> = ["m1", "m2", "m3"]
+            .iter()
+            .map(|m| count(&uniform[*m]))
+            .collect();
+        assert_eq!(sizes.iter().sum::<usize>(), 7);
+        assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
+        // Sticky: a fourth member takes only what it needs; the others keep the rest.
+        let mut more = subs.clone();
+        more.insert("m4".into(), ["t".to_string()].into());
+        let next = assign_uniform(&more, &parts, &uniform);
+        let moved: usize = ["m1", "m2", "m3"]
+            .iter()
+            .map(|m| {
+                flatten(&uniform[*m])
+                    .difference(&flatten(&next[*m]))
+                    .count()
+            })
+            .sum();
+        assert!(moved <= 2, "moved {moved}");
+        assert!(count(&next["m4"]) >= 1);
+    }
+
+    #[test]
+    fn regex_subscriptions_follow_new_topics() {
+        let (config, now) = (ConsumerGroupConfig::default(), Instant::now());
+        let mut topics = Topics([("orders-eu".to_string(), 1)].into_iter().collect());
+        let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
+        let join = Heartbeat {
+            member_id: "a".into(),
+            member_epoch: 0,
+            subscribed_topic_regex: Some("orders-.*".into()),
+            rebalance_timeout_ms: 1000,
+            ..Heartbeat::default()
+        };
+        let r = g
+            .heartbeat(join, &config, &topics, now, 0, || unreachable!())
+            .unwrap();
+        assert_eq!(
+            r.assignment.unwrap().keys().collect::<Vec<_>>(),
+            vec!["orders-eu"]
+        );
+        topics.0.insert("orders-us".into(), 2);
+        let r = g
+            .heartbeat(
+                hb("a", r.member_epoch, None),
+                &config,
+                &topics,
+                now,
+                0,
+                || unreachable!(),
+            )
+            .unwrap();
+        assert_eq!(
+            count(r.assignment.as_ref().unwrap()),
+            3,
+            "the new matching topic is assigned"
+        );
+    }
+}
