@@ -7,7 +7,7 @@
 use crate::config::{BrokerConfig, LogConfig, validate_topic_overrides};
 use crate::error::Error;
 use crate::group::classic::GroupConfig;
-use crate::group::consumer::{ConsumerGroupConfig, TopicsView};
+use crate::group::consumer::ConsumerGroupConfig;
 use crate::group::{CoordinatorConfig, GroupCoordinator, OFFSETS_TOPIC};
 use crate::metadata::{TopicInfo, TopicStore, load_or_create_meta, validate_topic_name};
 use crate::replica::{Partition, ReplicaManager};
@@ -54,7 +54,7 @@ pub struct NewTopic {
 pub struct Broker {
     config: Arc<BrokerConfig>,
     cluster_id: String,
-    topics: TopicStore,
+    topics: Arc<TopicStore>,
     logs: LogManager,
     replicas: Arc<ReplicaManager>,
     groups: Arc<GroupCoordinator>,
@@ -71,7 +71,7 @@ impl Broker {
             config.node_id,
             config.cluster_id.as_deref(),
         )?;
-        let topics = TopicStore::open(&config.log_dir)?;
+        let topics = Arc::new(TopicStore::open(&config.log_dir)?);
         let now = now_ms();
         let (logs, reports) = LogManager::open(
             &config.log_dir,
@@ -91,7 +91,11 @@ impl Broker {
             "loaded logs"
         );
         let replicas = Arc::new(ReplicaManager::new());
-        let groups = GroupCoordinator::new(coordinator_config(&config), replicas.clone());
+        let groups = GroupCoordinator::new(
+            coordinator_config(&config),
+            replicas.clone(),
+            topics.clone(),
+        );
         let broker = Self {
             config: Arc::new(config),
             cluster_id,
@@ -485,19 +489,5 @@ impl Broker {
     pub fn shutdown(&self) -> Result<(), Error> {
         self.logs.shutdown(now_ms())?;
         Ok(())
-    }
-}
-
-/// What the group coordinator sees of topics (KIP-848 assignment and regex subscriptions).
-impl TopicsView for Broker {
-    fn partitions_of(&self, topic: &str) -> Option<i32> {
-        self.topics.get(topic).map(|t| t.partitions)
-    }
-    fn topic_names(&self) -> Vec<String> {
-        self.topics
-            .list()
-            .iter()
-            .map(|t| t.name.to_string())
-            .collect()
     }
 }

@@ -530,3 +530,87 @@ async fn kip848_consumer_protocol_split_then_one_leaves() {
         "both used KIP-848, not the classic protocol"
     );
 }
+
+fn describe_consumer_group(
+    broker: &Broker,
+    group: &str,
+) -> kafka_protocol::messages::consumer_group_describe_response::DescribedGroup {
+    use kafka_protocol::messages::{
+        ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, GroupId,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    let request = ConsumerGroupDescribeRequest::default()
+        .with_group_ids(vec![GroupId(StrBytes::from_string(group.to_string()))]);
+    let response: ConsumerGroupDescribeResponse = common::raw_call(
+        &broker.bootstrap,
+        ApiKey::ConsumerGroupDescribe,
+        0,
+        &request,
+    );
+    response.groups.into_iter().next().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kip848_group_state_is_replayed_after_kill_nine() {
+    let settings = [
+        ("group.consumer.heartbeat.interval.ms", "500"),
+        ("group.consumer.session.timeout.ms", "6000"),
+    ];
+    let mut broker = Broker::start(&settings);
+    create_topic(&broker, "replayed", 2).await;
+    let member = Member::start(
+        &broker,
+        "replayed-group",
+        "replayed",
+        &[("group.protocol", "consumer")],
+    );
+    assert!(wait_until(Duration::from_secs(30), || covers(
+        &[&member],
+        2
+    )));
+    let before = describe_consumer_group(&broker, "replayed-group");
+    assert_eq!(
+        (
+            before.error_code,
+            before.group_state.as_str(),
+            before.members.len()
+        ),
+        (0, "Stable", 1)
+    );
+
+    broker.kill9();
+    let restarted = Broker::start_in(broker.dir(), &settings);
+    let after = describe_consumer_group(&restarted, "replayed-group");
+    assert_eq!(
+        after.error_code, 0,
+        "the consumer group came back from {{__consumer_offsets}}"
+    );
+    assert_eq!(
+        (after.group_epoch, after.assignment_epoch),
+        (before.group_epoch, before.assignment_epoch)
+    );
+    assert_eq!(after.members.len(), 1);
+    assert_eq!(after.members[0].member_id, before.members[0].member_id);
+    assert_eq!(
+        after.members[0].member_epoch,
+        before.members[0].member_epoch
+    );
+    let partitions: usize = after.members[0]
+        .assignment
+        .topic_partitions
+        .iter()
+        .map(|t| t.partitions.len())
+        .sum();
+    assert_eq!(partitions, 2, "its assignment too");
+    // The member talks to the old broker address and never comes back: its session expires.
+    assert!(
+        wait_until(Duration::from_secs(20), || describe_consumer_group(
+            &restarted,
+            "replayed-group"
+        )
+        .members
+        .is_empty()),
+        "fenced after the session timeout"
+    );
+    drop(member);
+}

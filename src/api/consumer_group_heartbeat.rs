@@ -69,7 +69,7 @@ pub async fn handle(
         Ok(groups) => groups,
         Err(_) => return error(GroupError::CoordinatorNotAvailable),
     };
-    match groups.consumer_heartbeat(&request.group_id, heartbeat, ctx.broker.as_ref()) {
+    match groups.consumer_heartbeat(&request.group_id, heartbeat) {
         Err(e) => error(e),
         Ok(result) => {
             let assignment = result.assignment.map(|a| {

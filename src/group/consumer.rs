@@ -22,12 +22,25 @@ use tokio::time::{Duration, Instant};
 /// topic name -> partitions.
 pub type Assignment = BTreeMap<String, BTreeSet<i32>>;
 
-/// The topics a coordinator can see, resolved by the broker.
+/// The topics a coordinator can see.
 pub trait TopicsView {
     /// Partition count of a topic.
     fn partitions_of(&self, topic: &str) -> Option<i32>;
     /// Every topic name (for regex subscriptions).
     fn topic_names(&self) -> Vec<String>;
+    fn topic_id(&self, topic: &str) -> Option<uuid::Uuid>;
+    fn topic_name(&self, id: uuid::Uuid) -> Option<String>;
+}
+
+/// What changed in a group and must be written to `__consumer_offsets` (ordered so that
+/// removals are written last).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Change {
+    GroupEpoch,
+    Target,
+    Member(String),
+    Assignment(String),
+    Removed(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +73,73 @@ pub struct ConsumerMember {
     pub session_deadline: Instant,
     /// Set while partitions are awaiting revocation.
     pub revocation_deadline: Option<Instant>,
+}
+
+impl ConsumerMember {
+    /// A member restored from `__consumer_offsets`; fields come from its records.
+    pub fn restored(member_id: &str, now: Instant) -> Self {
+        Self {
+            member_id: member_id.to_string(),
+            instance_id: None,
+            rack_id: None,
+            client_id: String::new(),
+            client_host: String::new(),
+            subscribed_topic_names: Vec::new(),
+            subscribed_topic_regex: None,
+            server_assignor: None,
+            rebalance_timeout_ms: -1,
+            member_epoch: 0,
+            previous_member_epoch: -1,
+            state: MemberState::Stable,
+            assigned: Assignment::new(),
+            pending_revocation: Assignment::new(),
+            last_sent: None,
+            session_deadline: now,
+            revocation_deadline: None,
+        }
+    }
+
+    /// What the member metadata record holds.
+    pub fn metadata(&self) -> super::records::ConsumerMemberValue {
+        super::records::ConsumerMemberValue {
+            instance_id: self.instance_id.clone(),
+            rack_id: self.rack_id.clone(),
+            client_id: self.client_id.clone(),
+            client_host: self.client_host.clone(),
+            subscribed_topic_names: self.subscribed_topic_names.clone(),
+            subscribed_topic_regex: self.subscribed_topic_regex.clone(),
+            rebalance_timeout_ms: self.rebalance_timeout_ms,
+            server_assignor: self.server_assignor.clone(),
+        }
+    }
+
+    /// What the current assignment record holds.
+    pub fn assignment_state(&self) -> (i32, i32, MemberState, Assignment, Assignment) {
+        (
+            self.member_epoch,
+            self.previous_member_epoch,
+            self.state,
+            self.assigned.clone(),
+            self.pending_revocation.clone(),
+        )
+    }
+
+    /// Kafka's MemberState byte.
+    pub fn state_code(&self) -> i8 {
+        match self.state {
+            MemberState::Stable => 0,
+            MemberState::UnrevokedPartitions => 1,
+            MemberState::UnreleasedPartitions => 2,
+        }
+    }
+
+    pub fn set_state_code(&mut self, code: i8) {
+        self.state = match code {
+            1 => MemberState::UnrevokedPartitions,
+            2 => MemberState::UnreleasedPartitions,
+            _ => MemberState::Stable,
+        };
+    }
 }
 
 /// A heartbeat in core terms.
@@ -124,6 +204,8 @@ pub struct ConsumerGroup {
     metadata: BTreeMap<String, i32>,
     /// Members whose session the coordinator is timing.
     pub watched: BTreeSet<String>,
+    /// Changes not yet written; the coordinator drains them after each operation.
+    pub changes: BTreeSet<Change>,
 }
 
 impl ConsumerGroup {
@@ -139,6 +221,7 @@ impl ConsumerGroup {
             state_timestamp: now_ms,
             metadata: BTreeMap::new(),
             watched: BTreeSet::new(),
+            changes: BTreeSet::new(),
         }
     }
 
@@ -274,6 +357,7 @@ impl ConsumerGroup {
             }
         };
         let mut bump = joined;
+        let metadata_before = self.members.get(&member_id).map(ConsumerMember::metadata);
         if let Some(member) = self.members.get_mut(&member_id) {
             member.session_deadline = now + session;
             member.client_id = hb.client_id.clone();
@@ -302,15 +386,31 @@ impl ConsumerGroup {
                 member.last_sent = None;
             }
         }
+        if self.members.get(&member_id).map(ConsumerMember::metadata) != metadata_before {
+            self.changes.insert(Change::Member(member_id.clone()));
+        }
         let metadata = self.current_metadata(topics);
         if bump || metadata != self.metadata {
             self.metadata = metadata;
             self.group_epoch += 1;
+            self.changes.insert(Change::GroupEpoch);
         }
         if self.assignment_epoch < self.group_epoch {
             self.compute_target(config, topics);
         }
+        let assignment_before = self
+            .members
+            .get(&member_id)
+            .map(ConsumerMember::assignment_state);
         self.reconcile(&member_id, hb.owned.as_ref(), now);
+        if self
+            .members
+            .get(&member_id)
+            .map(ConsumerMember::assignment_state)
+            != assignment_before
+        {
+            self.changes.insert(Change::Assignment(member_id.clone()));
+        }
         let member = self
             .members
             .get_mut(&member_id)
@@ -414,6 +514,9 @@ impl ConsumerGroup {
             if let Some(target) = self.target.remove(&old_id) {
                 self.target.insert(member_id.clone(), target);
             }
+            self.changes.insert(Change::Removed(old_id));
+            self.changes.insert(Change::Target);
+            self.changes.insert(Change::Assignment(member_id.clone()));
         }
         if let Some(instance) = &hb.instance_id {
             self.static_members
@@ -422,6 +525,23 @@ impl ConsumerGroup {
         self.members.insert(member_id.clone(), member);
         self.state_timestamp = now_ms;
         Ok((member_id, !taking_over))
+    }
+
+    /// Takes the current topic metadata as the group's baseline (after replay, so that a restart
+    /// alone does not start a new epoch).
+    pub fn refresh_metadata_snapshot(&mut self, topics: &dyn TopicsView) {
+        self.metadata = self.current_metadata(topics);
+    }
+
+    /// Group and assignment epochs from replayed records (the topic metadata is re-read at the
+    /// next heartbeat).
+    pub fn restore_epochs(&mut self, group_epoch: Option<i32>, assignment_epoch: Option<i32>) {
+        if let Some(e) = group_epoch {
+            self.group_epoch = e;
+        }
+        if let Some(e) = assignment_epoch {
+            self.assignment_epoch = e;
+        }
     }
 
     /// Removes a member (leave, session expiry, revocation timeout); its partitions become
@@ -435,10 +555,13 @@ impl ConsumerGroup {
             }
             self.target.remove(member_id);
             self.group_epoch += 1;
+            self.changes.insert(Change::GroupEpoch);
+            self.changes.insert(Change::Removed(member_id.to_string()));
             if self.members.is_empty() {
                 self.state_timestamp = now_ms;
                 // Nobody to assign to: the target of the new epoch is empty.
                 self.assignment_epoch = self.group_epoch;
+                self.changes.insert(Change::Target);
             }
         }
     }
@@ -485,6 +608,7 @@ impl ConsumerGroup {
             _ => assign_uniform(&subscriptions, &partitions, &self.target),
         };
         self.assignment_epoch = self.group_epoch;
+        self.changes.insert(Change::Target);
     }
 
     /// Moves one member towards its target (Kafka's CurrentAssignmentBuilder).
@@ -708,6 +832,12 @@ mod tests {
         }
         fn topic_names(&self) -> Vec<String> {
             self.0.keys().cloned().collect()
+        }
+        fn topic_id(&self, _: &str) -> Option<uuid::Uuid> {
+            None
+        }
+        fn topic_name(&self, _: uuid::Uuid) -> Option<String> {
+            None
         }
     }
 

@@ -18,6 +18,7 @@ pub mod consumer;
 pub mod records;
 
 use crate::error::GroupError;
+use crate::metadata::TopicStore;
 use crate::record::{self, BatchIter, NewRecord, codec};
 use crate::replica::ReplicaManager;
 use crate::storage::StorageError;
@@ -28,7 +29,10 @@ use classic::{
     ClassicGroup, CommittedOffset, Effects, GroupConfig, GroupState, JoinOutcome, JoinRequest,
     JoinResult, Offsets, SyncOutcome, SyncRequest, SyncResult,
 };
-use consumer::{ConsumerGroup, ConsumerGroupConfig, Heartbeat, HeartbeatResult, TopicsView};
+use consumer::{
+    Assignment, Change, ConsumerGroup, ConsumerGroupConfig, ConsumerMember, Heartbeat,
+    HeartbeatResult, TopicsView,
+};
 use records::{GroupValue, OffsetValue, RecordKey};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -95,6 +99,8 @@ pub struct GroupCoordinator {
     groups: Mutex<HashMap<String, SharedGroup>>,
     /// KIP-848 groups. A group id lives in exactly one of the two maps.
     consumer_groups: Mutex<HashMap<String, SharedConsumerGroup>>,
+    /// Topic names, ids and partition counts (assignments, regexes, record topic ids).
+    topics: Arc<TopicStore>,
     /// Members of groups loaded at startup, watched once the runtime starts the coordinator.
     loaded_members: Mutex<Vec<(String, String)>>,
 }
@@ -110,10 +116,15 @@ fn lock_group(group: &SharedGroup) -> MutexGuard<'_, ClassicGroup> {
 }
 
 impl GroupCoordinator {
-    pub fn new(config: CoordinatorConfig, replicas: Arc<ReplicaManager>) -> Arc<Self> {
+    pub fn new(
+        config: CoordinatorConfig,
+        replicas: Arc<ReplicaManager>,
+        topics: Arc<TopicStore>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             config,
             replicas,
+            topics,
             groups: Mutex::new(HashMap::new()),
             consumer_groups: Mutex::new(HashMap::new()),
             loaded_members: Mutex::new(Vec::new()),
@@ -159,6 +170,18 @@ impl GroupCoordinator {
         );
         for (group_id, member_id) in loaded {
             self.watch_member(group_id, member_id);
+        }
+        let consumer_groups: Vec<SharedConsumerGroup> =
+            self.consumer_groups().values().cloned().collect();
+        for group in consumer_groups {
+            let mut g = lock_consumer(&group);
+            let (group_id, members): (String, Vec<String>) =
+                (g.id.clone(), g.members.keys().cloned().collect());
+            for member_id in members {
+                if g.watched.insert(member_id.clone()) {
+                    self.watch_consumer_member(group_id.clone(), member_id);
+                }
+            }
         }
         let this = self.clone();
         let period = Duration::from_millis(self.config.offsets_retention_check_interval_ms.max(10));
@@ -259,6 +282,9 @@ impl GroupCoordinator {
     }
 
     fn replay(&self, key: RecordKey, value: Option<&[u8]>) {
+        if self.replay_consumer(&key, value) {
+            return;
+        }
         match key {
             RecordKey::Offset {
                 group,
@@ -300,7 +326,153 @@ impl GroupCoordinator {
                     tracing::warn!(group, error = %e, "skipping unreadable group record")
                 }
             },
+            // KIP-848 records: handled by replay_consumer.
+            _ => {}
         }
+    }
+
+    /// Replays KIP-848 records, and offsets of groups that are consumer groups. Returns false
+    /// for records this does not own.
+    fn replay_consumer(&self, key: &RecordKey, value: Option<&[u8]>) -> bool {
+        let group_of = |group: &str| -> SharedConsumerGroup {
+            let existing = self.consumer_group(group);
+            existing.unwrap_or_else(|| {
+                // A consumer group supersedes a classic one of the same id (its offsets move over).
+                let offsets = self
+                    .groups()
+                    .remove(group)
+                    .map(|g| std::mem::take(&mut lock_group(&g).offsets))
+                    .unwrap_or_default();
+                self.consumer_groups()
+                    .entry(group.to_string())
+                    .or_insert_with(|| {
+                        Arc::new(Mutex::new(ConsumerGroup::new(group, offsets, now_ms())))
+                    })
+                    .clone()
+            })
+        };
+        let assignment = |partitions: records::TopicIdPartitions| -> Assignment {
+            partitions
+                .into_iter()
+                .filter_map(|(id, ps)| {
+                    self.topics
+                        .topic_name(id)
+                        .map(|t| (t, ps.into_iter().collect()))
+                })
+                .collect()
+        };
+        let warn = |e: records::SchemaError| tracing::warn!(error = %e, "skipping unreadable {OFFSETS_TOPIC} record");
+        match key {
+            RecordKey::Offset {
+                group,
+                topic,
+                partition,
+            } => {
+                let Some(g) = self.consumer_group(group) else {
+                    return false;
+                };
+                let mut g = lock_consumer(&g);
+                match value.map(OffsetValue::decode) {
+                    None => {
+                        g.offsets.remove(&(topic.clone(), *partition));
+                    }
+                    Some(Ok(v)) => {
+                        g.offsets.insert(
+                            (topic.clone(), *partition),
+                            CommittedOffset {
+                                offset: v.offset,
+                                leader_epoch: v.leader_epoch,
+                                metadata: v.metadata,
+                                commit_timestamp: v.commit_timestamp,
+                                expire_timestamp: v.expire_timestamp,
+                            },
+                        );
+                    }
+                    Some(Err(e)) => warn(e),
+                }
+            }
+            RecordKey::Group { .. } => return false,
+            RecordKey::ConsumerGroup { group } => match value.map(records::decode_epoch_value) {
+                None => {
+                    self.consumer_groups().remove(group.as_str());
+                }
+                Some(Ok(epoch)) => {
+                    lock_consumer(&group_of(group)).restore_epochs(Some(epoch), None)
+                }
+                Some(Err(e)) => warn(e),
+            },
+            RecordKey::TargetMetadata { group } => match value.map(records::decode_epoch_value) {
+                None => {}
+                Some(Ok(epoch)) => {
+                    lock_consumer(&group_of(group)).restore_epochs(None, Some(epoch))
+                }
+                Some(Err(e)) => warn(e),
+            },
+            RecordKey::ConsumerMember { group, member } => {
+                let g = group_of(group);
+                let mut g = lock_consumer(&g);
+                match value.map(records::ConsumerMemberValue::decode) {
+                    None => {
+                        if let Some(m) = g.members.remove(member)
+                            && let Some(instance) = m.instance_id
+                        {
+                            g.static_members.remove(&instance);
+                        }
+                    }
+                    Some(Ok(v)) => {
+                        let m = g
+                            .members
+                            .entry(member.clone())
+                            .or_insert_with(|| ConsumerMember::restored(member, Instant::now()));
+                        m.instance_id = v.instance_id.clone();
+                        m.rack_id = v.rack_id;
+                        m.client_id = v.client_id;
+                        m.client_host = v.client_host;
+                        m.subscribed_topic_names = v.subscribed_topic_names;
+                        m.subscribed_topic_regex = v.subscribed_topic_regex;
+                        m.rebalance_timeout_ms = v.rebalance_timeout_ms;
+                        m.server_assignor = v.server_assignor;
+                        if let Some(instance) = v.instance_id {
+                            g.static_members.insert(instance, member.clone());
+                        }
+                    }
+                    Some(Err(e)) => warn(e),
+                }
+            }
+            RecordKey::TargetMember { group, member } => {
+                let g = group_of(group);
+                let mut g = lock_consumer(&g);
+                match value.map(records::decode_target_member) {
+                    None => {
+                        g.target.remove(member);
+                    }
+                    Some(Ok(partitions)) => {
+                        g.target.insert(member.clone(), assignment(partitions));
+                    }
+                    Some(Err(e)) => warn(e),
+                }
+            }
+            RecordKey::CurrentAssignment { group, member } => {
+                let g = group_of(group);
+                let mut g = lock_consumer(&g);
+                match value.map(records::CurrentAssignmentValue::decode) {
+                    None => {}
+                    Some(Ok(v)) => {
+                        let m = g
+                            .members
+                            .entry(member.clone())
+                            .or_insert_with(|| ConsumerMember::restored(member, Instant::now()));
+                        m.member_epoch = v.member_epoch;
+                        m.previous_member_epoch = v.previous_member_epoch;
+                        m.set_state_code(v.state);
+                        m.assigned = assignment(v.assigned);
+                        m.pending_revocation = assignment(v.pending_revocation);
+                    }
+                    Some(Err(e)) => warn(e),
+                }
+            }
+        }
+        true
     }
 
     /// After replay: members of loaded groups get fresh session deadlines (they must heartbeat
@@ -322,6 +494,18 @@ impl GroupCoordinator {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .extend(watch);
+        let session = Duration::from_millis(self.config.consumer.session_timeout_ms.max(0) as u64);
+        let consumer_groups: Vec<SharedConsumerGroup> =
+            self.consumer_groups().values().cloned().collect();
+        for group in consumer_groups {
+            let mut g = lock_consumer(&group);
+            let now = Instant::now();
+            for member in g.members.values_mut() {
+                member.session_deadline = now + session;
+            }
+            g.refresh_metadata_snapshot(self.topics.as_ref());
+            g.changes.clear();
+        }
     }
 
     // ---- effects and timers --------------------------------------------------------------
@@ -394,7 +578,6 @@ impl GroupCoordinator {
         self: &Arc<Self>,
         group_id: &str,
         heartbeat: Heartbeat,
-        topics: &dyn TopicsView,
     ) -> Result<HeartbeatResult, GroupError> {
         if group_id.is_empty() {
             return Err(GroupError::InvalidGroupId);
@@ -418,11 +601,14 @@ impl GroupCoordinator {
         let result = g.heartbeat(
             heartbeat,
             &self.config.consumer,
-            topics,
+            self.topics.as_ref(),
             Instant::now(),
             now_ms(),
             || uuid::Uuid::new_v4().to_string(),
-        )?;
+        );
+        // Whatever changed is written before the member hears about it.
+        self.persist_consumer(&mut g)?;
+        let result = result?;
         if g.members.contains_key(&result.member_id) && g.watched.insert(result.member_id.clone()) {
             tracing::info!(group = group_id, member = %result.member_id, epoch = g.group_epoch, "consumer protocol member joined");
             self.watch_consumer_member(group_id.to_string(), result.member_id.clone());
@@ -465,6 +651,7 @@ impl GroupCoordinator {
         if !g.is_empty() {
             return Err(GroupError::InconsistentGroupProtocol);
         }
+        self.write(group_id, &Self::consumer_group_tombstones(group_id))?;
         let offsets = std::mem::take(&mut g.offsets);
         drop(g);
         self.consumer_groups().remove(group_id);
@@ -495,6 +682,120 @@ impl GroupCoordinator {
                 lock_consumer(&group).expire(Instant::now(), now_ms());
             }
         });
+    }
+
+    /// Writes what changed in a consumer group (KIP-848 records). On failure the changes stay
+    /// queued and are retried with the next write.
+    fn persist_consumer(&self, g: &mut ConsumerGroup) -> Result<(), GroupError> {
+        if g.changes.is_empty() {
+            return Ok(());
+        }
+        let group = g.id.clone();
+        let ids = |a: &Assignment| -> records::TopicIdPartitions {
+            a.iter()
+                .filter_map(|(t, ps)| {
+                    self.topics
+                        .topic_id(t)
+                        .map(|id| (id, ps.iter().copied().collect()))
+                })
+                .collect()
+        };
+        let mut entries: Vec<(RecordKey, Option<Bytes>)> = Vec::new();
+        for change in &g.changes {
+            match change {
+                Change::GroupEpoch => entries.push((
+                    RecordKey::ConsumerGroup {
+                        group: group.clone(),
+                    },
+                    Some(records::encode_epoch_value(g.group_epoch)),
+                )),
+                Change::Target => {
+                    for (member, assignment) in &g.target {
+                        entries.push((
+                            RecordKey::TargetMember {
+                                group: group.clone(),
+                                member: member.clone(),
+                            },
+                            Some(records::encode_target_member(&ids(assignment))),
+                        ));
+                    }
+                    entries.push((
+                        RecordKey::TargetMetadata {
+                            group: group.clone(),
+                        },
+                        Some(records::encode_epoch_value(g.assignment_epoch)),
+                    ));
+                }
+                Change::Member(member) => {
+                    if let Some(m) = g.members.get(member) {
+                        entries.push((
+                            RecordKey::ConsumerMember {
+                                group: group.clone(),
+                                member: member.clone(),
+                            },
+                            Some(m.metadata().encode()),
+                        ));
+                    }
+                }
+                Change::Assignment(member) => {
+                    if let Some(m) = g.members.get(member) {
+                        let value = records::CurrentAssignmentValue {
+                            member_epoch: m.member_epoch,
+                            previous_member_epoch: m.previous_member_epoch,
+                            state: m.state_code(),
+                            assigned: ids(&m.assigned),
+                            pending_revocation: ids(&m.pending_revocation),
+                        };
+                        entries.push((
+                            RecordKey::CurrentAssignment {
+                                group: group.clone(),
+                                member: member.clone(),
+                            },
+                            Some(value.encode()),
+                        ));
+                    }
+                }
+                Change::Removed(member) => {
+                    for key in [
+                        RecordKey::CurrentAssignment {
+                            group: group.clone(),
+                            member: member.clone(),
+                        },
+                        RecordKey::TargetMember {
+                            group: group.clone(),
+                            member: member.clone(),
+                        },
+                        RecordKey::ConsumerMember {
+                            group: group.clone(),
+                            member: member.clone(),
+                        },
+                    ] {
+                        entries.push((key, None));
+                    }
+                }
+            }
+        }
+        self.write(&group, &entries)?;
+        g.changes.clear();
+        Ok(())
+    }
+
+    /// Tombstones for a consumer group's own records (its members are gone already).
+    fn consumer_group_tombstones(group: &str) -> Vec<(RecordKey, Option<Bytes>)> {
+        vec![
+            (
+                RecordKey::TargetMetadata {
+                    group: group.to_string(),
+                },
+                None,
+            ),
+            (
+                RecordKey::ConsumerGroup {
+                    group: group.to_string(),
+                },
+                None,
+            ),
+        ]
     }
 
     /// ConsumerGroupDescribe for one group.

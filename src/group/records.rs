@@ -15,6 +15,23 @@
 //!       (v0: no rebalance_timeout/current_state_timestamp/instance id; v1: + rebalance_timeout;
 //!       v2: + current_state_timestamp)
 //! ```
+//!
+//! KIP-848 consumer groups (key = i16 record type + non-flexible fields; value = i16 version 0
+//! + flexible fields: compact strings/arrays, 16-byte uuids, a tagged-field section per struct):
+//!
+//! ```text
+//! key 3 ConsumerGroupMetadataKey          group            -> epoch: i32
+//! key 5 ConsumerGroupMemberMetadataKey    group, member    -> instance_id?, rack_id?, client_id,
+//!       client_host, subscribed_topic_names: [string], subscribed_topic_regex?,
+//!       rebalance_timeout_ms: i32, server_assignor?
+//! key 6 ConsumerGroupTargetAssignmentMetadataKey group     -> assignment_epoch: i32
+//! key 7 ConsumerGroupTargetAssignmentMemberKey   group, member -> [topic_id: uuid, partitions: [i32]]
+//! key 8 ConsumerGroupCurrentMemberAssignmentKey  group, member -> member_epoch: i32,
+//!       previous_member_epoch: i32, state: i8, assigned: [topic partitions],
+//!       pending_revocation: [topic partitions]
+//! ```
+//! (Key 4, ConsumerGroupPartitionMetadata, is not written: Kafka 4.1 replaced it by a hash.)
+//!
 //! A null value (tombstone) deletes the key.
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -33,6 +50,24 @@ pub enum RecordKey {
     },
     Group {
         group: String,
+    },
+    ConsumerGroup {
+        group: String,
+    },
+    ConsumerMember {
+        group: String,
+        member: String,
+    },
+    TargetMetadata {
+        group: String,
+    },
+    TargetMember {
+        group: String,
+        member: String,
+    },
+    CurrentAssignment {
+        group: String,
+        member: String,
     },
 }
 
@@ -91,6 +126,25 @@ impl RecordKey {
                 buf.put_i16(GROUP_KEY_VERSION);
                 put_string(&mut buf, group);
             }
+            RecordKey::ConsumerGroup { group } | RecordKey::TargetMetadata { group } => {
+                buf.put_i16(if matches!(self, RecordKey::ConsumerGroup { .. }) {
+                    3
+                } else {
+                    6
+                });
+                put_string(&mut buf, group);
+            }
+            RecordKey::ConsumerMember { group, member }
+            | RecordKey::TargetMember { group, member }
+            | RecordKey::CurrentAssignment { group, member } => {
+                buf.put_i16(match self {
+                    RecordKey::ConsumerMember { .. } => 5,
+                    RecordKey::TargetMember { .. } => 7,
+                    _ => 8,
+                });
+                put_string(&mut buf, group);
+                put_string(&mut buf, member);
+            }
         }
         buf.freeze()
     }
@@ -108,6 +162,20 @@ impl RecordKey {
             2 => Ok(Some(RecordKey::Group {
                 group: get_string(&mut buf)?,
             })),
+            3 => Ok(Some(RecordKey::ConsumerGroup {
+                group: get_string(&mut buf)?,
+            })),
+            6 => Ok(Some(RecordKey::TargetMetadata {
+                group: get_string(&mut buf)?,
+            })),
+            5 | 7 | 8 => {
+                let (group, member) = (get_string(&mut buf)?, get_string(&mut buf)?);
+                Ok(Some(match version {
+                    5 => RecordKey::ConsumerMember { group, member },
+                    7 => RecordKey::TargetMember { group, member },
+                    _ => RecordKey::CurrentAssignment { group, member },
+                }))
+            }
             _ => Ok(None),
         }
     }
@@ -233,6 +301,246 @@ impl GroupValue {
     }
 }
 
+/// KIP-848 member metadata (ConsumerGroupMemberMetadataValue v0).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ConsumerMemberValue {
+    pub instance_id: Option<String>,
+    pub rack_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub subscribed_topic_names: Vec<String>,
+    pub subscribed_topic_regex: Option<String>,
+    pub rebalance_timeout_ms: i32,
+    pub server_assignor: Option<String>,
+}
+
+/// Partitions by topic id, as KIP-848 records store them.
+pub type TopicIdPartitions = Vec<(uuid::Uuid, Vec<i32>)>;
+
+/// KIP-848 current assignment (ConsumerGroupCurrentMemberAssignmentValue v0).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CurrentAssignmentValue {
+    pub member_epoch: i32,
+    pub previous_member_epoch: i32,
+    /// Kafka's MemberState: 0 stable, 1 unrevoked partitions, 2 unreleased partitions.
+    pub state: i8,
+    pub assigned: TopicIdPartitions,
+    pub pending_revocation: TopicIdPartitions,
+}
+
+/// Encodes a value holding one i32 (ConsumerGroupMetadataValue, TargetAssignmentMetadataValue).
+pub fn encode_epoch_value(epoch: i32) -> Bytes {
+    let mut buf = BytesMut::new();
+    buf.put_i16(0);
+    buf.put_i32(epoch);
+    put_uvarint(&mut buf, 0);
+    buf.freeze()
+}
+
+pub fn decode_epoch_value(mut buf: &[u8]) -> Result<i32, SchemaError> {
+    get_i16(&mut buf)?;
+    get_i32(&mut buf)
+}
+
+impl ConsumerMemberValue {
+    pub fn encode(&self) -> Bytes {
+        let mut buf = BytesMut::new();
+        buf.put_i16(0);
+        put_compact_nullable_string(&mut buf, self.instance_id.as_deref());
+        put_compact_nullable_string(&mut buf, self.rack_id.as_deref());
+        put_compact_nullable_string(&mut buf, Some(&self.client_id));
+        put_compact_nullable_string(&mut buf, Some(&self.client_host));
+        put_uvarint(&mut buf, self.subscribed_topic_names.len() as u64 + 1);
+        for topic in &self.subscribed_topic_names {
+            put_compact_nullable_string(&mut buf, Some(topic));
+        }
+        put_compact_nullable_string(&mut buf, self.subscribed_topic_regex.as_deref());
+        buf.put_i32(self.rebalance_timeout_ms);
+        put_compact_nullable_string(&mut buf, self.server_assignor.as_deref());
+        put_uvarint(&mut buf, 0);
+        buf.freeze()
+    }
+
+    pub fn decode(mut buf: &[u8]) -> Result<Self, SchemaError> {
+        get_i16(&mut buf)?;
+        let instance_id = get_compact_nullable_string(&mut buf)?;
+        let rack_id = get_compact_nullable_string(&mut buf)?;
+        let client_id = get_compact_nullable_string(&mut buf)?.unwrap_or_default();
+        let client_host = get_compact_nullable_string(&mut buf)?.unwrap_or_default();
+        let count = get_compact_len(&mut buf)?.unwrap_or(0);
+        let mut subscribed_topic_names = Vec::with_capacity(count);
+        for _ in 0..count {
+            subscribed_topic_names.push(get_compact_nullable_string(&mut buf)?.unwrap_or_default());
+        }
+        let subscribed_topic_regex = get_compact_nullable_string(&mut buf)?;
+        let rebalance_timeout_ms = get_i32(&mut buf)?;
+        let server_assignor = get_compact_nullable_string(&mut buf)?;
+        skip_tagged_fields(&mut buf)?;
+        Ok(Self {
+            instance_id,
+            rack_id,
+            client_id,
+            client_host,
+            subscribed_topic_names,
+            subscribed_topic_regex,
+            rebalance_timeout_ms,
+            server_assignor,
+        })
+    }
+}
+
+/// Encodes ConsumerGroupTargetAssignmentMemberValue v0.
+pub fn encode_target_member(partitions: &TopicIdPartitions) -> Bytes {
+    let mut buf = BytesMut::new();
+    buf.put_i16(0);
+    put_topic_partitions(&mut buf, partitions);
+    put_uvarint(&mut buf, 0);
+    buf.freeze()
+}
+
+pub fn decode_target_member(mut buf: &[u8]) -> Result<TopicIdPartitions, SchemaError> {
+    get_i16(&mut buf)?;
+    get_topic_partitions(&mut buf)
+}
+
+impl CurrentAssignmentValue {
+    pub fn encode(&self) -> Bytes {
+        let mut buf = BytesMut::new();
+        buf.put_i16(0);
+        buf.put_i32(self.member_epoch);
+        buf.put_i32(self.previous_member_epoch);
+        buf.put_i8(self.state);
+        put_topic_partitions(&mut buf, &self.assigned);
+        put_topic_partitions(&mut buf, &self.pending_revocation);
+        put_uvarint(&mut buf, 0);
+        buf.freeze()
+    }
+
+    pub fn decode(mut buf: &[u8]) -> Result<Self, SchemaError> {
+        get_i16(&mut buf)?;
+        let member_epoch = get_i32(&mut buf)?;
+        let previous_member_epoch = get_i32(&mut buf)?;
+        if buf.remaining() < 1 {
+            return Err(SchemaError("truncated"));
+        }
+        let state = buf.get_i8();
+        let assigned = get_topic_partitions(&mut buf)?;
+        let pending_revocation = get_topic_partitions(&mut buf)?;
+        Ok(Self {
+            member_epoch,
+            previous_member_epoch,
+            state,
+            assigned,
+            pending_revocation,
+        })
+    }
+}
+
+fn put_topic_partitions(buf: &mut BytesMut, partitions: &TopicIdPartitions) {
+    put_uvarint(buf, partitions.len() as u64 + 1);
+    for (topic_id, ps) in partitions {
+        buf.put_slice(topic_id.as_bytes());
+        put_uvarint(buf, ps.len() as u64 + 1);
+        for p in ps {
+            buf.put_i32(*p);
+        }
+        put_uvarint(buf, 0); // tagged fields of the struct
+    }
+}
+
+fn get_topic_partitions(buf: &mut &[u8]) -> Result<TopicIdPartitions, SchemaError> {
+    let count = get_compact_len(buf)?.unwrap_or(0);
+    let mut out = Vec::with_capacity(count.min(buf.len()));
+    for _ in 0..count {
+        if buf.remaining() < 16 {
+            return Err(SchemaError("truncated uuid"));
+        }
+        let mut raw = [0u8; 16];
+        buf.copy_to_slice(&mut raw);
+        let n = get_compact_len(buf)?.unwrap_or(0);
+        if n * 4 > buf.remaining() {
+            return Err(SchemaError("truncated partitions"));
+        }
+        let partitions = (0..n).map(|_| buf.get_i32()).collect();
+        skip_tagged_fields(buf)?;
+        out.push((uuid::Uuid::from_bytes(raw), partitions));
+    }
+    Ok(out)
+}
+
+fn put_uvarint(buf: &mut BytesMut, mut value: u64) {
+    while value >= 0x80 {
+        buf.put_u8((value as u8) | 0x80);
+        value >>= 7;
+    }
+    buf.put_u8(value as u8);
+}
+
+fn get_uvarint(buf: &mut &[u8]) -> Result<u64, SchemaError> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        if buf.remaining() < 1 {
+            return Err(SchemaError("truncated varint"));
+        }
+        let byte = buf.get_u8();
+        value |= ((byte & 0x7f) as u64) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(value);
+        }
+    }
+    Err(SchemaError("varint too long"))
+}
+
+/// A compact length (stored + 1); `None` for null.
+fn get_compact_len(buf: &mut &[u8]) -> Result<Option<usize>, SchemaError> {
+    match get_uvarint(buf)? {
+        0 => Ok(None),
+        n => {
+            let len = (n - 1) as usize;
+            if len > buf.remaining() {
+                return Err(SchemaError("length beyond the record"));
+            }
+            Ok(Some(len))
+        }
+    }
+}
+
+fn put_compact_nullable_string(buf: &mut BytesMut, text: Option<&str>) {
+    match text {
+        Some(text) => {
+            put_uvarint(buf, text.len() as u64 + 1);
+            buf.put_slice(text.as_bytes());
+        }
+        None => put_uvarint(buf, 0),
+    }
+}
+
+fn get_compact_nullable_string(buf: &mut &[u8]) -> Result<Option<String>, SchemaError> {
+    let Some(len) = get_compact_len(buf)? else {
+        return Ok(None);
+    };
+    let text =
+        String::from_utf8(buf[..len].to_vec()).map_err(|_| SchemaError("string is not UTF-8"))?;
+    buf.advance(len);
+    Ok(Some(text))
+}
+
+fn skip_tagged_fields(buf: &mut &[u8]) -> Result<(), SchemaError> {
+    if buf.is_empty() {
+        return Ok(());
+    }
+    let count = get_uvarint(buf)?;
+    for _ in 0..count {
+        get_uvarint(buf)?;
+        let size = get_uvarint(buf)? as usize;
+        if size > buf.remaining() {
+            return Err(SchemaError("tagged field beyond the record"));
+        }
+        buf.advance(size);
+    }
+    Ok(())
+}
+
 fn put_string(buf: &mut BytesMut, text: &str) {
     buf.put_i16(text.len() as i16);
     buf.put_slice(text.as_bytes());
@@ -331,9 +639,14 @@ mod tests {
         };
         assert_eq!(RecordKey::decode(&key.encode()).unwrap(), Some(key));
         assert_eq!(
-            RecordKey::decode(&[0, 5, 0, 0]).unwrap(),
+            RecordKey::decode(&[0, 4, 0, 0]).unwrap(),
             None,
-            "KIP-848 keys are someone else's"
+            "partition metadata records are skipped"
+        );
+        assert_eq!(
+            RecordKey::decode(&[0, 11, 0, 0]).unwrap(),
+            None,
+            "share and streams groups are someone else's"
         );
         assert!(RecordKey::decode(&[0, 1, 0, 9, b'x']).is_err());
     }
@@ -376,6 +689,62 @@ mod tests {
         };
         assert_eq!(GroupValue::decode(&group.encode()).unwrap(), group);
         assert!(GroupValue::decode(&group.encode()[..20]).is_err());
+    }
+
+    #[test]
+    fn kip848_records_round_trip() {
+        let key = RecordKey::CurrentAssignment {
+            group: "g".into(),
+            member: "m".into(),
+        };
+        assert_eq!(&key.encode()[..2], &[0, 8]);
+        assert_eq!(RecordKey::decode(&key.encode()).unwrap(), Some(key));
+        for key in [
+            RecordKey::ConsumerGroup { group: "g".into() },
+            RecordKey::TargetMetadata { group: "g".into() },
+            RecordKey::ConsumerMember {
+                group: "g".into(),
+                member: "m".into(),
+            },
+            RecordKey::TargetMember {
+                group: "g".into(),
+                member: "m".into(),
+            },
+        ] {
+            assert_eq!(RecordKey::decode(&key.encode()).unwrap(), Some(key));
+        }
+        assert_eq!(decode_epoch_value(&encode_epoch_value(42)).unwrap(), 42);
+        let member = ConsumerMemberValue {
+            instance_id: Some("i".into()),
+            rack_id: None,
+            client_id: "c".into(),
+            client_host: "/127.0.0.1".into(),
+            subscribed_topic_names: vec!["a".into(), "b".into()],
+            subscribed_topic_regex: Some("x.*".into()),
+            rebalance_timeout_ms: 300_000,
+            server_assignor: Some("uniform".into()),
+        };
+        assert_eq!(
+            ConsumerMemberValue::decode(&member.encode()).unwrap(),
+            member
+        );
+        let id = uuid::Uuid::new_v4();
+        let current = CurrentAssignmentValue {
+            member_epoch: 5,
+            previous_member_epoch: 4,
+            state: 1,
+            assigned: vec![(id, vec![0, 2])],
+            pending_revocation: vec![(id, vec![1])],
+        };
+        assert_eq!(
+            CurrentAssignmentValue::decode(&current.encode()).unwrap(),
+            current
+        );
+        assert_eq!(
+            decode_target_member(&encode_target_member(&current.assigned)).unwrap(),
+            current.assigned
+        );
+        assert!(CurrentAssignmentValue::decode(&current.encode()[..12]).is_err());
     }
 
     #[test]

@@ -181,3 +181,41 @@ pub fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> boo
     }
     condition()
 }
+
+/// Sends one request on a fresh connection and decodes the response (raw-protocol helper).
+pub fn raw_call<Req, Resp>(
+    bootstrap: &str,
+    api: kafka_protocol::messages::ApiKey,
+    version: i16,
+    body: &Req,
+) -> Resp
+where
+    Req: kafka_protocol::protocol::Encodable + kafka_protocol::protocol::HeaderVersion,
+    Resp: kafka_protocol::protocol::Decodable + kafka_protocol::protocol::HeaderVersion,
+{
+    use kafka_protocol::messages::{RequestHeader, ResponseHeader};
+    use kafka_protocol::protocol::{Decodable, Encodable};
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(bootstrap).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let header = RequestHeader::default()
+        .with_request_api_key(api as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(1);
+    let mut buf = bytes::BytesMut::new();
+    header
+        .encode(&mut buf, Req::header_version(version))
+        .unwrap();
+    body.encode(&mut buf, version).unwrap();
+    stream.write_all(&(buf.len() as i32).to_be_bytes()).unwrap();
+    stream.write_all(&buf).unwrap();
+    let mut size = [0u8; 4];
+    stream.read_exact(&mut size).unwrap();
+    let mut response = vec![0u8; i32::from_be_bytes(size) as usize];
+    stream.read_exact(&mut response).unwrap();
+    let mut response = bytes::Bytes::from(response);
+    ResponseHeader::decode(&mut response, Resp::header_version(version)).unwrap();
+    Resp::decode(&mut response, version).unwrap()
+}
