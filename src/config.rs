@@ -288,7 +288,72 @@ pub static ACCEPTED_WITHOUT_EFFECT: &[&str] = &[
     "transaction.state.log.min.isr",
     "share.coordinator.state.topic.replication.factor",
     "share.coordinator.state.topic.min.isr",
+    // KRaft settings of single-node compose files: a single node is its own controller.
+    "process.roles",
+    "controller.quorum.voters",
+    "controller.quorum.bootstrap.servers",
+    "controller.listener.names",
+    "listener.security.protocol.map",
+    "inter.broker.listener.name",
 ];
+
+/// Environment variables of Kafka's own images that configure the JVM or the image, not the
+/// broker; they are never turned into properties.
+const NOT_PROPERTIES: &[&str] = &[
+    "VERSION",
+    "HOME",
+    "OPTS",
+    "HEAP_OPTS",
+    "JVM_PERFORMANCE_OPTS",
+    "JMX_OPTS",
+    "GC_LOG_OPTS",
+    "LOG4J_OPTS",
+    "LOG4J_LOGGERS",
+    "LOG4J_ROOT_LOGLEVEL",
+    "TOOLS_LOG4J_LOGLEVEL",
+    "DEBUG",
+    "LOG_DIR",
+];
+
+/// Properties from environment variables, following the Kafka images' convention:
+/// `KAFKA_ADVERTISED_LISTENERS` -> `advertised.listeners` (prefix dropped, lower case, `_` -> `.`,
+/// `__` -> `_`, `___` -> `-`); `SLUICE_*` likewise and wins over `KAFKA_*`. `KAFKA_CLUSTER_ID`
+/// (the image's format-step variable) becomes `cluster.id`.
+pub fn properties_from_env(
+    vars: impl IntoIterator<Item = (String, String)>,
+) -> BTreeMap<String, String> {
+    let mut kafka = BTreeMap::new();
+    let mut sluice = BTreeMap::new();
+    for (name, value) in vars {
+        let (target, rest) = if let Some(rest) = name.strip_prefix("SLUICE_") {
+            (&mut sluice, rest)
+        } else if let Some(rest) = name.strip_prefix("KAFKA_") {
+            if NOT_PROPERTIES.contains(&rest) {
+                continue;
+            }
+            (&mut kafka, rest)
+        } else {
+            continue;
+        };
+        if rest.is_empty() {
+            continue;
+        }
+        target.insert(env_name_to_property(rest), value);
+    }
+    kafka.extend(sluice);
+    kafka
+}
+
+fn env_name_to_property(name: &str) -> String {
+    let lower = name.to_ascii_lowercase();
+    // Longest runs first, through placeholders that cannot occur in a variable name.
+    lower
+        .replace("___", "\u{1}")
+        .replace("__", "\u{2}")
+        .replace('_', ".")
+        .replace("\u{1}", "-")
+        .replace("\u{2}", "_")
+}
 
 pub fn topic_config_def(name: &str) -> Option<&'static ConfigDef> {
     TOPIC_CONFIGS.iter().find(|d| d.name == name)
@@ -914,6 +979,36 @@ mod tests {
         let mut bad_enum = BTreeMap::new();
         bad_enum.insert("message.timestamp.type".to_string(), "Now".to_string());
         assert!(validate_topic_overrides(&bad_enum).is_err());
+    }
+
+    #[test]
+    fn environment_variables_follow_the_kafka_image_convention() {
+        let vars = [
+            ("KAFKA_ADVERTISED_LISTENERS", "PLAINTEXT://broker:9092"),
+            ("KAFKA_LOG_RETENTION_HOURS", "1"),
+            ("KAFKA_SOME__WEIRD___NAME", "x"),
+            ("KAFKA_HEAP_OPTS", "-Xmx1G"),
+            ("KAFKA_NUM_PARTITIONS", "3"),
+            ("SLUICE_NUM_PARTITIONS", "6"),
+            ("KAFKA_PROCESS_ROLES", "broker,controller"),
+            ("PATH", "/usr/bin"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        let mut props = properties_from_env(vars);
+        assert_eq!(props["advertised.listeners"], "PLAINTEXT://broker:9092");
+        assert_eq!(props["log.retention.hours"], "1");
+        assert_eq!(props["some_weird-name"], "x");
+        assert_eq!(props["num.partitions"], "6", "SLUICE_* wins");
+        assert!(
+            !props.contains_key("heap.opts"),
+            "JVM settings are not properties"
+        );
+        assert!(!props.contains_key("path"));
+        props.remove("some_weird-name");
+        let config = BrokerConfig::from_properties(&props).unwrap();
+        assert_eq!(config.num_partitions, 6);
+        assert_eq!(config.without_effect, vec!["process.roles".to_string()]);
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! | [`broker`] | the node: wiring and topic administration |
 //! | [`api`] | one file per Kafka API, wire types <-> core; the dispatch table |
 //! | [`server`] | listener, connections, framing |
+//! | [`net`] | the client side: the liveness probe |
 //! | [`telemetry`] | logging |
 //!
 //! Dependencies point one way: `types <- record <- storage <- replica <- broker <- api <- server`,
@@ -23,6 +24,7 @@ pub mod config;
 pub mod error;
 pub mod group;
 pub mod metadata;
+pub mod net;
 pub mod record;
 pub mod replica;
 pub mod server;

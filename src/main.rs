@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use sluice::broker::Broker;
-use sluice::config::{BrokerConfig, parse_properties};
+use sluice::config::{BrokerConfig, parse_properties, properties_from_env};
 use sluice::server::Server;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -28,6 +28,15 @@ struct Cli {
 enum Command {
     /// Run the broker (the default).
     Serve(ServeArgs),
+    /// Check that a broker answers ApiVersions (exit 0) or not (exit 1): a container health check.
+    Probe {
+        /// The broker to ask.
+        #[arg(default_value = "127.0.0.1:9092")]
+        address: String,
+        /// Seconds to wait for an answer.
+        #[arg(long, default_value_t = 5)]
+        timeout: u64,
+    },
 }
 
 #[derive(Args, Clone, Default)]
@@ -38,6 +47,11 @@ struct ServeArgs {
     /// Set a property, overriding the file (repeatable), as kafka-server-start.sh --override.
     #[arg(long = "override", value_name = "KEY=VALUE")]
     overrides: Vec<String>,
+    /// Also read properties from KAFKA_* and SLUICE_* environment variables, as Kafka's
+    /// container images do (KAFKA_ADVERTISED_LISTENERS -> advertised.listeners); they override
+    /// the file, --override overrides them.
+    #[arg(long)]
+    config_from_env: bool,
 }
 
 fn load_config(args: &ServeArgs) -> anyhow::Result<BrokerConfig> {
@@ -49,6 +63,9 @@ fn load_config(args: &ServeArgs) -> anyhow::Result<BrokerConfig> {
         }
         None => Default::default(),
     };
+    if args.config_from_env {
+        props.extend(properties_from_env(std::env::vars()));
+    }
     for item in &args.overrides {
         let (key, value) = item
             .split_once('=')
@@ -73,6 +90,11 @@ fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
+        Some(Command::Probe { address, timeout }) => {
+            let apis = sluice::net::probe(&address, std::time::Duration::from_secs(timeout))?;
+            println!("{address} is up ({apis} APIs)");
+            return Ok(());
+        }
         None => cli.serve,
     };
     sluice::telemetry::init();

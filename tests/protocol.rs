@@ -797,3 +797,36 @@ fn admin_apis_by_raw_frames() {
         broker.bootstrap
     );
 }
+
+#[test]
+fn every_listener_serves_and_advertises_its_own_address() {
+    let broker = Broker::start(&[(
+        "listeners",
+        "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+    )]);
+    let addresses: Vec<String> = broker
+        .log_text()
+        .lines()
+        .filter_map(|l| {
+            l.split("listening on ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .map(str::to_string)
+        })
+        .collect();
+    assert_eq!(
+        addresses.len(),
+        2,
+        "PLAINTEXT and INTERNAL are bound, CONTROLLER is not: {addresses:?}"
+    );
+    for address in addresses {
+        let response: MetadataResponse = common::raw_call(
+            &address,
+            ApiKey::Metadata,
+            12,
+            &MetadataRequest::default().with_topics(None),
+        );
+        let advertised = format!("{}:{}", response.brokers[0].host, response.brokers[0].port);
+        assert_eq!(advertised, address, "each listener advertises itself");
+    }
+}

@@ -15,96 +15,98 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// A bound listener, ready to serve.
-pub struct Server {
-    broker: Arc<Broker>,
+/// One bound client listener and what its clients are told about the cluster.
+struct Bound {
+    name: String,
     listener: TcpListener,
     local_addr: SocketAddr,
     ctx: ApiContext,
 }
 
+/// The bound listeners, ready to serve.
+pub struct Server {
+    broker: Arc<Broker>,
+    listeners: Vec<Bound>,
+}
+
 impl Server {
-    /// Binds the first configured listener and resolves the advertised address (a port of 0
-    /// advertises the port actually bound; an empty host advertises this machine's name).
+    /// Binds every configured client listener (a `CONTROLLER` listener of a KRaft-style config
+    /// is not one). Each advertises the `advertised.listeners` entry of the same name, as in
+    /// Kafka, so clients on different networks each get an address they can reach; a port of 0
+    /// advertises the port actually bound and an empty host this machine's name.
     pub async fn bind(broker: Arc<Broker>) -> std::io::Result<Self> {
         let config = broker.config().clone();
-        let listener_config = &config.listeners[0];
-        let bind = listener_config
-            .bind_address()
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
-        let listener = TcpListener::bind(bind).await?;
-        let local_addr = listener.local_addr()?;
-        let advertised = config
-            .advertised_listeners
-            .iter()
-            .find(|l| l.name == listener_config.name)
-            .unwrap_or(&config.advertised_listeners[0]);
-        let advertised_host = match advertised.host.as_str() {
-            "" | "0.0.0.0" | "::" => host_name(),
-            host => host.to_string(),
-        };
-        let advertised_port = if advertised.port == 0 {
-            local_addr.port()
-        } else {
-            advertised.port
-        } as i32;
-        let ctx = ApiContext::new(broker.clone(), &advertised_host, advertised_port);
-        Ok(Self {
-            broker,
-            listener,
-            local_addr,
-            ctx,
-        })
+        let mut listeners = Vec::new();
+        for listener_config in config.listeners.iter().filter(|l| l.name != "CONTROLLER") {
+            let bind = listener_config.bind_address().map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
+            })?;
+            let listener = TcpListener::bind(bind).await?;
+            let local_addr = listener.local_addr()?;
+            let advertised = config
+                .advertised_listeners
+                .iter()
+                .find(|l| l.name == listener_config.name)
+                .unwrap_or(listener_config);
+            let advertised_host = match advertised.host.as_str() {
+                "" | "0.0.0.0" | "::" => host_name(),
+                host => host.to_string(),
+            };
+            let advertised_port = if advertised.port == 0 {
+                local_addr.port()
+            } else {
+                advertised.port
+            } as i32;
+            let ctx = ApiContext::new(broker.clone(), &advertised_host, advertised_port);
+            listeners.push(Bound {
+                name: listener_config.name.clone(),
+                listener,
+                local_addr,
+                ctx,
+            });
+        }
+        if listeners.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "no client listener configured",
+            ));
+        }
+        Ok(Self { broker, listeners })
     }
 
+    /// The address of the first listener.
     pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
+        self.listeners[0].local_addr
     }
 
     /// Serves until `shutdown` is cancelled: then stops accepting, lets every connection
-    /// finish its in-flight request, stops the background tasks and shuts the broker down
-    /// (flush, checkpoints, clean-shutdown marker).
+    /// finish its in-flight request (parked fetches answer at once), stops the background
+    /// tasks and shuts the broker down (flush, checkpoints, clean-shutdown marker).
     pub async fn run(self, shutdown: CancellationToken) -> Result<(), crate::error::Error> {
         let tracker = TaskTracker::new();
         spawn_background_tasks(&tracker, self.broker.clone(), shutdown.clone());
         self.broker.group_coordinator().start(shutdown.clone());
         let config = self.broker.config().clone();
+        // One connection limit across all listeners.
         let limit = Arc::new(Semaphore::new(
             config.max_connections.min(Semaphore::MAX_PERMITS),
         ));
-        tracing::info!("listening on {}", self.local_addr);
-        let mut backoff = Duration::from_millis(10);
-        loop {
-            let permit = tokio::select! {
-                permit = limit.clone().acquire_owned() => match permit {
-                    Ok(p) => p,
-                    Err(_) => break,
-                },
-                _ = shutdown.cancelled() => break,
-            };
-            let accepted = tokio::select! {
-                accepted = self.listener.accept() => accepted,
-                _ = shutdown.cancelled() => break,
-            };
-            match accepted {
-                Ok((stream, peer)) => {
-                    backoff = Duration::from_millis(10);
-                    let ctx = self.ctx.clone();
-                    let shutdown = shutdown.clone();
-                    let max_request = config.socket_request_max_bytes;
-                    tracker.spawn(async move {
-                        connection::serve(stream, peer, ctx, max_request, shutdown).await;
-                        drop(permit);
-                    });
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed; backing off");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(1));
-                }
-            }
+        let mut accept_loops = Vec::new();
+        for bound in self.listeners {
+            tracing::info!(listener = %bound.name, "listening on {}", bound.local_addr);
+            let (limit, shutdown, tracker) = (limit.clone(), shutdown.clone(), tracker.clone());
+            let max_request = config.socket_request_max_bytes;
+            accept_loops.push(tokio::spawn(accept_loop(
+                bound,
+                limit,
+                shutdown,
+                tracker,
+                max_request,
+            )));
         }
-        drop(self.listener);
+        for accept_loop in accept_loops {
+            let _ = accept_loop.await;
+        }
         self.broker.replicas().begin_shutdown();
         tracker.close();
         tracker.wait().await;
@@ -116,6 +118,46 @@ impl Server {
             })??;
         tracing::info!("shut down cleanly");
         Ok(())
+    }
+}
+
+/// Accepts connections on one listener until shutdown. The connection permit is taken before
+/// `accept`, so a full broker leaves new connections in the kernel's backlog.
+async fn accept_loop(
+    bound: Bound,
+    limit: Arc<Semaphore>,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+    max_request: usize,
+) {
+    let mut backoff = Duration::from_millis(10);
+    loop {
+        let permit = tokio::select! {
+            permit = limit.clone().acquire_owned() => match permit {
+                Ok(p) => p,
+                Err(_) => return,
+            },
+            _ = shutdown.cancelled() => return,
+        };
+        let accepted = tokio::select! {
+            accepted = bound.listener.accept() => accepted,
+            _ = shutdown.cancelled() => return,
+        };
+        match accepted {
+            Ok((stream, peer)) => {
+                backoff = Duration::from_millis(10);
+                let (ctx, shutdown) = (bound.ctx.clone(), shutdown.clone());
+                tracker.spawn(async move {
+                    connection::serve(stream, peer, ctx, max_request, shutdown).await;
+                    drop(permit);
+                });
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed; backing off");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+        }
     }
 }
 

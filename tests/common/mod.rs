@@ -86,8 +86,12 @@ impl Broker {
             let remaining = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(remaining) {
                 Ok(line) => {
-                    if let Some(address) = line.split("listening on ").nth(1) {
-                        break address.trim().to_string();
+                    if let Some(address) = line
+                        .split("listening on ")
+                        .nth(1)
+                        .and_then(|rest| rest.split_whitespace().next())
+                    {
+                        break address.to_string();
                     }
                 }
                 Err(_) => {
