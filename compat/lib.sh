@@ -18,8 +18,8 @@ trap cleanup EXIT
 # Starts our own broker on a free loopback port unless --bootstrap was given.
 start_broker() {
   [[ -n "$bootstrap" ]] && return 0
-  cargo build --quiet --bin sluice || exit 2
-  ./target/debug/sluice --override listeners=PLAINTEXT://127.0.0.1:0 --override "log.dirs=$work/data" \
+  cargo build --quiet --release --bin sluice || exit 2
+  ./target/release/sluice --override listeners=PLAINTEXT://127.0.0.1:0 --override "log.dirs=$work/data" \
     --override group.initial.rebalance.delay.ms=0 "$@" >"$work/broker.log" 2>&1 &
   broker_pid=$!
   for _ in $(seq 1 300); do
