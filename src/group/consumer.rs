@@ -860,39 +860,38 @@ mod tests {
         }
     }
 
+    /// One heartbeat with the default config (member ids are always given in these tests).
+    fn beat(
+        g: &mut ConsumerGroup,
+        hb: Heartbeat,
+        topics: &Topics,
+        now: Instant,
+    ) -> Result<HeartbeatResult, GroupError> {
+        g.heartbeat(
+            hb,
+            &ConsumerGroupConfig::default(),
+            topics,
+            now,
+            0,
+            || unreachable!(),
+        )
+    }
+
     fn count(a: &Assignment) -> usize {
         a.values().map(BTreeSet::len).sum()
     }
 
     #[test]
     fn two_members_split_with_revocation_before_assignment() {
-        let (config, topics, now) = (ConsumerGroupConfig::default(), topics(), Instant::now());
+        let (topics, now) = (topics(), Instant::now());
         let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
-        let a = g
-            .heartbeat(
-                hb("a", 0, None),
-                &config,
-                &topics,
-                now,
-                0,
-                || unreachable!(),
-            )
-            .unwrap();
+        let a = beat(&mut g, hb("a", 0, None), &topics, now).unwrap();
         assert_eq!(
             (a.member_epoch, count(a.assignment.as_ref().unwrap())),
             (1, 4),
             "alone: all four partitions"
         );
-        let b = g
-            .heartbeat(
-                hb("b", 0, None),
-                &config,
-                &topics,
-                now,
-                0,
-                || unreachable!(),
-            )
-            .unwrap();
+        let b = beat(&mut g, hb("b", 0, None), &topics, now).unwrap();
         assert_eq!(b.member_epoch, 2);
         assert_eq!(
             count(b.assignment.as_ref().unwrap()),
@@ -902,53 +901,17 @@ mod tests {
         assert_eq!(g.state_name(), "Reconciling");
 
         // a is told to give up two partitions and stays on epoch 1 until it does.
-        let a2 = g
-            .heartbeat(
-                hb("a", 1, None),
-                &config,
-                &topics,
-                now,
-                0,
-                || unreachable!(),
-            )
-            .unwrap();
+        let a2 = beat(&mut g, hb("a", 1, None), &topics, now).unwrap();
         assert_eq!(a2.member_epoch, 1);
         let kept = a2.assignment.unwrap();
         assert_eq!(count(&kept), 2);
         assert_eq!(g.members["a"].state, MemberState::UnrevokedPartitions);
         // Without confirmation nothing moves; with it, a advances and b gets the freed ones.
-        let same = g
-            .heartbeat(
-                hb("a", 1, None),
-                &config,
-                &topics,
-                now,
-                0,
-                || unreachable!(),
-            )
-            .unwrap();
+        let same = beat(&mut g, hb("a", 1, None), &topics, now).unwrap();
         assert_eq!(same.member_epoch, 1);
-        let a3 = g
-            .heartbeat(
-                hb("a", 1, Some(kept.clone())),
-                &config,
-                &topics,
-                now,
-                0,
-                || unreachable!(),
-            )
-            .unwrap();
+        let a3 = beat(&mut g, hb("a", 1, Some(kept.clone())), &topics, now).unwrap();
         assert_eq!(a3.member_epoch, 2);
-        let b2 = g
-            .heartbeat(
-                hb("b", 2, None),
-                &config,
-                &topics,
-                now,
-                0,
-                || unreachable!(),
-            )
-            .unwrap();
+        let b2 = beat(&mut g, hb("b", 2, None), &topics, now).unwrap();
         let b_assigned = b2.assignment.unwrap();
         assert_eq!(count(&b_assigned), 2);
         assert!(
@@ -958,25 +921,8 @@ mod tests {
         assert_eq!(g.state_name(), "Stable");
 
         // b leaves: a gets everything back at the next epoch.
-        g.heartbeat(
-            hb("b", LEAVE_EPOCH, None),
-            &config,
-            &topics,
-            now,
-            0,
-            || unreachable!(),
-        )
-        .unwrap();
-        let a4 = g
-            .heartbeat(
-                hb("a", 2, None),
-                &config,
-                &topics,
-                now,
-                0,
-                || unreachable!(),
-            )
-            .unwrap();
+        beat(&mut g, hb("b", LEAVE_EPOCH, None), &topics, now).unwrap();
+        let a4 = beat(&mut g, hb("a", 2, None), &topics, now).unwrap();
         assert_eq!(
             (a4.member_epoch, count(a4.assignment.as_ref().unwrap())),
             (3, 4)
@@ -985,37 +931,15 @@ mod tests {
 
     #[test]
     fn fencing_and_expiry() {
-        let (config, topics, now) = (ConsumerGroupConfig::default(), topics(), Instant::now());
+        let (topics, now) = (topics(), Instant::now());
         let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
-        g.heartbeat(
-            hb("a", 0, None),
-            &config,
-            &topics,
-            now,
-            0,
-            || unreachable!(),
-        )
-        .unwrap();
+        beat(&mut g, hb("a", 0, None), &topics, now).unwrap();
         assert_eq!(
-            g.heartbeat(
-                hb("a", 7, None),
-                &config,
-                &topics,
-                now,
-                0,
-                || unreachable!()
-            ),
+            beat(&mut g, hb("a", 7, None), &topics, now),
             Err(GroupError::FencedMemberEpoch)
         );
         assert_eq!(
-            g.heartbeat(
-                hb("zz", 1, None),
-                &config,
-                &topics,
-                now,
-                0,
-                || unreachable!()
-            ),
+            beat(&mut g, hb("zz", 1, None), &topics, now),
             Err(GroupError::UnknownMemberId)
         );
         assert_eq!(
@@ -1038,26 +962,21 @@ mod tests {
 
     #[test]
     fn static_member_takes_over_without_a_new_epoch() {
-        let (config, topics, now) = (ConsumerGroupConfig::default(), topics(), Instant::now());
+        let (topics, now) = (topics(), Instant::now());
         let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
         let mut join = hb("a", 0, None);
         join.instance_id = Some("i".into());
-        let first = g
-            .heartbeat(join.clone(), &config, &topics, now, 0, || unreachable!())
-            .unwrap();
+        let first = beat(&mut g, join.clone(), &topics, now).unwrap();
         let epoch = g.group_epoch;
         join.member_id = "a2".into();
-        let second = g
-            .heartbeat(join, &config, &topics, now, 0, || unreachable!())
-            .unwrap();
+        let second = beat(&mut g, join, &topics, now).unwrap();
         assert_eq!(g.group_epoch, epoch, "no new epoch");
         assert_eq!(second.member_epoch, first.member_epoch);
         assert_eq!(second.assignment, first.assignment);
         let mut stale = hb("a", 1, None);
         stale.instance_id = Some("i".into());
         assert!(
-            g.heartbeat(stale, &config, &topics, now, 0, || unreachable!())
-                .is_err(),
+            beat(&mut g, stale, &topics, now).is_err(),
             "the old incarnation is gone"
         );
     }
@@ -1097,7 +1016,7 @@ mod tests {
 
     #[test]
     fn regex_subscriptions_follow_new_topics() {
-        let (config, now) = (ConsumerGroupConfig::default(), Instant::now());
+        let now = Instant::now();
         let mut topics = Topics([("orders-eu".to_string(), 1)].into_iter().collect());
         let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
         let join = Heartbeat {
@@ -1107,24 +1026,13 @@ mod tests {
             rebalance_timeout_ms: 1000,
             ..Heartbeat::default()
         };
-        let r = g
-            .heartbeat(join, &config, &topics, now, 0, || unreachable!())
-            .unwrap();
+        let r = beat(&mut g, join, &topics, now).unwrap();
         assert_eq!(
             r.assignment.unwrap().keys().collect::<Vec<_>>(),
             vec!["orders-eu"]
         );
         topics.0.insert("orders-us".into(), 2);
-        let r = g
-            .heartbeat(
-                hb("a", r.member_epoch, None),
-                &config,
-                &topics,
-                now,
-                0,
-                || unreachable!(),
-            )
-            .unwrap();
+        let r = beat(&mut g, hb("a", r.member_epoch, None), &topics, now).unwrap();
         assert_eq!(
             count(r.assignment.as_ref().unwrap()),
             3,

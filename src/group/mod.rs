@@ -1141,20 +1141,8 @@ impl GroupCoordinator {
             if !g.is_empty() {
                 return Err(GroupError::NonEmptyGroup);
             }
-            let entries: Vec<(RecordKey, Option<Bytes>)> = g
-                .offsets
-                .keys()
-                .map(|(topic, partition)| {
-                    (
-                        RecordKey::Offset {
-                            group: group_id.to_string(),
-                            topic: topic.clone(),
-                            partition: *partition,
-                        },
-                        None,
-                    )
-                })
-                .collect();
+            let entries: Vec<(RecordKey, Option<Bytes>)> =
+                offset_tombstones(group_id, g.offsets.keys());
             self.write(group_id, &entries)?;
             g.offsets.clear();
             drop(g);
@@ -1168,20 +1156,8 @@ impl GroupCoordinator {
             GroupState::Empty => {}
             _ => return Err(GroupError::NonEmptyGroup),
         }
-        let mut entries: Vec<(RecordKey, Option<Bytes>)> = g
-            .offsets
-            .keys()
-            .map(|(topic, partition)| {
-                (
-                    RecordKey::Offset {
-                        group: group_id.to_string(),
-                        topic: topic.clone(),
-                        partition: *partition,
-                    },
-                    None,
-                )
-            })
-            .collect();
+        let mut entries: Vec<(RecordKey, Option<Bytes>)> =
+            offset_tombstones(group_id, g.offsets.keys());
         entries.push((
             RecordKey::Group {
                 group: group_id.to_string(),
@@ -1276,19 +1252,8 @@ impl GroupCoordinator {
                 })
                 .map(|(k, _)| k.clone())
                 .collect();
-            let mut entries: Vec<(RecordKey, Option<Bytes>)> = expired
-                .iter()
-                .map(|(t, p)| {
-                    (
-                        RecordKey::Offset {
-                            group: g.id.clone(),
-                            topic: t.clone(),
-                            partition: *p,
-                        },
-                        None,
-                    )
-                })
-                .collect();
+            let mut entries: Vec<(RecordKey, Option<Bytes>)> =
+                offset_tombstones(&g.id, expired.iter());
             let remove_group = expired.len() == g.offsets.len();
             if remove_group {
                 entries.push((
@@ -1336,19 +1301,7 @@ impl GroupCoordinator {
                 })
                 .map(|(k, _)| k.clone())
                 .collect();
-            let entries: Vec<(RecordKey, Option<Bytes>)> = expired
-                .iter()
-                .map(|(t, p)| {
-                    (
-                        RecordKey::Offset {
-                            group: g.id.clone(),
-                            topic: t.clone(),
-                            partition: *p,
-                        },
-                        None,
-                    )
-                })
-                .collect();
+            let entries: Vec<(RecordKey, Option<Bytes>)> = offset_tombstones(&g.id, expired.iter());
             if entries.is_empty() || self.write(&g.id.clone(), &entries).is_err() {
                 continue;
             }
@@ -1364,6 +1317,24 @@ impl GroupCoordinator {
         }
         expired_total
     }
+}
+
+/// Tombstones deleting the committed offsets `keys` of `group`.
+fn offset_tombstones<'a>(
+    group: &str,
+    keys: impl Iterator<Item = &'a (String, i32)>,
+) -> Vec<(RecordKey, Option<Bytes>)> {
+    keys.map(|(topic, partition)| {
+        (
+            RecordKey::Offset {
+                group: group.to_string(),
+                topic: topic.clone(),
+                partition: *partition,
+            },
+            None,
+        )
+    })
+    .collect()
 }
 
 /// Installs a replayed GroupMetadataValue into a group.
