@@ -739,6 +739,9 @@ pub struct LogConfig {
     pub log_append_time: bool,
     pub min_insync_replicas: i32,
     pub cleanup_delete: bool,
+    pub cleanup_compact: bool,
+    pub delete_retention_ms: i64,
+    pub min_compaction_lag_ms: i64,
 }
 
 impl LogConfig {
@@ -771,6 +774,11 @@ impl LogConfig {
             cleanup_delete: get("cleanup.policy")
                 .split(',')
                 .any(|p| p.trim() == "delete"),
+            cleanup_compact: get("cleanup.policy")
+                .split(',')
+                .any(|p| p.trim() == "compact"),
+            delete_retention_ms: long("delete.retention.ms"),
+            min_compaction_lag_ms: long("min.compaction.lag.ms"),
         }
     }
 }

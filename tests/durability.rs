@@ -95,6 +95,36 @@ fn consume_all(broker: &Broker, topic: &str, expected: usize) -> Vec<(i64, Strin
     out
 }
 
+/// Everything from the start of partition 0 up to its end (librdkafka's partition EOF).
+fn consume_to_end(broker: &Broker, topic: &str) -> Vec<(i64, String)> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &broker.bootstrap)
+        .set("group.id", "manual-assignment")
+        .set("enable.auto.commit", "false")
+        .set("enable.partition.eof", "true")
+        .create()
+        .unwrap();
+    let mut assignment = TopicPartitionList::new();
+    assignment
+        .add_partition_offset(topic, 0, Offset::Beginning)
+        .unwrap();
+    consumer.assign(&assignment).unwrap();
+    let mut out = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        match consumer.poll(Duration::from_millis(200)) {
+            Some(Ok(message)) => out.push((
+                message.offset(),
+                String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned(),
+            )),
+            Some(Err(rdkafka::error::KafkaError::PartitionEOF(_))) => break,
+            Some(Err(e)) => panic!("consume: {e}"),
+            None => {}
+        }
+    }
+    out
+}
+
 fn segment_files(dir: &Path, extension: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
@@ -278,4 +308,61 @@ async fn segments_roll_and_retention_deletes_old_ones() {
     );
     let next = produce(&broker, "aged", &["fresh".to_string()], None).await;
     assert_eq!(next, vec![50]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compacted_topic_keeps_the_latest_value_per_key() {
+    let broker = Broker::start(&[("log.retention.check.interval.ms", "100")]);
+    create_topic(
+        &broker,
+        "compacted",
+        &[("cleanup.policy", "compact"), ("segment.bytes", "1024")],
+    )
+    .await;
+    let producer = producer(&broker);
+    for round in 0..30 {
+        for key in 0..10 {
+            let value = format!("key{key}-round{round}");
+            producer
+                .send(
+                    FutureRecord::to("compacted")
+                        .partition(0)
+                        .key(&format!("key{key}"))
+                        .payload(&value),
+                    Duration::from_secs(10),
+                )
+                .await
+                .unwrap();
+        }
+    }
+    assert!(
+        wait_until(Duration::from_secs(20), || broker
+            .log_text()
+            .contains("compacted")),
+        "the cleaner ran"
+    );
+    // Read to the end of the partition: the count after compaction is not known in advance.
+    let consumed = tokio::task::block_in_place(|| consume_to_end(&broker, "compacted"));
+    assert!(
+        consumed.len() < 300,
+        "older values were removed: {} left",
+        consumed.len()
+    );
+    assert!(
+        consumed.windows(2).all(|w| w[0].0 < w[1].0),
+        "offsets increase, with gaps"
+    );
+    for key in 0..10 {
+        assert!(
+            consumed
+                .iter()
+                .any(|(_, v)| *v == format!("key{key}-round29")),
+            "latest value of key{key} kept"
+        );
+    }
+    assert_eq!(
+        consumed.last().unwrap().0,
+        299,
+        "the end of the log is untouched"
+    );
 }

@@ -403,6 +403,27 @@ pub fn build_batch(records: &[NewRecord<'_>]) -> BytesMut {
     buf
 }
 
+/// Rewrites `batch` keeping only `records` (raw records of that batch, in order), as the log
+/// cleaner does: base offset, last offset delta, timestamps and producer fields stay, so offsets
+/// and producer state are unchanged; the records are stored uncompressed.
+pub fn rewrite_batch(batch: &BatchView<'_>, records: &[&[u8]]) -> BytesMut {
+    use bytes::BufMut;
+    let body_len: usize = records.iter().map(|r| r.len()).sum();
+    let mut out = BytesMut::with_capacity(HEADER_LEN + body_len);
+    out.put_slice(&batch.bytes()[..HEADER_LEN]);
+    for record in records {
+        out.put_slice(record);
+    }
+    out[BATCH_LENGTH..BATCH_LENGTH + 4]
+        .copy_from_slice(&((HEADER_LEN - LOG_OVERHEAD + body_len) as i32).to_be_bytes());
+    let attributes = batch.attributes() & !COMPRESSION_MASK;
+    out[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
+    out[RECORDS_COUNT..RECORDS_COUNT + 4].copy_from_slice(&(records.len() as i32).to_be_bytes());
+    let crc = crc32c::crc32c(&out[ATTRIBUTES..]);
+    out[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    out
+}
+
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;

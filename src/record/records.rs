@@ -52,17 +52,21 @@ pub struct RecordView<'a> {
     pub timestamp_delta: i64,
     pub key: Option<&'a [u8]>,
     pub value: Option<&'a [u8]>,
+    /// The whole record as stored, length prefix included (for rewriting batches).
+    pub raw: &'a [u8],
 }
 
 /// Parses keys and values of every record (headers are skipped).
 pub fn parse_records(mut records: &[u8], count: i32) -> Result<Vec<RecordView<'_>>, RecordError> {
     let mut out = Vec::with_capacity(count.clamp(0, 4096) as usize);
     for _ in 0..count {
+        let start = records;
         let length = read_varlong(&mut records)?;
         if length < 1 || length as usize > records.len() {
             return Err(RecordError::Corrupt("record length out of range"));
         }
         let (body, rest) = records.split_at(length as usize);
+        let raw = &start[..start.len() - rest.len()];
         records = rest;
         let mut body = &body[1..]; // attributes
         let timestamp_delta = read_varlong(&mut body)?;
@@ -75,6 +79,7 @@ pub fn parse_records(mut records: &[u8], count: i32) -> Result<Vec<RecordView<'_
             timestamp_delta,
             key,
             value,
+            raw,
         });
     }
     Ok(out)

@@ -5,6 +5,7 @@
 //! never written again.
 
 use super::StorageError;
+use super::cleaner::{self, CleanStats};
 use super::segment::{BatchLocation, Segment, SegmentRead};
 use crate::config::LogConfig;
 use crate::record::{self, BatchView, codec, records};
@@ -73,6 +74,8 @@ pub struct Log {
     last_flush_ms: i64,
     flushes: u64,
     failed: bool,
+    /// Compaction has processed the sealed segments below this offset.
+    cleaned_up_to: i64,
 }
 
 const TEMP_SUFFIXES: &[&str] = &[".tmp", ".cleaned", ".swap", ".deleted"];
@@ -106,6 +109,7 @@ impl Log {
             last_flush_ms: now_ms,
             flushes: 0,
             failed: false,
+            cleaned_up_to: 0,
         })
     }
 
@@ -207,6 +211,7 @@ impl Log {
             last_flush_ms: now_ms,
             flushes: 0,
             failed: false,
+            cleaned_up_to: 0,
         };
         let end = log.log_end_offset();
         log.recovery_point = if clean_shutdown {
@@ -603,6 +608,62 @@ impl Log {
         Ok(deleted)
     }
 
+    /// Compacts the sealed segments (`cleanup.policy` with `compact`) when new sealed data
+    /// appeared since the last pass. See `cleaner.rs`.
+    pub fn compact(&mut self, now_ms: i64) -> Result<CleanStats, StorageError> {
+        self.check_online()?;
+        let active_base = self.active().map(Segment::base_offset).unwrap_or(0);
+        if !self.config.cleanup_compact || active_base <= self.cleaned_up_to {
+            return Ok(CleanStats::default());
+        }
+        let result = self.compact_inner(active_base, now_ms);
+        self.guard(result)
+    }
+
+    fn compact_inner(&mut self, active_base: i64, now_ms: i64) -> Result<CleanStats, StorageError> {
+        let sealed: Vec<i64> = self
+            .segments
+            .range(..active_base)
+            .map(|(b, _)| *b)
+            .collect();
+        // Two passes, one segment in memory at a time: the key map, then the rewrite.
+        let mut latest = std::collections::HashMap::new();
+        for base in &sealed {
+            if let Some(segment) = self.segments.get(base) {
+                latest.extend(cleaner::latest_offsets(&[segment.read_all()?])?);
+            }
+        }
+        let mut stats = CleanStats::default();
+        let config = self.config.clone();
+        for base in &sealed {
+            let Some(segment) = self.segments.get_mut(base) else {
+                continue;
+            };
+            let data = segment.read_all()?;
+            if let Some((cleaned, removed)) = cleaner::clean_segment(
+                &data,
+                &latest,
+                now_ms,
+                config.delete_retention_ms,
+                config.min_compaction_lag_ms,
+            )? {
+                segment.replace_data(
+                    &cleaned,
+                    config.segment_index_bytes,
+                    config.max_message_bytes,
+                    now_ms,
+                )?;
+                stats.segments_rewritten += 1;
+                stats.records_removed += removed;
+            }
+        }
+        self.cleaned_up_to = active_base;
+        if stats.records_removed > 0 {
+            tracing::info!(partition = %self.tp, segments = stats.segments_rewritten, records_removed = stats.records_removed, "compacted");
+        }
+        Ok(stats)
+    }
+
     /// Fsyncs everything appended so far and advances the recovery point, holding the log
     /// (used at close and by tests; the produce path uses prepare/complete instead).
     pub fn flush(&mut self, now_ms: i64) -> Result<(), StorageError> {
@@ -852,5 +913,80 @@ mod tests {
         assert_eq!(report.truncated_bytes, 37);
         assert_eq!(log.log_end_offset(), 40);
         assert_eq!(append(&mut log, 1, 99).base_offset, 40);
+    }
+
+    #[test]
+    fn compaction_keeps_latest_per_key_across_segments_and_survives_reload() {
+        use crate::record::{NewRecord, build_batch};
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("c", 0);
+        let cfg = config(&[
+            ("cleanup.policy", "compact"),
+            ("segment.bytes", "300"),
+            ("min.compaction.lag.ms", "0"),
+        ]);
+        let mut log = Log::create(dir.path(), tp.clone(), cfg.clone(), 0).unwrap();
+        for round in 0..10 {
+            for key in ["k1", "k2", "k3"] {
+                let value = format!("{key}-v{round}");
+                let batch = build_batch(&[NewRecord {
+                    key: Some(key.as_bytes()),
+                    value: Some(value.as_bytes()),
+                    timestamp: 1_000,
+                }]);
+                log.append_as_leader(batch, 0, 1_000).unwrap();
+            }
+        }
+        assert!(log.segment_count() > 3);
+        let end = log.log_end_offset();
+        let stats = log.compact(2_000).unwrap();
+        assert!(stats.records_removed > 0, "{stats:?}");
+        assert_eq!(
+            log.compact(2_000).unwrap(),
+            CleanStats::default(),
+            "nothing new sealed: no pass"
+        );
+        let read_all = |log: &Log| {
+            let mut out = Vec::new();
+            let mut offset = log.log_start_offset();
+            while let Some(read) = log.read(offset, 1 << 20, end, true).unwrap() {
+                for batch in crate::record::BatchIter::new(&read.bytes) {
+                    let batch = batch.unwrap();
+                    assert!(batch.crc_matches());
+                    for r in crate::record::records::parse_records(
+                        batch.records_payload(),
+                        batch.records_count(),
+                    )
+                    .unwrap()
+                    {
+                        out.push((
+                            batch.base_offset() + r.offset_delta as i64,
+                            String::from_utf8_lossy(r.value.unwrap()).into_owned(),
+                        ));
+                    }
+                }
+                offset = read.next_offset;
+                if offset >= end {
+                    break;
+                }
+            }
+            out
+        };
+        let records = read_all(&log);
+        assert_eq!(log.log_end_offset(), end, "offsets never move");
+        assert!(records.windows(2).all(|w| w[0].0 < w[1].0));
+        // The active segment is never cleaned; every key's last value is still there.
+        for key in ["k1", "k2", "k3"] {
+            assert!(records.iter().any(|(_, v)| *v == format!("{key}-v9")));
+        }
+        assert!(
+            records.len() < 30,
+            "older values are gone: {} left",
+            records.len()
+        );
+        drop(log);
+        let (reloaded, report) = Log::load(dir.path(), tp, cfg, 0, 0, false, 3_000).unwrap();
+        assert_eq!(report.truncated_bytes, 0, "compacted segments are valid");
+        assert_eq!(read_all(&reloaded), records);
     }
 }

@@ -204,13 +204,17 @@ impl LogManager {
         Ok(())
     }
 
-    /// Retention pass over every log.
+    /// Retention, then compaction, over every log (Kafka's cleaner order).
     pub fn apply_retention(&self, now_ms: i64) -> usize {
         let mut deleted = 0;
         for log in self.all() {
-            match lock(&log).apply_retention(now_ms) {
+            let mut log = lock(&log);
+            match log.apply_retention(now_ms) {
                 Ok(n) => deleted += n,
                 Err(e) => tracing::error!(error = %e, "retention failed"),
+            }
+            if let Err(e) = log.compact(now_ms) {
+                tracing::error!(partition = %log.topic_partition(), error = %e, "compaction failed");
             }
         }
         deleted

@@ -8,8 +8,10 @@
 //! | `segment.rs` | one `.log` file with its indexes: append, read, recover, truncate |
 //! | `index.rs` | `.index` / `.timeindex` over mmap (the only `unsafe`) |
 //! | `checkpoint.rs` | atomic text checkpoint files |
+//! | `cleaner.rs` | log compaction: latest record per key |
 
 pub mod checkpoint;
+pub mod cleaner;
 pub mod index;
 pub mod log;
 pub mod manager;

@@ -472,6 +472,63 @@ impl Segment {
         Ok(())
     }
 
+    /// Replaces this sealed segment's data with `cleaned` (same base offset; batches as the
+    /// cleaner rewrote them), crash-safely: the new file is written and fsynced as `.cleaned`,
+    /// the indexes are removed, then it is renamed over the `.log` (atomic), and the indexes
+    /// are rebuilt. A crash leaves either the old data or the new, and missing indexes are
+    /// rebuilt at the next start (a leftover `.cleaned` file is deleted then).
+    pub fn replace_data(
+        &mut self,
+        cleaned: &[u8],
+        index_max_bytes: u64,
+        max_message_bytes: usize,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
+        let dir = self
+            .log_path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let temp = dir.join(file_name(self.base_offset, "log.cleaned"));
+        {
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&temp)?;
+            std::io::Write::write_all(&mut file, cleaned)?;
+            file.sync_all()?;
+        }
+        let index_paths = [
+            self.offset_index.path().to_path_buf(),
+            self.time_index.path().to_path_buf(),
+        ];
+        for path in &index_paths {
+            std::fs::remove_file(path)?;
+        }
+        std::fs::rename(&temp, &self.log_path)?;
+        File::open(&dir)?.sync_all()?;
+        let mut reopened = Segment::open(
+            &dir,
+            self.base_offset,
+            true,
+            index_max_bytes,
+            self.index_interval_bytes,
+            now_ms,
+        )?;
+        reopened.recover(max_message_bytes)?;
+        reopened.seal()?;
+        *self = reopened;
+        Ok(())
+    }
+
+    /// Every complete batch of the segment, in order.
+    pub fn read_all(&self) -> Result<Bytes, StorageError> {
+        let mut buf = BytesMut::zeroed(self.size as usize);
+        self.log.read_exact_at(&mut buf, 0)?;
+        Ok(buf.freeze())
+    }
+
     /// Deletes the segment's files.
     pub fn delete(self) -> Result<(), StorageError> {
         let paths = [
