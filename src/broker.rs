@@ -9,7 +9,9 @@ use crate::error::Error;
 use crate::group::classic::GroupConfig;
 use crate::group::consumer::ConsumerGroupConfig;
 use crate::group::{CoordinatorConfig, GroupCoordinator, OFFSETS_TOPIC};
-use crate::metadata::{TopicInfo, TopicStore, load_or_create_meta, validate_topic_name};
+use crate::metadata::{
+    ProducerIdAllocator, TopicInfo, TopicStore, load_or_create_meta, validate_topic_name,
+};
 use crate::replica::{Partition, ReplicaManager};
 use crate::storage::StorageError;
 use crate::storage::manager::{LogManager, lock};
@@ -58,6 +60,7 @@ pub struct Broker {
     logs: LogManager,
     replicas: Arc<ReplicaManager>,
     groups: Arc<GroupCoordinator>,
+    producer_ids: ProducerIdAllocator,
     /// Serialises topic administration so checks and changes happen atomically.
     admin: Mutex<()>,
 }
@@ -96,6 +99,7 @@ impl Broker {
             replicas.clone(),
             topics.clone(),
         );
+        let producer_ids = ProducerIdAllocator::open(&config.log_dir)?;
         let broker = Self {
             config: Arc::new(config),
             cluster_id,
@@ -103,6 +107,7 @@ impl Broker {
             logs,
             replicas,
             groups,
+            producer_ids,
             admin: Mutex::new(()),
         };
         for topic in broker.topics.list() {
@@ -468,9 +473,18 @@ impl Broker {
         Ok(log.delete_records_before(target)?)
     }
 
-    /// Periodic work: retention.
+    /// InitProducerId for an idempotent (non-transactional) producer: a fresh id, epoch 0.
+    pub fn allocate_producer_id(&self) -> Result<i64, Error> {
+        Ok(self.producer_ids.allocate()?)
+    }
+
+    /// Periodic work: retention, compaction, producer-id expiry.
     pub fn apply_retention(&self) -> usize {
-        self.logs.apply_retention(now_ms())
+        let now = now_ms();
+        for log in self.logs.all() {
+            lock(&log).expire_producers(now, self.config.producer_id_expiration_ms);
+        }
+        self.logs.apply_retention(now)
     }
 
     /// Periodic work: time-based flush.

@@ -268,6 +268,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.consumer.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Heartbeat interval given to KIP-848 consumer group members."),
     def!("group.consumer.assignors", List, Some("uniform,range"), Validator::ListOf(&["uniform", "range"]), None, "Server-side assignors; the first is the default."),
     def!("group.consumer.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a KIP-848 consumer group may have."),
+    def!("producer.id.expiration.ms", Int, Some("86400000"), Validator::AtLeast(1), None, "How long an idempotent producer's state is kept after its last write."),
 ];
 
 /// Properties of Kafka's stock `server.properties` that tune its JVM thread pools and socket
@@ -520,6 +521,7 @@ pub struct BrokerConfig {
     pub consumer_heartbeat_interval_ms: i32,
     pub consumer_assignors: Vec<String>,
     pub consumer_max_size: usize,
+    pub producer_id_expiration_ms: i64,
     /// Every known broker property with its effective value and whether it was set explicitly.
     pub values: BTreeMap<&'static str, ConfigValue>,
     /// Effective default of each topic config, keyed by the topic config name.
@@ -699,6 +701,7 @@ impl BrokerConfig {
                 .filter(|a| !a.is_empty())
                 .collect(),
             consumer_max_size: int("group.consumer.max.size").max(1) as usize,
+            producer_id_expiration_ms: int("producer.id.expiration.ms").max(1),
             values,
             topic_defaults,
             without_effect,

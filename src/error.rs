@@ -4,6 +4,7 @@
 use crate::config::ConfigError;
 use crate::record::RecordError;
 use crate::storage::StorageError;
+use crate::storage::producer_state::ProducerError;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -154,6 +155,8 @@ pub mod code {
     pub const INVALID_CONFIG: i16 = 40;
     pub const INVALID_REQUEST: i16 = 42;
     pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: i16 = 43;
+    pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
+    pub const INVALID_PRODUCER_EPOCH: i16 = 47;
     pub const KAFKA_STORAGE_ERROR: i16 = 56;
     pub const NON_EMPTY_GROUP: i16 = 68;
     pub const GROUP_ID_NOT_FOUND: i16 = 69;
@@ -193,6 +196,12 @@ impl Error {
             Error::Storage(e) => match e {
                 StorageError::OffsetOutOfRange { .. } => code::OFFSET_OUT_OF_RANGE,
                 StorageError::Record(r) => record_code(r),
+                StorageError::Producer(ProducerError::OutOfOrderSequence { .. }) => {
+                    code::OUT_OF_ORDER_SEQUENCE_NUMBER
+                }
+                StorageError::Producer(ProducerError::InvalidProducerEpoch { .. }) => {
+                    code::INVALID_PRODUCER_EPOCH
+                }
                 StorageError::Io(_)
                 | StorageError::Offline
                 | StorageError::Corrupt(_)
@@ -289,6 +298,11 @@ mod tests {
             (code::UNRELEASED_INSTANCE_ID, R::UnreleasedInstanceId),
             (code::UNSUPPORTED_ASSIGNOR, R::UnsupportedAssignor),
             (code::STALE_MEMBER_EPOCH, R::StaleMemberEpoch),
+            (
+                code::OUT_OF_ORDER_SEQUENCE_NUMBER,
+                R::OutOfOrderSequenceNumber,
+            ),
+            (code::INVALID_PRODUCER_EPOCH, R::InvalidProducerEpoch),
         ];
         for (ours, theirs) in pairs {
             assert_eq!(ours, theirs.code(), "{theirs:?}");

@@ -531,3 +531,48 @@ async fn auto_creation_and_metadata() {
         "unknown topic is not created"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotent_producer_writes_every_record_once_in_order() {
+    let broker = Broker::start(&[]);
+    create_topic(&broker, "idempotent", PARTITIONS, &[]).await;
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", &broker.bootstrap)
+        .set("enable.idempotence", "true")
+        .set("linger.ms", "2")
+        .set("max.in.flight.requests.per.connection", "5")
+        .create()
+        .expect("producer");
+    let mut pending = Vec::new();
+    for i in 0..20_000usize {
+        let e = expected(i, 1_000);
+        let mut record: FutureRecord<'_, Vec<u8>, Vec<u8>> = FutureRecord::to("idempotent")
+            .partition((i % PARTITIONS as usize) as i32)
+            .timestamp(e.timestamp);
+        let mut headers = OwnedHeaders::new();
+        for (name, value) in &e.headers {
+            headers = headers.insert(Header {
+                key: name,
+                value: value.as_deref(),
+            });
+        }
+        record = record.headers(headers);
+        if let Some(k) = &e.key {
+            record = record.key(k);
+        }
+        if let Some(v) = &e.value {
+            record = record.payload(v);
+        }
+        pending.push(
+            producer
+                .send_result(record)
+                .map_err(|(e, _)| e)
+                .expect("enqueue"),
+        );
+    }
+    for delivery in pending {
+        assert!(delivery.await.expect("delivery").is_ok());
+    }
+    tokio::task::block_in_place(|| consume_and_verify(&broker, "idempotent", 20_000, 1_000));
+    assert!(!broker.log_text().contains("WARN"), "{}", broker.log_text());
+}

@@ -249,7 +249,7 @@ fn api_versions_every_version_and_unsupported_version() {
             response
                 .api_keys
                 .iter()
-                .all(|k| k.api_key != ApiKey::InitProducerId as i16),
+                .all(|k| k.api_key != ApiKey::AddPartitionsToTxn as i16),
             "only APIs that work are advertised"
         );
     }
@@ -804,16 +804,23 @@ fn every_listener_serves_and_advertises_its_own_address() {
         "listeners",
         "PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
     )]);
-    let addresses: Vec<String> = broker
-        .log_text()
-        .lines()
-        .filter_map(|l| {
-            l.split("listening on ")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next())
-                .map(str::to_string)
-        })
-        .collect();
+    let listening = || -> Vec<String> {
+        broker
+            .log_text()
+            .lines()
+            .filter_map(|l| {
+                l.split("listening on ")
+                    .nth(1)
+                    .and_then(|rest| rest.split_whitespace().next())
+                    .map(str::to_string)
+            })
+            .collect()
+    };
+    // The harness returns at the first listener's line; the other follows.
+    assert!(common::wait_until(Duration::from_secs(10), || listening()
+        .len()
+        >= 2));
+    let addresses = listening();
     assert_eq!(
         addresses.len(),
         2,
@@ -829,4 +836,112 @@ fn every_listener_serves_and_advertises_its_own_address() {
         let advertised = format!("{}:{}", response.brokers[0].host, response.brokers[0].port);
         assert_eq!(advertised, address, "each listener advertises itself");
     }
+}
+
+/// An idempotent batch: `count` records from producer `pid` at `epoch`, first sequence `seq`.
+fn idempotent_batch(count: usize, pid: i64, epoch: i16, seq: i32) -> Bytes {
+    let records: Vec<Record> = (0..count)
+        .map(|i| Record {
+            transactional: false,
+            control: false,
+            partition_leader_epoch: -1,
+            producer_id: pid,
+            producer_epoch: epoch,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: seq + i as i32,
+            timestamp: 1_000,
+            key: None,
+            value: Some(Bytes::from(format!("v{}", seq + i as i32))),
+            headers: Default::default(),
+            delete_horizon: false,
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .unwrap();
+    buf.freeze()
+}
+
+#[test]
+fn idempotent_producer_duplicates_gaps_epochs_and_restarts() {
+    let mut broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "idem", 1, &[]);
+    let init: InitProducerIdResponse = call(
+        &mut stream,
+        ApiKey::InitProducerId,
+        4,
+        &InitProducerIdRequest::default()
+            .with_transactional_id(None)
+            .with_transaction_timeout_ms(60_000)
+            .with_producer_id(ProducerId(-1))
+            .with_producer_epoch(-1),
+    );
+    assert_eq!(init.error_code, 0);
+    let pid = init.producer_id.0;
+    let second: InitProducerIdResponse = call(
+        &mut stream,
+        ApiKey::InitProducerId,
+        4,
+        &InitProducerIdRequest::default()
+            .with_transactional_id(None)
+            .with_transaction_timeout_ms(60_000)
+            .with_producer_id(ProducerId(-1))
+            .with_producer_epoch(-1),
+    );
+    assert_ne!(
+        second.producer_id.0, pid,
+        "every InitProducerId gets a new id"
+    );
+
+    let first = produce(&mut stream, "idem", -1, idempotent_batch(3, pid, 0, 0)).unwrap();
+    assert_eq!((first.error_code, first.base_offset), (0, 0));
+    // The same request again (a retry after a lost response): acknowledged, not written twice.
+    let retry = produce(&mut stream, "idem", -1, idempotent_batch(3, pid, 0, 0)).unwrap();
+    assert_eq!((retry.error_code, retry.base_offset), (0, 0));
+    assert_eq!(latest_offset(&mut stream, "idem"), 3);
+    let gap = produce(&mut stream, "idem", -1, idempotent_batch(1, pid, 0, 5)).unwrap();
+    assert_eq!(gap.error_code, 45, "OUT_OF_ORDER_SEQUENCE_NUMBER");
+    let next = produce(&mut stream, "idem", -1, idempotent_batch(2, pid, 0, 3)).unwrap();
+    assert_eq!((next.error_code, next.base_offset), (0, 3));
+    let bumped = produce(&mut stream, "idem", -1, idempotent_batch(1, pid, 1, 0)).unwrap();
+    assert_eq!(bumped.error_code, 0, "a new epoch starts at sequence 0");
+    let zombie = produce(&mut stream, "idem", -1, idempotent_batch(1, pid, 0, 5)).unwrap();
+    assert_eq!(
+        zombie.error_code, 47,
+        "INVALID_PRODUCER_EPOCH for the old epoch"
+    );
+    assert_eq!(latest_offset(&mut stream, "idem"), 6);
+
+    // Duplicate detection survives a clean restart (snapshot) and a kill -9 (replay).
+    let dir = broker.dir().to_path_buf();
+    assert_eq!(broker.stop(), Some(0));
+    let mut restarted = Broker::start_in(&dir, &[]);
+    let mut stream = connect(&restarted);
+    let after_clean = produce(&mut stream, "idem", -1, idempotent_batch(1, pid, 1, 0)).unwrap();
+    assert_eq!(
+        (after_clean.error_code, after_clean.base_offset),
+        (0, 5),
+        "recognised as a duplicate after a clean restart"
+    );
+    produce(&mut stream, "idem", -1, idempotent_batch(2, pid, 1, 1)).unwrap();
+    restarted.kill9();
+    let crashed = Broker::start_in(&dir, &[]);
+    let mut stream = connect(&crashed);
+    let after_crash = produce(&mut stream, "idem", -1, idempotent_batch(2, pid, 1, 1)).unwrap();
+    assert_eq!(
+        (after_crash.error_code, after_crash.base_offset),
+        (0, 6),
+        "and after kill -9"
+    );
+    assert_eq!(latest_offset(&mut stream, "idem"), 8);
+    drop(broker);
 }

@@ -38,8 +38,8 @@ def _():
 
 @case("produce")
 def _():
-    # Idempotence (kafka-python 3 default) needs InitProducerId: issue 7.
-    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, enable_idempotence=False)
+    # kafka-python 3 producers are idempotent by default (InitProducerId, sequence numbers).
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5)
     futures = [producer.send(topic, value=f"v{i}".encode(), key=f"k{i}".encode(), partition=i % 3) for i in range(count)]
     producer.flush(30)
     offsets = [f.get(timeout=30).offset for f in futures]

@@ -19,6 +19,7 @@ pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
+pub mod init_producer_id;
 pub mod join_group;
 pub mod leave_group;
 pub mod list_groups;
@@ -161,6 +162,7 @@ api_table! {
     OffsetDelete => offset_delete, m::OffsetDeleteRequest,
     ConsumerGroupHeartbeat => consumer_group_heartbeat, m::ConsumerGroupHeartbeatRequest,
     ConsumerGroupDescribe => consumer_group_describe, m::ConsumerGroupDescribeRequest,
+    InitProducerId => init_producer_id, m::InitProducerIdRequest,
 }
 
 /// Encodes a response body and returns it with its response header version.
@@ -637,6 +639,17 @@ mod tests {
                 v,
                 "consumer_group_describe",
             ),
+            ApiKey::InitProducerId => {
+                let mut request = InitProducerIdRequest::default()
+                    .with_transactional_id(None)
+                    .with_transaction_timeout_ms(60_000);
+                if v >= 3 {
+                    request = request
+                        .with_producer_id(ProducerId(-1))
+                        .with_producer_epoch(-1);
+                }
+                encode(&request, v, "init_producer_id")
+            }
             other => panic!("no test request for {other:?}: add one when adding the API"),
         }
     }

@@ -47,6 +47,8 @@ const LAST_OFFSET_DELTA: usize = 23;
 const BASE_TIMESTAMP: usize = 27;
 const MAX_TIMESTAMP: usize = 35;
 const PRODUCER_ID: usize = 43;
+const PRODUCER_EPOCH: usize = 51;
+const BASE_SEQUENCE: usize = 53;
 const RECORDS_COUNT: usize = 57;
 
 const TIMESTAMP_TYPE_BIT: i16 = 1 << 3;
@@ -182,6 +184,12 @@ impl<'a> BatchView<'a> {
     }
     pub fn producer_id(&self) -> i64 {
         read_i64(self.bytes, PRODUCER_ID)
+    }
+    pub fn producer_epoch(&self) -> i16 {
+        read_i16(self.bytes, PRODUCER_EPOCH)
+    }
+    pub fn base_sequence(&self) -> i32 {
+        read_i32(self.bytes, BASE_SEQUENCE)
     }
     pub fn records_count(&self) -> i32 {
         read_i32(self.bytes, RECORDS_COUNT)
@@ -427,6 +435,20 @@ pub fn rewrite_batch(batch: &BatchView<'_>, records: &[&[u8]]) -> BytesMut {
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
+
+    /// Makes `batch` idempotent (producer id, epoch, base sequence) and fixes its CRC.
+    pub fn set_producer_fields(
+        batch: &mut BytesMut,
+        producer_id: i64,
+        epoch: i16,
+        base_sequence: i32,
+    ) {
+        batch[PRODUCER_ID..PRODUCER_ID + 8].copy_from_slice(&producer_id.to_be_bytes());
+        batch[PRODUCER_EPOCH..PRODUCER_EPOCH + 2].copy_from_slice(&epoch.to_be_bytes());
+        batch[BASE_SEQUENCE..BASE_SEQUENCE + 4].copy_from_slice(&base_sequence.to_be_bytes());
+        let crc = crc32c::crc32c(&batch[ATTRIBUTES..]);
+        batch[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    }
 
     /// An uncompressed v2 batch of `count` records with `value_len`-byte values, null keys and
     /// timestamps `base_timestamp + i`, at `base_offset`. Used by unit tests throughout.

@@ -6,6 +6,7 @@
 
 use super::StorageError;
 use super::cleaner::{self, CleanStats};
+use super::producer_state::{self, Admission, ProducerState};
 use super::segment::{BatchLocation, Segment, SegmentRead};
 use crate::config::LogConfig;
 use crate::record::{self, BatchView, codec, records};
@@ -76,6 +77,8 @@ pub struct Log {
     failed: bool,
     /// Compaction has processed the sealed segments below this offset.
     cleaned_up_to: i64,
+    /// Idempotent producers writing to this partition.
+    producers: ProducerState,
 }
 
 const TEMP_SUFFIXES: &[&str] = &[".tmp", ".cleaned", ".swap", ".deleted"];
@@ -110,6 +113,7 @@ impl Log {
             flushes: 0,
             failed: false,
             cleaned_up_to: 0,
+            producers: ProducerState::default(),
         })
     }
 
@@ -212,6 +216,7 @@ impl Log {
             flushes: 0,
             failed: false,
             cleaned_up_to: 0,
+            producers: ProducerState::default(),
         };
         let end = log.log_end_offset();
         log.recovery_point = if clean_shutdown {
@@ -224,7 +229,28 @@ impl Log {
             let start = log.log_start_offset;
             log.reset_to(start, now_ms)?;
         }
+        log.load_producer_state()?;
         Ok((log, report))
+    }
+
+    /// Producer state from the newest snapshot at or below the log end, plus the batch headers
+    /// after it (after a clean shutdown the snapshot is at the log end: nothing to replay).
+    fn load_producer_state(&mut self) -> Result<(), StorageError> {
+        let end = self.log_end_offset();
+        let (from, mut state) = producer_state::latest_snapshot(&self.dir, end)?
+            .unwrap_or((self.log_start_offset, ProducerState::default()));
+        if from < end {
+            for segment in self.segments.values().filter(|s| s.next_offset() > from) {
+                segment.for_each_batch_from(from, |batch| state.update(batch))?;
+            }
+        }
+        self.producers = state;
+        Ok(())
+    }
+
+    /// Forgets producers silent for `producer.id.expiration.ms`.
+    pub fn expire_producers(&mut self, now_ms: i64, expiration_ms: i64) {
+        self.producers.expire(now_ms, expiration_ms);
     }
 
     pub fn topic_partition(&self) -> &TopicPartition {
@@ -313,6 +339,20 @@ impl Log {
         let base_offset = self.log_end_offset();
         let (delta, count, max_timestamp) = {
             let view = BatchView::new(batch)?;
+            // A retried idempotent batch already in the log is answered with its offsets.
+            if let Admission::Duplicate {
+                base_offset,
+                last_offset,
+            } = self.producers.admit(&view)?
+            {
+                return Ok(AppendInfo {
+                    base_offset,
+                    last_offset,
+                    log_append_time: -1,
+                    log_start_offset: self.log_start_offset,
+                    flush_due: false,
+                });
+            }
             (
                 view.last_offset_delta() as i64,
                 view.records_count() as i64,
@@ -333,6 +373,7 @@ impl Log {
             .next_back()
             .ok_or(StorageError::Offline)?;
         active.append(batch)?;
+        self.producers.update(&BatchView::new(batch)?);
         self.unflushed_messages += count;
         Ok(AppendInfo {
             base_offset,
@@ -736,7 +777,10 @@ impl Log {
             let result = active.seal();
             self.guard(result)?;
         }
-        Ok(())
+        // So the next start need not replay anything to know its producers.
+        let result =
+            producer_state::write_snapshot(&self.dir, self.log_end_offset(), &self.producers);
+        self.guard(result)
     }
 
     /// Replaces all data with an empty segment at `offset`.

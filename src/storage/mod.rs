@@ -9,12 +9,14 @@
 //! | `index.rs` | `.index` / `.timeindex` over mmap (the only `unsafe`) |
 //! | `checkpoint.rs` | atomic text checkpoint files |
 //! | `cleaner.rs` | log compaction: latest record per key |
+//! | `producer_state.rs` | idempotent producers: sequences, duplicates, snapshots |
 
 pub mod checkpoint;
 pub mod cleaner;
 pub mod index;
 pub mod log;
 pub mod manager;
+pub mod producer_state;
 pub mod segment;
 
 use crate::record::RecordError;
@@ -34,4 +36,6 @@ pub enum StorageError {
     Offline,
     #[error("log directory {0} is in use by another process")]
     Locked(String),
+    #[error(transparent)]
+    Producer(#[from] producer_state::ProducerError),
 }

@@ -522,6 +522,22 @@ impl Segment {
         Ok(())
     }
 
+    /// Calls `visit` with each batch from the one holding `offset` on, one at a time
+    /// (startup replays).
+    pub fn for_each_batch_from(
+        &self,
+        offset: i64,
+        mut visit: impl FnMut(&BatchView<'_>),
+    ) -> Result<(), StorageError> {
+        let mut current = self.find_batch(offset)?;
+        while let Some(location) = current {
+            let bytes = self.read_batch(&location)?;
+            visit(&BatchView::new(&bytes)?);
+            current = self.read_location(location.position + location.size)?;
+        }
+        Ok(())
+    }
+
     /// Every complete batch of the segment, in order.
     pub fn read_all(&self) -> Result<Bytes, StorageError> {
         let mut buf = BytesMut::zeroed(self.size as usize);
