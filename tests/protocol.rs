@@ -125,37 +125,53 @@ fn create_topic(stream: &mut TcpStream, name: &str, partitions: i32, configs: &[
     );
 }
 
-fn batch(records: usize, value_len: usize) -> BytesMut {
-    let records: Vec<Record> = (0..records)
-        .map(|i| Record {
-            transactional: false,
-            control: false,
-            partition_leader_epoch: -1,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            // The encoder groups records whose offset - sequence is constant; -1 for the first
-            // keeps the batch's base sequence at "none", as for a non-idempotent producer.
-            sequence: i as i32 - 1,
-            timestamp: 1_000 + i as i64,
-            key: Some(Bytes::from(format!("k{i}"))),
-            value: Some(Bytes::from(vec![b'v'; value_len])),
-            headers: Default::default(),
-            delete_horizon: false,
-        })
-        .collect();
+/// A plain record (no producer id) for the protocol crate's batch encoder. Its sequence is
+/// `offset - 1` because the encoder groups records into one batch while offset - sequence
+/// stays constant; -1 for the first keeps the batch's base sequence at "none".
+fn record(offset: i64, timestamp: i64, key: Option<Bytes>, value: Option<Bytes>) -> Record {
+    Record {
+        transactional: false,
+        control: false,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset,
+        sequence: offset as i32 - 1,
+        timestamp,
+        key,
+        value,
+        headers: Default::default(),
+        delete_horizon: false,
+    }
+}
+
+fn encode_batch(records: &[Record], compression: Compression) -> BytesMut {
     let mut buf = BytesMut::new();
     RecordBatchEncoder::encode(
         &mut buf,
-        &records,
+        records,
         &RecordEncodeOptions {
             version: 2,
-            compression: Compression::None,
+            compression,
         },
     )
     .unwrap();
     buf
+}
+
+fn batch(records: usize, value_len: usize) -> BytesMut {
+    let records: Vec<Record> = (0..records)
+        .map(|i| {
+            record(
+                i as i64,
+                1_000 + i as i64,
+                Some(Bytes::from(format!("k{i}"))),
+                Some(Bytes::from(vec![b'v'; value_len])),
+            )
+        })
+        .collect();
+    encode_batch(&records, Compression::None)
 }
 
 fn produce(
@@ -665,32 +681,9 @@ fn admin_apis_by_raw_frames() {
     let records: Vec<Record> = [5_000i64, 9_000, 7_000]
         .iter()
         .enumerate()
-        .map(|(i, ts)| Record {
-            transactional: false,
-            control: false,
-            partition_leader_epoch: -1,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            sequence: i as i32 - 1,
-            timestamp: *ts,
-            key: None,
-            value: Some(Bytes::from_static(b"v")),
-            headers: Default::default(),
-            delete_horizon: false,
-        })
+        .map(|(i, ts)| record(i as i64, *ts, None, Some(Bytes::from_static(b"v"))))
         .collect();
-    let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        &records,
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::Gzip,
-        },
-    )
-    .unwrap();
+    let buf = encode_batch(&records, Compression::Gzip);
     assert_eq!(
         produce(&mut stream, "inc", 1, buf.freeze())
             .unwrap()
@@ -842,32 +835,18 @@ fn every_listener_serves_and_advertises_its_own_address() {
 fn idempotent_batch(count: usize, pid: i64, epoch: i16, seq: i32) -> Bytes {
     let records: Vec<Record> = (0..count)
         .map(|i| Record {
-            transactional: false,
-            control: false,
-            partition_leader_epoch: -1,
             producer_id: pid,
             producer_epoch: epoch,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
             sequence: seq + i as i32,
-            timestamp: 1_000,
-            key: None,
-            value: Some(Bytes::from(format!("v{}", seq + i as i32))),
-            headers: Default::default(),
-            delete_horizon: false,
+            ..record(
+                i as i64,
+                1_000,
+                None,
+                Some(Bytes::from(format!("v{}", seq + i as i32))),
+            )
         })
         .collect();
-    let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        &records,
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::None,
-        },
-    )
-    .unwrap();
-    buf.freeze()
+    encode_batch(&records, Compression::None).freeze()
 }
 
 #[test]
