@@ -251,38 +251,26 @@ async fn topic_admin_create_describe_alter_delete() {
     create_topic(&broker, "admin-t", 3, &[("retention.ms", "3600000")]).await;
 
     // Duplicate creation, bad replication factor, bad config.
-    let again = admin
-        .create_topics(
-            [&NewTopic::new("admin-t", 1, TopicReplication::Fixed(1))],
-            &opts,
-        )
-        .await
-        .unwrap();
+    let refused = |topic: NewTopic<'static>| {
+        let (admin, opts) = (&admin, &opts);
+        async move {
+            let result = admin.create_topics([&topic], opts).await.unwrap();
+            result[0].as_ref().unwrap_err().1
+        }
+    };
+    use rdkafka::types::RDKafkaErrorCode;
     assert_eq!(
-        again[0].as_ref().unwrap_err().1,
-        rdkafka::types::RDKafkaErrorCode::TopicAlreadyExists
+        refused(NewTopic::new("admin-t", 1, TopicReplication::Fixed(1))).await,
+        RDKafkaErrorCode::TopicAlreadyExists
     );
-    let rf3 = admin
-        .create_topics(
-            [&NewTopic::new("rf3", 1, TopicReplication::Fixed(3))],
-            &opts,
-        )
-        .await
-        .unwrap();
     assert_eq!(
-        rf3[0].as_ref().unwrap_err().1,
-        rdkafka::types::RDKafkaErrorCode::InvalidReplicationFactor
+        refused(NewTopic::new("rf3", 1, TopicReplication::Fixed(3))).await,
+        RDKafkaErrorCode::InvalidReplicationFactor
     );
-    let bad = admin
-        .create_topics(
-            [&NewTopic::new("badcfg", 1, TopicReplication::Fixed(1)).set("retention.ms", "soon")],
-            &opts,
-        )
-        .await
-        .unwrap();
     assert_eq!(
-        bad[0].as_ref().unwrap_err().1,
-        rdkafka::types::RDKafkaErrorCode::InvalidConfig
+        refused(NewTopic::new("badcfg", 1, TopicReplication::Fixed(1)).set("retention.ms", "soon"))
+            .await,
+        RDKafkaErrorCode::InvalidConfig
     );
 
     let configs = admin

@@ -69,11 +69,16 @@ async fn produce(
     offsets
 }
 
-fn consume_all(broker: &Broker, topic: &str, expected: usize) -> Vec<(i64, String)> {
+/// A consumer assigned partition 0 of `topic` from its beginning (no group management).
+fn reader(broker: &Broker, topic: &str, partition_eof: bool) -> BaseConsumer {
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", &broker.bootstrap)
         .set("group.id", "manual-assignment")
         .set("enable.auto.commit", "false")
+        .set(
+            "enable.partition.eof",
+            if partition_eof { "true" } else { "false" },
+        )
         .create()
         .unwrap();
     let mut assignment = TopicPartitionList::new();
@@ -81,6 +86,11 @@ fn consume_all(broker: &Broker, topic: &str, expected: usize) -> Vec<(i64, Strin
         .add_partition_offset(topic, 0, Offset::Beginning)
         .unwrap();
     consumer.assign(&assignment).unwrap();
+    consumer
+}
+
+fn consume_all(broker: &Broker, topic: &str, expected: usize) -> Vec<(i64, String)> {
+    let consumer = reader(broker, topic, false);
     let mut out = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while out.len() < expected && Instant::now() < deadline {
@@ -97,18 +107,7 @@ fn consume_all(broker: &Broker, topic: &str, expected: usize) -> Vec<(i64, Strin
 
 /// Everything from the start of partition 0 up to its end (librdkafka's partition EOF).
 fn consume_to_end(broker: &Broker, topic: &str) -> Vec<(i64, String)> {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", &broker.bootstrap)
-        .set("group.id", "manual-assignment")
-        .set("enable.auto.commit", "false")
-        .set("enable.partition.eof", "true")
-        .create()
-        .unwrap();
-    let mut assignment = TopicPartitionList::new();
-    assignment
-        .add_partition_offset(topic, 0, Offset::Beginning)
-        .unwrap();
-    consumer.assign(&assignment).unwrap();
+    let consumer = reader(broker, topic, true);
     let mut out = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {

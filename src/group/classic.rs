@@ -161,6 +161,17 @@ pub struct Member {
 }
 
 impl Member {
+    /// Takes what a (re)join says about the member, and restarts its session.
+    fn refresh_from(&mut self, request: &JoinRequest, now: Instant) {
+        self.protocols = request.protocols.clone();
+        self.protocol_type = request.protocol_type.clone();
+        self.session_timeout_ms = request.session_timeout_ms;
+        self.rebalance_timeout_ms = request.rebalance_timeout_ms;
+        self.client_id = request.client_id.clone();
+        self.client_host = request.client_host.clone();
+        self.session_deadline = now + Duration::from_millis(request.session_timeout_ms as u64);
+    }
+
     fn metadata_for(&self, protocol: &str) -> Bytes {
         self.protocols
             .iter()
@@ -529,14 +540,7 @@ impl ClassicGroup {
         now: Instant,
     ) {
         if let Some(member) = self.members.get_mut(member_id) {
-            member.protocols = request.protocols.clone();
-            member.protocol_type = request.protocol_type.clone();
-            member.session_timeout_ms = request.session_timeout_ms;
-            member.rebalance_timeout_ms = request.rebalance_timeout_ms;
-            member.client_id = request.client_id.clone();
-            member.client_host = request.client_host.clone();
-            member.session_deadline =
-                now + Duration::from_millis(request.session_timeout_ms as u64);
+            member.refresh_from(request, now);
             if let Some(tx) = awaiting
                 && let Some(old) = member.awaiting_join.replace(tx)
             {
@@ -621,13 +625,7 @@ impl ClassicGroup {
         }
         let protocols_changed = member.protocols != request.protocols;
         member.member_id = new_id.clone();
-        member.protocols = request.protocols.clone();
-        member.protocol_type = request.protocol_type.clone();
-        member.session_timeout_ms = request.session_timeout_ms;
-        member.rebalance_timeout_ms = request.rebalance_timeout_ms;
-        member.client_id = request.client_id.clone();
-        member.client_host = request.client_host.clone();
-        member.session_deadline = now + Duration::from_millis(request.session_timeout_ms as u64);
+        member.refresh_from(&request, now);
         self.members.insert(new_id.clone(), member);
         if let Some(instance) = &request.group_instance_id {
             self.static_members.insert(instance.clone(), new_id.clone());
