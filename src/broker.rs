@@ -14,7 +14,7 @@ use crate::metadata::{
 };
 use crate::replica::{Partition, ReplicaManager};
 use crate::storage::StorageError;
-use crate::storage::manager::{LogManager, lock};
+use crate::storage::manager::{LogDirUsage, LogManager, lock};
 use crate::types::{TopicPartition, now_ms};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -39,6 +39,15 @@ fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
         offsets_retention_ms: config.offsets_retention_ms,
         offsets_retention_check_interval_ms: config.offsets_retention_check_interval_ms,
     }
+}
+
+/// ElectLeaders' election types (Kafka's `ElectionType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElectionType {
+    /// Make the first replica the leader (0).
+    Preferred,
+    /// Elect any live replica when no in-sync replica is left (1).
+    Unclean,
 }
 
 /// A topic to create, as CreateTopics (or auto-creation) asks for it. `-1` means "default".
@@ -471,6 +480,105 @@ impl Broker {
             offset
         };
         Ok(log.delete_records_before(target)?)
+    }
+
+    /// DescribeLogDirs: the log directory with its logs, optionally only the partitions in
+    /// `wanted`.
+    pub fn describe_log_dir(
+        &self,
+        wanted: Option<&std::collections::HashSet<TopicPartition>>,
+    ) -> Result<LogDirUsage, Error> {
+        let mut usage = self.logs.describe()?;
+        if let Some(wanted) = wanted {
+            usage.logs.retain(|l| wanted.contains(&l.topic_partition));
+        }
+        Ok(usage)
+    }
+
+    /// AlterReplicaLogDirs for one replica. Sluice keeps one log directory, so the only
+    /// valid destination is the directory the replica is already in: a no-op, as in Kafka.
+    /// Kafka's errors otherwise: LOG_DIR_NOT_FOUND for a directory that is not a log
+    /// directory, REPLICA_NOT_AVAILABLE for a partition this broker does not host.
+    pub fn alter_replica_log_dir(&self, tp: &TopicPartition, dir: &str) -> Result<(), Error> {
+        let current = self.logs.absolute_dir()?;
+        let requested = std::path::Path::new(dir).canonicalize().ok();
+        if requested.as_deref() != Some(current.as_path()) {
+            return Err(Error::LogDirNotFound(dir.to_string()));
+        }
+        let partition = self
+            .replicas
+            .get(tp)
+            .map_err(|_| Error::ReplicaNotAvailable)?;
+        if lock(partition.log()).is_failed() {
+            return Err(StorageError::Offline.into());
+        }
+        Ok(())
+    }
+
+    // Partition leadership and replica placement. On a single node every partition has one
+    // replica, on this broker, which is therefore its preferred replica and its leader while
+    // its log is online. Issue 6 moves these decisions to the controller quorum.
+
+    /// ElectLeaders for one partition, with Kafka's answers: ELECTION_NOT_NEEDED when the
+    /// partition already has the leader the election would pick; when its only replica is
+    /// offline nobody can lead (PREFERRED_LEADER_NOT_AVAILABLE, or
+    /// ELIGIBLE_LEADERS_NOT_AVAILABLE for an unclean election).
+    pub fn elect_leader(&self, tp: &TopicPartition, election: ElectionType) -> Result<(), Error> {
+        let partition = self.replicas.get(tp)?;
+        if !lock(partition.log()).is_failed() {
+            return Err(Error::ElectionNotNeeded);
+        }
+        Err(match election {
+            ElectionType::Preferred => Error::PreferredLeaderNotAvailable,
+            ElectionType::Unclean => Error::EligibleLeadersNotAvailable,
+        })
+    }
+
+    /// The replicas of a partition, preferred replica first.
+    pub fn partition_replicas(&self, _tp: &TopicPartition) -> Vec<i32> {
+        vec![self.config.node_id]
+    }
+
+    /// AlterPartitionReassignments for one partition (`None` cancels), validated as Kafka's
+    /// controller does: a non-empty list of distinct registered brokers, and the same
+    /// replication factor unless `allow_replication_factor_change`. Moving a replica to the
+    /// brokers it is on completes at once, so no reassignment is ever left in progress and
+    /// cancelling one answers NO_REASSIGNMENT_IN_PROGRESS.
+    pub fn reassign_partition(
+        &self,
+        tp: &TopicPartition,
+        target: Option<&[i32]>,
+        allow_replication_factor_change: bool,
+    ) -> Result<(), Error> {
+        self.replicas.get(tp)?;
+        let Some(target) = target else {
+            return Err(Error::NoReassignmentInProgress);
+        };
+        if target.is_empty() {
+            return Err(Error::InvalidReplicaAssignment(
+                "the replica list is empty".into(),
+            ));
+        }
+        let distinct: std::collections::BTreeSet<i32> = target.iter().copied().collect();
+        if distinct.len() != target.len() {
+            return Err(Error::InvalidReplicaAssignment(format!(
+                "duplicate broker ids in {target:?}"
+            )));
+        }
+        if let Some(unknown) = target.iter().find(|&&id| id != self.config.node_id) {
+            return Err(Error::InvalidReplicaAssignment(format!(
+                "broker {unknown} is not registered"
+            )));
+        }
+        let current = self.partition_replicas(tp);
+        if target.len() != current.len() && !allow_replication_factor_change {
+            return Err(Error::InvalidReplicationFactor(format!(
+                "the reassignment would change the replication factor from {} to {}",
+                current.len(),
+                target.len()
+            )));
+        }
+        Ok(())
     }
 
     /// InitProducerId for an idempotent (non-transactional) producer: a fresh id, epoch 0.

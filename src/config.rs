@@ -215,7 +215,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("broker.id", Int, None, Validator::AtLeast(-1), None, "Legacy synonym of node.id."),
     def!("listeners", List, Some("PLAINTEXT://127.0.0.1:9092"), Validator::Any, None, "Listeners as NAME://host:port; port 0 binds a free port."),
     def!("advertised.listeners", List, None, Validator::Any, None, "Addresses given to clients; defaults to listeners."),
-    def!("log.dirs", List, None, Validator::Any, None, "Directories holding partition logs (first one is used)."),
+    def!("log.dirs", List, None, Validator::Any, None, "The directory holding partition logs (exactly one: several directories are not supported)."),
     def!("log.dir", String, Some("./data"), Validator::Any, None, "Log directory when log.dirs is not set."),
     def!("num.partitions", Int, Some("1"), Validator::AtLeast(1), None, "Default partition count of new topics."),
     def!("default.replication.factor", Int, Some("1"), Validator::AtLeast(1), None, "Default replication factor of new topics."),
@@ -254,6 +254,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("unclean.leader.election.enable", Boolean, Some("false"), Validator::Any, None, "Default unclean.leader.election.enable."),
     def!("socket.request.max.bytes", Int, Some("104857600"), Validator::AtLeast(1), None, "Largest request frame accepted."),
     def!("max.connections", Int, Some("2147483647"), Validator::AtLeast(1), None, "Maximum simultaneous client connections."),
+    def!("max.request.partition.size.limit", Int, Some("2000"), Validator::AtLeast(1), None, "Most partitions one DescribeTopicPartitions response holds."),
     def!("cluster.id", String, None, Validator::Any, None, "Cluster id; generated on first start when unset."),
     def!("offsets.topic.num.partitions", Int, Some("50"), Validator::AtLeast(1), None, "Partitions of __consumer_offsets (fixed once the topic exists)."),
     def!("offsets.topic.segment.bytes", Int, Some("104857600"), Validator::AtLeast(14), None, "segment.bytes of __consumer_offsets."),
@@ -507,6 +508,7 @@ pub struct BrokerConfig {
     pub checkpoint_interval_ms: u64,
     pub socket_request_max_bytes: usize,
     pub max_connections: usize,
+    pub max_request_partition_size_limit: i32,
     pub cluster_id: Option<String>,
     pub offsets_topic_partitions: i32,
     pub offsets_topic_segment_bytes: i32,
@@ -593,12 +595,26 @@ impl BrokerConfig {
             None => listeners.clone(),
         };
         let log_dir = match explicit("log.dirs") {
-            Some(dirs) => dirs
-                .split(',')
-                .map(str::trim)
-                .find(|d| !d.is_empty())
-                .map(PathBuf::from)
-                .ok_or_else(|| invalid("log.dirs", &dirs, "no directory given"))?,
+            Some(dirs) => {
+                let listed: Vec<&str> = dirs
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|d| !d.is_empty())
+                    .collect();
+                match listed.as_slice() {
+                    [one] => PathBuf::from(one),
+                    [] => return Err(invalid("log.dirs", &dirs, "no directory given")),
+                    // JBOD (several log directories) is not built: ignoring all but one would
+                    // hide the others' data.
+                    _ => {
+                        return Err(invalid(
+                            "log.dirs",
+                            &dirs,
+                            "Sluice keeps its logs in one directory; give exactly one",
+                        ));
+                    }
+                }
+            }
             None => PathBuf::from(get("log.dir").unwrap_or_else(|| "./data".into())),
         };
 
@@ -681,6 +697,7 @@ impl BrokerConfig {
             checkpoint_interval_ms: int("log.flush.offset.checkpoint.interval.ms").max(1) as u64,
             socket_request_max_bytes: int("socket.request.max.bytes") as usize,
             max_connections: int("max.connections") as usize,
+            max_request_partition_size_limit: int("max.request.partition.size.limit") as i32,
             cluster_id: explicit("cluster.id"),
             offsets_topic_partitions: int("offsets.topic.num.partitions") as i32,
             offsets_topic_segment_bytes: int("offsets.topic.segment.bytes") as i32,
@@ -971,6 +988,10 @@ mod tests {
             "{err}"
         );
         assert!(BrokerConfig::with_overrides(&[("num.io.threads", "8")]).is_ok());
+        let err = BrokerConfig::with_overrides(&[("log.dirs", "/a,/b")]).unwrap_err();
+        assert!(err.to_string().contains("one directory"), "{err}");
+        let one = BrokerConfig::with_overrides(&[("log.dirs", " /a, ")]).unwrap();
+        assert_eq!(one.log_dir, PathBuf::from("/a"));
     }
 
     #[test]

@@ -35,6 +35,18 @@ pub enum Error {
     UnknownLeaderEpoch(i32),
     #[error("topic deletion is disabled (delete.topic.enable=false)")]
     TopicDeletionDisabled,
+    #[error("the partition already has the leader the election would choose")]
+    ElectionNotNeeded,
+    #[error("the preferred replica is not available to lead")]
+    PreferredLeaderNotAvailable,
+    #[error("no eligible replica is available to lead")]
+    EligibleLeadersNotAvailable,
+    #[error("no reassignment is in progress for the partition")]
+    NoReassignmentInProgress,
+    #[error("log directory '{0}' is not one of this broker's log directories")]
+    LogDirNotFound(String),
+    #[error("this broker hosts no replica of the partition")]
+    ReplicaNotAvailable,
     #[error(transparent)]
     Storage(#[from] StorageError),
     #[error(transparent)]
@@ -133,6 +145,7 @@ pub mod code {
     pub const OFFSET_OUT_OF_RANGE: i16 = 1;
     pub const CORRUPT_MESSAGE: i16 = 2;
     pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
+    pub const REPLICA_NOT_AVAILABLE: i16 = 9;
     pub const MESSAGE_TOO_LARGE: i16 = 10;
     pub const OFFSET_METADATA_TOO_LARGE: i16 = 12;
     pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
@@ -158,6 +171,7 @@ pub mod code {
     pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
     pub const INVALID_PRODUCER_EPOCH: i16 = 47;
     pub const KAFKA_STORAGE_ERROR: i16 = 56;
+    pub const LOG_DIR_NOT_FOUND: i16 = 57;
     pub const NON_EMPTY_GROUP: i16 = 68;
     pub const GROUP_ID_NOT_FOUND: i16 = 69;
     pub const FETCH_SESSION_ID_NOT_FOUND: i16 = 70;
@@ -165,8 +179,12 @@ pub mod code {
     pub const TOPIC_DELETION_DISABLED: i16 = 73;
     pub const UNKNOWN_LEADER_EPOCH: i16 = 75;
     pub const MEMBER_ID_REQUIRED: i16 = 79;
+    pub const PREFERRED_LEADER_NOT_AVAILABLE: i16 = 80;
     pub const GROUP_MAX_SIZE_REACHED: i16 = 81;
     pub const FENCED_INSTANCE_ID: i16 = 82;
+    pub const ELIGIBLE_LEADERS_NOT_AVAILABLE: i16 = 83;
+    pub const ELECTION_NOT_NEEDED: i16 = 84;
+    pub const NO_REASSIGNMENT_IN_PROGRESS: i16 = 85;
     pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
     pub const INVALID_RECORD: i16 = 87;
     pub const UNKNOWN_TOPIC_ID: i16 = 100;
@@ -193,6 +211,12 @@ impl Error {
             Error::NotEnoughReplicas { .. } => code::NOT_ENOUGH_REPLICAS,
             Error::TopicDeletionDisabled => code::TOPIC_DELETION_DISABLED,
             Error::UnknownLeaderEpoch(_) => code::UNKNOWN_LEADER_EPOCH,
+            Error::ElectionNotNeeded => code::ELECTION_NOT_NEEDED,
+            Error::PreferredLeaderNotAvailable => code::PREFERRED_LEADER_NOT_AVAILABLE,
+            Error::EligibleLeadersNotAvailable => code::ELIGIBLE_LEADERS_NOT_AVAILABLE,
+            Error::NoReassignmentInProgress => code::NO_REASSIGNMENT_IN_PROGRESS,
+            Error::LogDirNotFound(_) => code::LOG_DIR_NOT_FOUND,
+            Error::ReplicaNotAvailable => code::REPLICA_NOT_AVAILABLE,
             Error::Storage(e) => match e {
                 StorageError::OffsetOutOfRange { .. } => code::OFFSET_OUT_OF_RANGE,
                 StorageError::Record(r) => record_code(r),
@@ -257,6 +281,21 @@ mod tests {
             ),
             (code::INVALID_CONFIG, R::InvalidConfig),
             (code::INVALID_REQUEST, R::InvalidRequest),
+            (code::REPLICA_NOT_AVAILABLE, R::ReplicaNotAvailable),
+            (code::LOG_DIR_NOT_FOUND, R::LogDirNotFound),
+            (
+                code::PREFERRED_LEADER_NOT_AVAILABLE,
+                R::PreferredLeaderNotAvailable,
+            ),
+            (
+                code::ELIGIBLE_LEADERS_NOT_AVAILABLE,
+                R::EligibleLeadersNotAvailable,
+            ),
+            (code::ELECTION_NOT_NEEDED, R::ElectionNotNeeded),
+            (
+                code::NO_REASSIGNMENT_IN_PROGRESS,
+                R::NoReassignmentInProgress,
+            ),
             (
                 code::UNSUPPORTED_FOR_MESSAGE_FORMAT,
                 R::UnsupportedForMessageFormat,

@@ -4,6 +4,8 @@
 //! version that is not dispatched here.
 
 pub mod alter_configs;
+pub mod alter_partition_reassignments;
+pub mod alter_replica_log_dirs;
 pub mod api_versions;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
@@ -15,6 +17,9 @@ pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
+pub mod describe_log_dirs;
+pub mod describe_topic_partitions;
+pub mod elect_leaders;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -22,8 +27,10 @@ pub mod incremental_alter_configs;
 pub mod init_producer_id;
 pub mod join_group;
 pub mod leave_group;
+pub mod list_config_resources;
 pub mod list_groups;
 pub mod list_offsets;
+pub mod list_partition_reassignments;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
@@ -163,6 +170,13 @@ api_table! {
     ConsumerGroupHeartbeat => consumer_group_heartbeat, m::ConsumerGroupHeartbeatRequest,
     ConsumerGroupDescribe => consumer_group_describe, m::ConsumerGroupDescribeRequest,
     InitProducerId => init_producer_id, m::InitProducerIdRequest,
+    DescribeLogDirs => describe_log_dirs, m::DescribeLogDirsRequest,
+    AlterReplicaLogDirs => alter_replica_log_dirs, m::AlterReplicaLogDirsRequest,
+    ElectLeaders => elect_leaders, m::ElectLeadersRequest,
+    AlterPartitionReassignments => alter_partition_reassignments, m::AlterPartitionReassignmentsRequest,
+    ListPartitionReassignments => list_partition_reassignments, m::ListPartitionReassignmentsRequest,
+    DescribeTopicPartitions => describe_topic_partitions, m::DescribeTopicPartitionsRequest,
+    ListConfigResources => list_config_resources, m::ListConfigResourcesRequest,
 }
 
 /// Encodes a response body and returns it with its response header version.
@@ -650,6 +664,67 @@ mod tests {
                 }
                 encode(&request, v, "init_producer_id")
             }
+            ApiKey::DescribeLogDirs => encode(
+                &DescribeLogDirsRequest::default().with_topics(None),
+                v,
+                "describe_log_dirs",
+            ),
+            ApiKey::AlterReplicaLogDirs => {
+                let dir = ctx.broker.config().log_dir.display().to_string();
+                let topic = alter_replica_log_dirs_request::AlterReplicaLogDirTopic::default()
+                    .with_name(topic_name("t"))
+                    .with_partitions(vec![0]);
+                let request = AlterReplicaLogDirsRequest::default().with_dirs(vec![
+                    alter_replica_log_dirs_request::AlterReplicaLogDir::default()
+                        .with_path(s(&dir))
+                        .with_topics(vec![topic]),
+                ]);
+                encode(&request, v, "alter_replica_log_dirs")
+            }
+            ApiKey::ElectLeaders => encode(
+                &ElectLeadersRequest::default().with_topic_partitions(Some(vec![
+                    elect_leaders_request::TopicPartitions::default()
+                        .with_topic(topic_name("t"))
+                        .with_partitions(vec![0, 1]),
+                ])),
+                v,
+                "elect_leaders",
+            ),
+            ApiKey::AlterPartitionReassignments => {
+                let node = BrokerId(ctx.broker.node_id());
+                let topic = alter_partition_reassignments_request::ReassignableTopic::default()
+                    .with_name(topic_name("t"))
+                    .with_partitions(vec![
+                        alter_partition_reassignments_request::ReassignablePartition::default()
+                            .with_partition_index(0)
+                            .with_replicas(Some(vec![node])),
+                    ]);
+                encode(
+                    &AlterPartitionReassignmentsRequest::default().with_topics(vec![topic]),
+                    v,
+                    "alter_partition_reassignments",
+                )
+            }
+            ApiKey::ListPartitionReassignments => encode(
+                &ListPartitionReassignmentsRequest::default().with_topics(None),
+                v,
+                "list_partition_reassignments",
+            ),
+            ApiKey::DescribeTopicPartitions => encode(
+                &DescribeTopicPartitionsRequest::default()
+                    .with_topics(vec![
+                        describe_topic_partitions_request::TopicRequest::default()
+                            .with_name(topic_name("t")),
+                    ])
+                    .with_response_partition_limit(2000),
+                v,
+                "describe_topic_partitions",
+            ),
+            ApiKey::ListConfigResources => encode(
+                &ListConfigResourcesRequest::default(),
+                v,
+                "list_config_resources",
+            ),
             other => panic!("no test request for {other:?}: add one when adding the API"),
         }
     }
@@ -687,5 +762,345 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Encodes `request`, runs it through the dispatcher and decodes the response.
+    async fn call<Req, Resp>(ctx: &ApiContext, api: ApiKey, version: i16, request: &Req) -> Resp
+    where
+        Req: Encodable,
+        Resp: Decodable,
+    {
+        let body = encode(request, version, "request");
+        let (mut bytes, _) = dispatch(ctx, api, version, body)
+            .await
+            .unwrap()
+            .expect("a response");
+        Resp::decode(&mut bytes, version).unwrap()
+    }
+
+    #[tokio::test]
+    async fn log_dir_apis_describe_the_one_directory_and_refuse_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let canonical = dir.path().canonicalize().unwrap().display().to_string();
+
+        let all: DescribeLogDirsResponse = call(
+            &ctx,
+            ApiKey::DescribeLogDirs,
+            4,
+            &DescribeLogDirsRequest::default().with_topics(None),
+        )
+        .await;
+        assert_eq!(all.results.len(), 1);
+        let result = &all.results[0];
+        assert_eq!(result.error_code, 0);
+        assert_eq!(result.log_dir.as_str(), canonical);
+        assert!(result.total_bytes > 0 && result.usable_bytes <= result.total_bytes);
+        let t = result
+            .topics
+            .iter()
+            .find(|t| t.name.as_str() == "t")
+            .unwrap();
+        let sizes: Vec<(i32, bool, i64)> = t
+            .partitions
+            .iter()
+            .map(|p| (p.partition_index, p.partition_size > 0, p.offset_lag))
+            .collect();
+        assert_eq!(sizes, vec![(0, true, 0), (1, false, 0)]);
+
+        let one: DescribeLogDirsResponse = call(
+            &ctx,
+            ApiKey::DescribeLogDirs,
+            4,
+            &DescribeLogDirsRequest::default().with_topics(Some(vec![
+                describe_log_dirs_request::DescribableLogDirTopic::default()
+                    .with_topic(topic_name("t"))
+                    .with_partitions(vec![1, 7]),
+            ])),
+        )
+        .await;
+        let listed: Vec<(String, Vec<i32>)> = one.results[0]
+            .topics
+            .iter()
+            .map(|t| {
+                let partitions = t.partitions.iter().map(|p| p.partition_index).collect();
+                (t.name.to_string(), partitions)
+            })
+            .collect();
+        assert_eq!(listed, vec![("t".to_string(), vec![1])]);
+
+        let elsewhere = tempfile::tempdir().unwrap();
+        let alter = |path: String, partitions: Vec<i32>| {
+            AlterReplicaLogDirsRequest::default().with_dirs(vec![
+                alter_replica_log_dirs_request::AlterReplicaLogDir::default()
+                    .with_path(s(&path))
+                    .with_topics(vec![
+                        alter_replica_log_dirs_request::AlterReplicaLogDirTopic::default()
+                            .with_name(topic_name("t"))
+                            .with_partitions(partitions),
+                    ]),
+            ])
+        };
+        let codes = |r: AlterReplicaLogDirsResponse| -> Vec<(i32, i16)> {
+            r.results[0]
+                .partitions
+                .iter()
+                .map(|p| (p.partition_index, p.error_code))
+                .collect()
+        };
+        let same: AlterReplicaLogDirsResponse = call(
+            &ctx,
+            ApiKey::AlterReplicaLogDirs,
+            2,
+            &alter(canonical.clone(), vec![0, 9]),
+        )
+        .await;
+        assert_eq!(
+            codes(same),
+            vec![(0, 0), (9, 9)],
+            "NONE; REPLICA_NOT_AVAILABLE"
+        );
+        let other: AlterReplicaLogDirsResponse = call(
+            &ctx,
+            ApiKey::AlterReplicaLogDirs,
+            2,
+            &alter(elsewhere.path().display().to_string(), vec![0]),
+        )
+        .await;
+        assert_eq!(codes(other), vec![(0, 57)], "LOG_DIR_NOT_FOUND");
+    }
+
+    #[tokio::test]
+    async fn leader_election_and_reassignment_follow_the_single_replica() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let elect = |election_type: i8, topics: Option<Vec<(&str, Vec<i32>)>>| {
+            ElectLeadersRequest::default()
+                .with_election_type(election_type)
+                .with_topic_partitions(topics.map(|ts| {
+                    ts.into_iter()
+                        .map(|(t, ps)| {
+                            elect_leaders_request::TopicPartitions::default()
+                                .with_topic(topic_name(t))
+                                .with_partitions(ps)
+                        })
+                        .collect()
+                }))
+        };
+        let outcome = |r: &ElectLeadersResponse| -> Vec<(String, i32, i16)> {
+            r.replica_election_results
+                .iter()
+                .flat_map(|t| {
+                    t.partition_result
+                        .iter()
+                        .map(|p| (t.topic.to_string(), p.partition_id, p.error_code))
+                })
+                .collect()
+        };
+        for election_type in [0, 1] {
+            let listed: ElectLeadersResponse = call(
+                &ctx,
+                ApiKey::ElectLeaders,
+                2,
+                &elect(
+                    election_type,
+                    Some(vec![("t", vec![0, 1, 9]), ("nope", vec![0])]),
+                ),
+            )
+            .await;
+            assert_eq!(
+                outcome(&listed),
+                vec![
+                    ("t".into(), 0, 84),
+                    ("t".into(), 1, 84),
+                    ("t".into(), 9, 3),
+                    ("nope".into(), 0, 3)
+                ]
+            );
+        }
+        let all: ElectLeadersResponse = call(&ctx, ApiKey::ElectLeaders, 2, &elect(0, None)).await;
+        assert_eq!(all.error_code, 0);
+        assert!(
+            outcome(&all).is_empty(),
+            "partitions needing no election are left out"
+        );
+        let bad: ElectLeadersResponse = call(&ctx, ApiKey::ElectLeaders, 2, &elect(7, None)).await;
+        assert_eq!(bad.error_code, 42);
+
+        let node = ctx.broker.node_id();
+        let reassign = |topic: &str, replicas: Option<Vec<i32>>, allow_rf_change: bool| {
+            AlterPartitionReassignmentsRequest::default()
+                .with_allow_replication_factor_change(allow_rf_change)
+                .with_topics(vec![
+                    alter_partition_reassignments_request::ReassignableTopic::default()
+                        .with_name(topic_name(topic))
+                        .with_partitions(vec![
+                            alter_partition_reassignments_request::ReassignablePartition::default()
+                                .with_partition_index(0)
+                                .with_replicas(
+                                    replicas.map(|r| r.into_iter().map(BrokerId).collect()),
+                                ),
+                        ]),
+                ])
+        };
+        let cases = [
+            ("t", Some(vec![node]), true, 0),
+            ("t", Some(vec![node, node + 1]), true, 39),
+            ("t", Some(vec![node, node]), true, 39),
+            ("t", Some(vec![]), true, 39),
+            ("t", None, true, 85),
+            ("nope", Some(vec![node]), true, 3),
+        ];
+        for (topic, replicas, allow, expected) in cases {
+            let response: AlterPartitionReassignmentsResponse = call(
+                &ctx,
+                ApiKey::AlterPartitionReassignments,
+                1,
+                &reassign(topic, replicas.clone(), allow),
+            )
+            .await;
+            assert_eq!(
+                response.responses[0].partitions[0].error_code, expected,
+                "{topic} {replicas:?}"
+            );
+        }
+        let listed: ListPartitionReassignmentsResponse = call(
+            &ctx,
+            ApiKey::ListPartitionReassignments,
+            0,
+            &ListPartitionReassignmentsRequest::default().with_topics(None),
+        )
+        .await;
+        assert_eq!((listed.error_code, listed.topics.len()), (0, 0));
+    }
+
+    #[tokio::test]
+    async fn describe_topic_partitions_pages_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let topic = NewTopic {
+            name: "u".into(),
+            partitions: 4,
+            replication_factor: 1,
+            assignments: vec![],
+            configs: Default::default(),
+        };
+        ctx.broker.create_topic(topic, false).unwrap();
+        let request = |names: &[&str], limit: i32, cursor: Option<(&str, i32)>| {
+            DescribeTopicPartitionsRequest::default()
+                .with_topics(
+                    names
+                        .iter()
+                        .map(|n| {
+                            describe_topic_partitions_request::TopicRequest::default()
+                                .with_name(topic_name(n))
+                        })
+                        .collect(),
+                )
+                .with_response_partition_limit(limit)
+                .with_cursor(cursor.map(|(t, p)| {
+                    describe_topic_partitions_request::Cursor::default()
+                        .with_topic_name(topic_name(t))
+                        .with_partition_index(p)
+                }))
+        };
+        let summary = |r: &DescribeTopicPartitionsResponse| {
+            let topics: Vec<(String, i16, Vec<i32>)> = r
+                .topics
+                .iter()
+                .map(|t| {
+                    let name = t.name.as_ref().map(|n| n.to_string()).unwrap_or_default();
+                    let partitions = t.partitions.iter().map(|p| p.partition_index).collect();
+                    (name, t.error_code, partitions)
+                })
+                .collect();
+            let cursor = r
+                .next_cursor
+                .as_ref()
+                .map(|c| (c.topic_name.to_string(), c.partition_index));
+            (topics, cursor)
+        };
+        let first: DescribeTopicPartitionsResponse = call(
+            &ctx,
+            ApiKey::DescribeTopicPartitions,
+            0,
+            &request(&["u", "missing", "t"], 3, None),
+        )
+        .await;
+        assert_eq!(
+            summary(&first),
+            (
+                vec![
+                    ("missing".into(), 3, vec![]),
+                    ("t".into(), 0, vec![0, 1]),
+                    ("u".into(), 0, vec![0]),
+                ],
+                Some(("u".into(), 1))
+            )
+        );
+        let next: DescribeTopicPartitionsResponse = call(
+            &ctx,
+            ApiKey::DescribeTopicPartitions,
+            0,
+            &request(&["u", "missing", "t"], 10, Some(("u", 1))),
+        )
+        .await;
+        assert_eq!(summary(&next), (vec![("u".into(), 0, vec![1, 2, 3])], None));
+        let exact: DescribeTopicPartitionsResponse = call(
+            &ctx,
+            ApiKey::DescribeTopicPartitions,
+            0,
+            &request(&[], 2, None),
+        )
+        .await;
+        assert_eq!(
+            summary(&exact),
+            (vec![("t".into(), 0, vec![0, 1])], Some(("u".into(), 0)))
+        );
+        let stray_cursor: DescribeTopicPartitionsResponse = call(
+            &ctx,
+            ApiKey::DescribeTopicPartitions,
+            0,
+            &request(&["t"], 10, Some(("u", 0))),
+        )
+        .await;
+        assert!(stray_cursor.topics.iter().all(|t| t.error_code == 42));
+    }
+
+    #[tokio::test]
+    async fn list_config_resources_lists_topics_and_the_broker() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let list =
+            |types: Vec<i8>| ListConfigResourcesRequest::default().with_resource_types(types);
+        let names = |r: &ListConfigResourcesResponse| -> Vec<(i8, String)> {
+            r.config_resources
+                .iter()
+                .map(|c| (c.resource_type, c.resource_name.to_string()))
+                .collect()
+        };
+        let node = ctx.broker.node_id().to_string();
+        let every: ListConfigResourcesResponse =
+            call(&ctx, ApiKey::ListConfigResources, 1, &list(vec![])).await;
+        assert_eq!(every.error_code, 0);
+        assert_eq!(names(&every), vec![(4, node.clone()), (2, "t".into())]);
+        let topics: ListConfigResourcesResponse =
+            call(&ctx, ApiKey::ListConfigResources, 1, &list(vec![2, 2])).await;
+        assert_eq!(names(&topics), vec![(2, "t".to_string())]);
+        let loggers: ListConfigResourcesResponse =
+            call(&ctx, ApiKey::ListConfigResources, 1, &list(vec![4, 8])).await;
+        assert_eq!(
+            (loggers.error_code, loggers.config_resources.len()),
+            (35, 0)
+        );
+        let client_metrics: ListConfigResourcesResponse =
+            call(&ctx, ApiKey::ListConfigResources, 0, &list(vec![])).await;
+        assert_eq!(
+            (
+                client_metrics.error_code,
+                client_metrics.config_resources.len()
+            ),
+            (0, 0)
+        );
     }
 }

@@ -41,6 +41,25 @@ pub struct LogManager {
     clean_startup: bool,
 }
 
+/// What DescribeLogDirs reports of the log directory.
+#[derive(Debug, Clone)]
+pub struct LogDirUsage {
+    /// The directory as an absolute path (Kafka reports `getAbsolutePath`).
+    pub path: PathBuf,
+    pub total_bytes: u64,
+    pub usable_bytes: u64,
+    pub logs: Vec<LogUsage>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LogUsage {
+    pub topic_partition: TopicPartition,
+    pub size_bytes: u64,
+    /// How far the log end is behind the high watermark (Kafka's `getLogEndOffsetLag`); -1
+    /// for a log taken offline by an I/O error.
+    pub offset_lag: i64,
+}
+
 /// Locks a log, recovering the guard if a panicking thread poisoned it: the log's own state is
 /// kept consistent by its methods, which never leave it half-updated across a panic point.
 pub fn lock(log: &SharedLog) -> std::sync::MutexGuard<'_, Log> {
@@ -185,6 +204,41 @@ impl LogManager {
         std::fs::rename(&dir, &doomed)?;
         std::fs::remove_dir_all(&doomed)?;
         Ok(())
+    }
+
+    /// The directory's absolute path, its file system's size and free space, and each log's
+    /// size.
+    pub fn describe(&self) -> Result<LogDirUsage, StorageError> {
+        let path = self.absolute_dir()?;
+        let stats = fs4::statvfs(&path)?;
+        let mut logs: Vec<LogUsage> = self
+            .all()
+            .iter()
+            .map(|log| {
+                let log = lock(log);
+                LogUsage {
+                    topic_partition: log.topic_partition().clone(),
+                    size_bytes: log.size_bytes(),
+                    offset_lag: if log.is_failed() {
+                        -1
+                    } else {
+                        (log.high_watermark() - log.log_end_offset()).max(0)
+                    },
+                }
+            })
+            .collect();
+        logs.sort_by(|a, b| a.topic_partition.cmp(&b.topic_partition));
+        Ok(LogDirUsage {
+            path,
+            total_bytes: stats.total_space(),
+            usable_bytes: stats.available_space(),
+            logs,
+        })
+    }
+
+    /// The log directory as an absolute, symlink-free path.
+    pub fn absolute_dir(&self) -> Result<PathBuf, StorageError> {
+        Ok(self.dir.canonicalize()?)
     }
 
     /// Writes both offset checkpoints.
