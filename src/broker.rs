@@ -12,6 +12,7 @@ use crate::group::{CoordinatorConfig, GroupCoordinator, OFFSETS_TOPIC};
 use crate::metadata::{
     ProducerIdAllocator, TopicInfo, TopicStore, load_or_create_meta, validate_topic_name,
 };
+use crate::replica::fetch_session::FetchSessionCache;
 use crate::replica::{Partition, ReplicaManager};
 use crate::storage::StorageError;
 use crate::storage::manager::{LogDirUsage, LogManager, lock};
@@ -70,6 +71,7 @@ pub struct Broker {
     replicas: Arc<ReplicaManager>,
     groups: Arc<GroupCoordinator>,
     producer_ids: ProducerIdAllocator,
+    fetch_sessions: FetchSessionCache,
     /// Serialises topic administration so checks and changes happen atomically.
     admin: Mutex<()>,
 }
@@ -109,7 +111,9 @@ impl Broker {
             topics.clone(),
         );
         let producer_ids = ProducerIdAllocator::open(&config.log_dir)?;
+        let fetch_sessions = FetchSessionCache::new(config.fetch_session_cache_slots);
         let broker = Self {
+            fetch_sessions,
             config: Arc::new(config),
             cluster_id,
             topics,
@@ -181,6 +185,9 @@ impl Broker {
     }
     pub fn node_id(&self) -> i32 {
         self.config.node_id
+    }
+    pub fn fetch_sessions(&self) -> &FetchSessionCache {
+        &self.fetch_sessions
     }
     pub fn replicas(&self) -> &Arc<ReplicaManager> {
         &self.replicas

@@ -1,10 +1,13 @@
-//! Fetch: reads record batches as stored, waiting up to `max_wait_ms` for `min_bytes`.
-//! Sessions (KIP-227) are not kept yet: a request that opens one (epoch 0) gets session id 0,
-//! which tells the client to keep sending full requests; a request naming a session gets
-//! FETCH_SESSION_ID_NOT_FOUND. Topics are named by id from v13.
+//! Fetch: reads record batches as stored, waiting up to `max_wait_ms` for `min_bytes`, with
+//! incremental fetch sessions (KIP-227, v7+): a request with epoch 0 opens a session, later
+//! ones name only changed partitions and get only partitions with news, in the session's
+//! rotating order (see `replica::fetch_session`). Topics are named by id from v13.
 
 use super::ApiContext;
 use crate::error::{Error, code};
+use crate::replica::fetch_session::{
+    PartitionFetch, PartitionOutcome, Reported, SessionError, SessionKey, SessionRequest,
+};
 use crate::replica::{
     FetchLimits, FetchRequestPartition, FetchedPartition, SINGLE_NODE_LEADER_EPOCH,
 };
@@ -12,67 +15,98 @@ use crate::types::TopicPartition;
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Kafka's cap on how long a fetch may wait, so a hostile max_wait_ms cannot pin a request.
 const MAX_WAIT_CAP_MS: i32 = 30 * 60 * 1000;
-
-/// One requested topic as the response must echo it, with each partition's read slot (an
-/// index into the reads handed to the replica manager) or its error.
-struct TopicPlan {
-    name: TopicName,
-    id: uuid::Uuid,
-    slots: Vec<(i32, Result<usize, Error>)>,
-}
 
 pub async fn handle(
     ctx: &ApiContext,
     request: FetchRequest,
     version: i16,
 ) -> Option<FetchResponse> {
-    if version >= 7 && (request.session_id != 0 || request.session_epoch > 0) {
-        return Some(
-            FetchResponse::default()
-                .with_error_code(code::FETCH_SESSION_ID_NOT_FOUND)
-                .with_session_id(0),
-        );
-    }
-    let read_committed = request.isolation_level == 1;
-    let mut plan: Vec<TopicPlan> = Vec::new();
-    let mut reads = Vec::new();
-    for topic in &request.topics {
-        let name = if version >= 13 {
-            ctx.broker
-                .topic_by_id(topic.topic_id)
-                .map(|t| t.name.to_string())
-                .ok_or(Error::UnknownTopicId)
+    let by_id = version >= 13;
+    let key = |topic: &TopicName, topic_id: uuid::Uuid, partition: i32| SessionKey {
+        topic_id: if by_id { topic_id } else { uuid::Uuid::nil() },
+        topic: if by_id {
+            Arc::from("")
         } else {
-            Ok(topic.topic.to_string())
-        };
-        let mut slots = Vec::new();
-        for partition in &topic.partitions {
-            let slot = match &name {
-                Err(_) => Err(Error::UnknownTopicId),
-                Ok(_) if partition.current_leader_epoch > SINGLE_NODE_LEADER_EPOCH => {
-                    Err(Error::UnknownLeaderEpoch(partition.current_leader_epoch))
-                }
-                Ok(name) => {
-                    reads.push(FetchRequestPartition {
-                        tp: TopicPartition::new(name, partition.partition),
-                        fetch_offset: partition.fetch_offset,
-                        partition_max_bytes: partition.partition_max_bytes.max(0) as usize,
-                    });
-                    Ok(reads.len() - 1)
-                }
-            };
-            slots.push((partition.partition, slot));
+            Arc::from(topic.as_str())
+        },
+        partition,
+    };
+    let requested: Vec<PartitionFetch> = request
+        .topics
+        .iter()
+        .flat_map(|topic| {
+            topic.partitions.iter().map(|p| PartitionFetch {
+                key: key(&topic.topic, topic.topic_id, p.partition),
+                fetch_offset: p.fetch_offset,
+                partition_max_bytes: p.partition_max_bytes,
+                current_leader_epoch: p.current_leader_epoch,
+            })
+        })
+        .collect();
+    let session = if version >= 7 {
+        SessionRequest::of(request.session_id, request.session_epoch)
+    } else {
+        SessionRequest::Sessionless { close: None }
+    };
+    let sessions = ctx.broker.fetch_sessions();
+    let wanted = match session {
+        SessionRequest::Sessionless { close } | SessionRequest::Open { close } => {
+            if let Some(id) = close {
+                sessions.close(id);
+            }
+            requested
         }
-        plan.push(TopicPlan {
-            name: topic.topic.clone(),
-            id: topic.topic_id,
-            slots,
-        });
-    }
+        SessionRequest::Incremental { id, epoch } => {
+            let forgotten: Vec<SessionKey> = request
+                .forgotten_topics_data
+                .iter()
+                .flat_map(|t| t.partitions.iter().map(|&p| key(&t.topic, t.topic_id, p)))
+                .collect();
+            match sessions.update(id, epoch, requested, &forgotten) {
+                Ok(wanted) => wanted,
+                Err(e) => {
+                    let error_code = match e {
+                        SessionError::NotFound => code::FETCH_SESSION_ID_NOT_FOUND,
+                        SessionError::InvalidEpoch { .. } => code::INVALID_FETCH_SESSION_EPOCH,
+                    };
+                    return Some(
+                        FetchResponse::default()
+                            .with_error_code(error_code)
+                            .with_session_id(0),
+                    );
+                }
+            }
+        }
+    };
+
+    let mut reads = Vec::new();
+    let slots: Vec<Result<usize, Error>> = wanted
+        .iter()
+        .map(|fetch| {
+            let name = if by_id {
+                ctx.broker
+                    .topic_by_id(fetch.key.topic_id)
+                    .map(|t| t.name.clone())
+                    .ok_or(Error::UnknownTopicId)?
+            } else {
+                fetch.key.topic.clone()
+            };
+            if fetch.current_leader_epoch > SINGLE_NODE_LEADER_EPOCH {
+                return Err(Error::UnknownLeaderEpoch(fetch.current_leader_epoch));
+            }
+            reads.push(FetchRequestPartition {
+                tp: TopicPartition::new(&name, fetch.key.partition),
+                fetch_offset: fetch.fetch_offset,
+                partition_max_bytes: fetch.partition_max_bytes.max(0) as usize,
+            });
+            Ok(reads.len() - 1)
+        })
+        .collect();
     let limits = FetchLimits {
         min_bytes: request.min_bytes.max(0) as usize,
         max_bytes: if version >= 3 {
@@ -90,37 +124,85 @@ pub async fn handle(
         .into_iter()
         .map(Some)
         .collect();
-    let responses = plan
-        .into_iter()
-        .map(|TopicPlan { name, id, slots }| {
-            let partitions = slots
-                .into_iter()
-                .map(|(index, slot)| {
-                    let fetched = match slot {
-                        Ok(i) => results[i].take().unwrap_or(FetchedPartition {
-                            result: Err(Error::UnknownTopicOrPartition),
-                            offsets: None,
-                        }),
-                        Err(e) => FetchedPartition {
-                            result: Err(e),
-                            offsets: None,
-                        },
-                    };
-                    partition_data(index, fetched, read_committed)
-                })
-                .collect();
-            FetchableTopicResponse::default()
-                .with_topic(name)
-                .with_topic_id(id)
-                .with_partitions(partitions)
+    let read_committed = request.isolation_level == 1;
+    let data: Vec<PartitionData> = wanted
+        .iter()
+        .zip(slots)
+        .map(|(fetch, slot)| {
+            let fetched = match slot {
+                Ok(i) => results[i].take().unwrap_or(FetchedPartition {
+                    result: Err(Error::UnknownTopicOrPartition),
+                    offsets: None,
+                }),
+                Err(e) => FetchedPartition {
+                    result: Err(e),
+                    offsets: None,
+                },
+            };
+            partition_data(fetch.key.partition, fetched, read_committed)
         })
         .collect();
+
+    let (session_id, include) = match session {
+        SessionRequest::Sessionless { .. } => (0, vec![true; data.len()]),
+        SessionRequest::Open { .. } => {
+            let opened = wanted
+                .iter()
+                .cloned()
+                .zip(data.iter().map(reported))
+                .collect();
+            (sessions.open(opened), vec![true; data.len()])
+        }
+        SessionRequest::Incremental { id, .. } => {
+            let outcomes: Vec<(SessionKey, PartitionOutcome)> = wanted
+                .iter()
+                .zip(&data)
+                .map(|(fetch, d)| {
+                    let outcome = PartitionOutcome {
+                        reported: reported(d),
+                        has_records: d.records.as_ref().is_some_and(|r| !r.is_empty()),
+                    };
+                    (fetch.key.clone(), outcome)
+                })
+                .collect();
+            (id, sessions.complete(id, &outcomes))
+        }
+    };
+
+    // One response entry per topic, in the order topics first appear.
+    let mut responses: Vec<FetchableTopicResponse> = Vec::new();
+    for ((fetch, data), included) in wanted.iter().zip(data).zip(include) {
+        if !included {
+            continue;
+        }
+        let same_topic = |t: &FetchableTopicResponse| {
+            t.topic_id == fetch.key.topic_id && t.topic.as_str() == &*fetch.key.topic
+        };
+        match responses.iter_mut().find(|t| same_topic(t)) {
+            Some(topic) => topic.partitions.push(data),
+            None => responses.push(
+                FetchableTopicResponse::default()
+                    .with_topic(TopicName(super::wire_str(&fetch.key.topic)))
+                    .with_topic_id(fetch.key.topic_id)
+                    .with_partitions(vec![data]),
+            ),
+        }
+    }
     Some(
         FetchResponse::default()
             .with_error_code(code::NONE)
-            .with_session_id(0)
+            .with_session_id(session_id)
             .with_responses(responses),
     )
+}
+
+fn reported(data: &PartitionData) -> Reported {
+    Reported {
+        high_watermark: data.high_watermark,
+        last_stable_offset: data.last_stable_offset,
+        log_start_offset: data.log_start_offset,
+        error_code: data.error_code,
+    }
 }
 
 fn partition_data(index: i32, fetched: FetchedPartition, read_committed: bool) -> PartitionData {

@@ -1103,4 +1103,88 @@ mod tests {
             (0, 0)
         );
     }
+
+    #[tokio::test]
+    async fn fetch_sessions_answer_only_news_in_rotating_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let partition = |p: i32, offset: i64| {
+            fetch_request::FetchPartition::default()
+                .with_partition(p)
+                .with_fetch_offset(offset)
+                .with_partition_max_bytes(1 << 20)
+        };
+        let fetch =
+            |session_id: i32, epoch: i32, partitions: Vec<fetch_request::FetchPartition>| {
+                let topics = if partitions.is_empty() {
+                    vec![]
+                } else {
+                    vec![
+                        fetch_request::FetchTopic::default()
+                            .with_topic(topic_name("t"))
+                            .with_partitions(partitions),
+                    ]
+                };
+                FetchRequest::default()
+                    .with_max_wait_ms(0)
+                    .with_min_bytes(0)
+                    .with_max_bytes(1 << 20)
+                    .with_session_id(session_id)
+                    .with_session_epoch(epoch)
+                    .with_topics(topics)
+            };
+        let answered = |r: &FetchResponse| -> Vec<(i32, usize)> {
+            r.responses
+                .iter()
+                .flat_map(|t| t.partitions.iter())
+                .map(|p| (p.partition_index, p.records.as_ref().map_or(0, |r| r.len())))
+                .collect()
+        };
+
+        // The test topic "t" holds 3 records in partition 0 and none in partition 1.
+        let opened: FetchResponse = call(
+            &ctx,
+            ApiKey::Fetch,
+            12,
+            &fetch(0, 0, vec![partition(0, 0), partition(1, 0)]),
+        )
+        .await;
+        let id = opened.session_id;
+        assert_ne!(id, 0, "epoch 0 opens a session");
+        let first = answered(&opened);
+        assert_eq!(first.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 1]);
+        assert!(first[0].1 > 0 && first[1].1 == 0);
+
+        // Partition 0 moves on; nothing new anywhere: an empty answer.
+        let quiet: FetchResponse = call(
+            &ctx,
+            ApiKey::Fetch,
+            12,
+            &fetch(id, 1, vec![partition(0, 3)]),
+        )
+        .await;
+        assert_eq!((quiet.error_code, quiet.session_id), (0, id));
+        assert!(answered(&quiet).is_empty(), "{:?}", answered(&quiet));
+
+        // New data in partition 1 only: only partition 1 is answered.
+        let batch = crate::record::test_support::batch(0, 2, 1_000, 10);
+        ctx.broker
+            .replicas()
+            .get(&TopicPartition::new("t", 1))
+            .unwrap()
+            .append(&batch, 1)
+            .unwrap();
+        let news: FetchResponse = call(&ctx, ApiKey::Fetch, 12, &fetch(id, 2, vec![])).await;
+        let news = answered(&news);
+        assert_eq!(news.len(), 1);
+        assert_eq!(news[0].0, 1);
+        assert!(news[0].1 > 0);
+
+        let stale: FetchResponse = call(&ctx, ApiKey::Fetch, 12, &fetch(id, 2, vec![])).await;
+        assert_eq!(stale.error_code, 71, "INVALID_FETCH_SESSION_EPOCH");
+        let closed: FetchResponse = call(&ctx, ApiKey::Fetch, 12, &fetch(id, -1, vec![])).await;
+        assert_eq!((closed.error_code, closed.session_id), (0, 0));
+        let gone: FetchResponse = call(&ctx, ApiKey::Fetch, 12, &fetch(id, 3, vec![])).await;
+        assert_eq!(gone.error_code, 70, "FETCH_SESSION_ID_NOT_FOUND");
+    }
 }

@@ -6,6 +6,8 @@
 //! append wakes the registered waiters, which re-read and either answer or wait again until
 //! their deadline. No timer polls for data.
 
+pub mod fetch_session;
+
 use crate::error::Error;
 use crate::record;
 use crate::storage::log::AppendInfo;
