@@ -1,0 +1,597 @@
+//! The broker benchmark: drives a broker with librdkafka (the `rdkafka` crate) the way
+//! `rdkafka_performance` does and prints one summary line per scenario, plus one JSON object
+//! per scenario (to stdout, or to `--json FILE`).
+//!
+//! Scenarios:
+//! - `produce`: N messages of S bytes, spread over P partitions, as fast as the client can;
+//!   msgs/s and MB/s from the first send to the last delivery report.
+//! - `consume`: reads those N messages back from the beginning with default consumer
+//!   settings (assign, no group); msgs/s and MB/s from the first poll to the last message.
+//! - `latency`: produce at a fixed rate with `linger.ms=0` while a consumer reads; end-to-end
+//!   latency percentiles (send to receive, clocks of one process).
+//! - `produce-fsync`: `produce` to a topic with `flush.messages=1` (fsync before every
+//!   acknowledgement; Sluice group-commits them).
+//!
+//! For a broker it started itself (the default) it reports broker CPU seconds and peak RSS per
+//! scenario from /proc; with `--bootstrap HOST:PORT` it can measure another broker, and with
+//! `--broker-pid PID` also that broker's CPU and memory. It is a benchmark, not a test: it
+//! asserts nothing about speed, and CI does not run it.
+//!
+//! `cargo bench --bench broker -- --help` lists the options.
+
+use clap::Parser;
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::{DeliveryResult, Message};
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
+use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::{ClientContext, Offset, TopicPartitionList};
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+#[derive(Parser, Debug, Clone)]
+#[command(about = "Sluice broker benchmark (librdkafka client)")]
+struct Options {
+    /// Measure this broker instead of starting Sluice.
+    #[arg(long)]
+    bootstrap: Option<String>,
+    /// With --bootstrap: the broker's process id, to report its CPU time and memory.
+    #[arg(long)]
+    broker_pid: Option<u32>,
+    /// Scenarios to run, comma-separated: produce, consume, latency, produce-fsync.
+    #[arg(long, default_value = "produce,consume,latency,produce-fsync")]
+    scenarios: String,
+    /// Messages per throughput scenario.
+    #[arg(long, default_value_t = 1_000_000)]
+    messages: u64,
+    /// Message value size in bytes.
+    #[arg(long, default_value_t = 100)]
+    size: usize,
+    #[arg(long, default_value_t = 1)]
+    partitions: i32,
+    /// Producer acks (0, 1 or -1/all).
+    #[arg(long, default_value = "1")]
+    acks: String,
+    /// Producer compression.type (none, gzip, snappy, lz4, zstd).
+    #[arg(long, default_value = "none")]
+    codec: String,
+    /// Rate of the latency scenario, messages per second.
+    #[arg(long, default_value_t = 10_000)]
+    rate: u64,
+    /// Duration of the latency scenario, seconds.
+    #[arg(long, default_value_t = 10)]
+    latency_seconds: u64,
+    /// Extra broker overrides for a broker the benchmark starts (`key=value`, repeatable).
+    #[arg(long = "override")]
+    overrides: Vec<String>,
+    /// Also write the JSON lines to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Ignored: `cargo bench` passes it to every bench target.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+/// A Sluice broker this benchmark started: release build, free port, temporary data dir.
+struct OwnedBroker {
+    child: Child,
+    bootstrap: String,
+    startup: Duration,
+    _dir: tempfile::TempDir,
+}
+
+impl OwnedBroker {
+    fn start(overrides: &[String]) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
+        command
+            .args(["--override", "listeners=PLAINTEXT://127.0.0.1:0"])
+            .arg("--override")
+            .arg(format!("log.dirs={}", dir.path().display()))
+            .env("RUST_LOG", "warn,sluice::server=info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        for o in overrides {
+            command.arg("--override").arg(o);
+        }
+        let started = Instant::now();
+        let mut child = command.spawn().expect("spawn sluice");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let bootstrap = loop {
+            match lines.next() {
+                Some(Ok(line)) => {
+                    if let Some(at) = line.find("listening on ") {
+                        let rest = &line[at + "listening on ".len()..];
+                        break rest
+                            .split_whitespace()
+                            .next()
+                            .unwrap_or_default()
+                            .to_string();
+                    }
+                }
+                _ => panic!("the broker exited before listening"),
+            }
+        };
+        let startup = started.elapsed();
+        // Keep draining the log so the broker never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Self {
+            child,
+            bootstrap,
+            startup,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for OwnedBroker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// CPU time and memory of a broker process, from /proc.
+struct ProcessProbe {
+    pid: u32,
+    ticks_per_second: f64,
+}
+
+impl ProcessProbe {
+    fn new(pid: u32) -> Self {
+        let ticks_per_second = Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(100.0);
+        Self {
+            pid,
+            ticks_per_second,
+        }
+    }
+
+    /// User + system CPU seconds so far.
+    fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap_or_default();
+        // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+        let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        (ticks(11) + ticks(12)) / self.ticks_per_second
+    }
+
+    fn status_kib(&self, field: &str) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.pid))
+            .unwrap_or_default()
+            .lines()
+            .find(|l| l.starts_with(field))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    fn rss_mib(&self) -> f64 {
+        self.status_kib("VmRSS:") as f64 / 1024.0
+    }
+
+    fn peak_rss_mib(&self) -> f64 {
+        self.status_kib("VmHWM:") as f64 / 1024.0
+    }
+
+    /// Resets the peak RSS so the next reading is this scenario's (Linux `clear_refs` 5).
+    fn reset_peak(&self) {
+        let _ = std::fs::write(format!("/proc/{}/clear_refs", self.pid), "5");
+    }
+}
+
+#[derive(Default)]
+struct DeliveryCounter {
+    delivered: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl ClientContext for DeliveryCounter {}
+
+impl ProducerContext for DeliveryCounter {
+    type DeliveryOpaque = ();
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        match result {
+            Ok(_) => self.delivered.fetch_add(1, Ordering::Relaxed),
+            Err(_) => self.failed.fetch_add(1, Ordering::Relaxed),
+        };
+    }
+}
+
+/// One scenario's figures.
+#[derive(Default)]
+struct Outcome {
+    messages: u64,
+    bytes: u64,
+    seconds: f64,
+    failed: u64,
+    latency_ms: Option<[f64; 3]>,
+    broker_cpu_seconds: Option<f64>,
+    broker_peak_rss_mib: Option<f64>,
+}
+
+fn client_config(bootstrap: &str) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config.set("bootstrap.servers", bootstrap);
+    config
+}
+
+fn create_topic(bootstrap: &str, name: &str, partitions: i32, configs: &[(&str, &str)]) {
+    let admin: AdminClient<DefaultClientContext> =
+        client_config(bootstrap).create().expect("admin client");
+    let mut topic = NewTopic::new(name, partitions, TopicReplication::Fixed(1));
+    for (k, v) in configs {
+        topic = topic.set(k, v);
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let results = runtime
+        .block_on(admin.create_topics([&topic], &AdminOptions::new()))
+        .expect("create topics");
+    for result in results {
+        if let Err((topic, e)) = result {
+            panic!("creating {topic}: {e}");
+        }
+    }
+}
+
+fn producer(
+    options: &Options,
+    bootstrap: &str,
+    linger_ms: Option<&str>,
+) -> BaseProducer<DeliveryCounter> {
+    let mut config = client_config(bootstrap);
+    config
+        .set("acks", &options.acks)
+        .set("compression.type", &options.codec)
+        .set("queue.buffering.max.messages", "1000000")
+        .set("queue.buffering.max.kbytes", "1048576");
+    if let Some(linger) = linger_ms {
+        config.set("linger.ms", linger);
+    }
+    config
+        .create_with_context(DeliveryCounter::default())
+        .expect("producer")
+}
+
+/// Sends `count` messages round-robin over the partitions and waits for every delivery report.
+fn produce(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
+    let producer = producer(options, bootstrap, None);
+    let payload = vec![b'x'; options.size];
+    let started = Instant::now();
+    for i in 0..options.messages {
+        let partition = (i % options.partitions as u64) as i32;
+        let mut record = BaseRecord::to(topic)
+            .payload(payload.as_slice())
+            .partition(partition);
+        loop {
+            match producer.send::<[u8], [u8]>(record) {
+                Ok(()) => break,
+                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                    record = back;
+                    producer.poll(Duration::from_millis(1));
+                }
+                Err((e, _)) => panic!("send failed: {e}"),
+            }
+        }
+    }
+    producer.flush(Duration::from_secs(300)).expect("flush");
+    let seconds = started.elapsed().as_secs_f64();
+    let context = producer.context();
+    Outcome {
+        messages: context.delivered.load(Ordering::Relaxed),
+        bytes: options.messages * options.size as u64,
+        seconds,
+        failed: context.failed.load(Ordering::Relaxed),
+        ..Outcome::default()
+    }
+}
+
+/// Reads `count` messages from the beginning of every partition with default settings.
+fn consume(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
+    let consumer: BaseConsumer = client_config(bootstrap)
+        .set("group.id", "sluice-bench")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    let mut assignment = TopicPartitionList::new();
+    for p in 0..options.partitions {
+        assignment
+            .add_partition_offset(topic, p, Offset::Beginning)
+            .expect("assignment");
+    }
+    consumer.assign(&assignment).expect("assign");
+    let (mut messages, mut bytes) = (0u64, 0u64);
+    let started = Instant::now();
+    let give_up = started + Duration::from_secs(600);
+    while messages < options.messages && Instant::now() < give_up {
+        match consumer.poll(Duration::from_millis(100)) {
+            Some(Ok(message)) => {
+                messages += 1;
+                bytes += message.payload_len() as u64;
+            }
+            Some(Err(e)) => panic!("consume failed: {e}"),
+            None => {}
+        }
+    }
+    Outcome {
+        messages,
+        bytes,
+        seconds: started.elapsed().as_secs_f64(),
+        failed: options.messages.saturating_sub(messages),
+        ..Outcome::default()
+    }
+}
+
+fn unix_nanos() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// Produces at a fixed rate with `linger.ms=0` while a consumer reads; each value carries its
+/// send time, so end-to-end latency is receive time minus send time.
+fn latency(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
+    let total = options.rate * options.latency_seconds;
+    let consumer: BaseConsumer = client_config(bootstrap)
+        .set("group.id", "sluice-bench-latency")
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    let mut assignment = TopicPartitionList::new();
+    for p in 0..options.partitions {
+        assignment
+            .add_partition_offset(topic, p, Offset::Beginning)
+            .expect("assignment");
+    }
+    consumer.assign(&assignment).expect("assign");
+    let done = Arc::new(AtomicBool::new(false));
+    let warmed_up = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let done = done.clone();
+        let warmed_up = warmed_up.clone();
+        std::thread::spawn(move || {
+            let mut latencies = Vec::with_capacity(total as usize);
+            let give_up = Instant::now() + Duration::from_secs(600);
+            while (latencies.len() as u64) < total && Instant::now() < give_up {
+                if let Some(Ok(message)) = consumer.poll(Duration::from_millis(100)) {
+                    let received = unix_nanos();
+                    match message
+                        .payload()
+                        .and_then(|p| p.get(..8))
+                        .and_then(|b| b.try_into().ok())
+                        .map(u64::from_be_bytes)
+                    {
+                        // The warm-up message: the consumer is connected and fetching.
+                        Some(0) => warmed_up.store(true, Ordering::Relaxed),
+                        Some(sent) => latencies.push(received.saturating_sub(sent)),
+                        None => {}
+                    }
+                }
+                if done.load(Ordering::Relaxed) && latencies.len() as u64 >= total {
+                    break;
+                }
+            }
+            latencies
+        })
+    };
+    let producer = producer(options, bootstrap, Some("0"));
+    let mut payload = vec![b'x'; options.size.max(8)];
+    // Measure from a steady state: connections open, offsets resolved, a fetch parked.
+    payload[..8].copy_from_slice(&0u64.to_be_bytes());
+    for p in 0..options.partitions {
+        let record = BaseRecord::to(topic)
+            .payload(payload.as_slice())
+            .partition(p);
+        if let Err((e, _)) = producer.send::<[u8], [u8]>(record) {
+            panic!("send failed: {e}");
+        }
+    }
+    producer.flush(Duration::from_secs(60)).expect("flush");
+    let warm_deadline = Instant::now() + Duration::from_secs(60);
+    while !warmed_up.load(Ordering::Relaxed) && Instant::now() < warm_deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    let interval = Duration::from_secs_f64(1.0 / options.rate as f64);
+    for i in 0..total {
+        let due = started + interval.mul_f64(i as f64);
+        while Instant::now() < due {
+            producer.poll(Duration::ZERO);
+            std::hint::spin_loop();
+        }
+        payload[..8].copy_from_slice(&unix_nanos().to_be_bytes());
+        let partition = (i % options.partitions as u64) as i32;
+        let record = BaseRecord::to(topic)
+            .payload(payload.as_slice())
+            .partition(partition);
+        if let Err((e, _)) = producer.send::<[u8], [u8]>(record) {
+            panic!("send failed: {e}");
+        }
+    }
+    producer.flush(Duration::from_secs(60)).expect("flush");
+    done.store(true, Ordering::Relaxed);
+    let mut latencies = reader.join().expect("reader thread");
+    latencies.sort_unstable();
+    let percentile = |q: f64| -> f64 {
+        if latencies.is_empty() {
+            return f64::NAN;
+        }
+        let i = ((latencies.len() as f64 * q).ceil() as usize).clamp(1, latencies.len()) - 1;
+        latencies[i] as f64 / 1e6
+    };
+    Outcome {
+        messages: latencies.len() as u64,
+        bytes: latencies.len() as u64 * payload.len() as u64,
+        seconds: started.elapsed().as_secs_f64(),
+        failed: total.saturating_sub(latencies.len() as u64),
+        latency_ms: Some([percentile(0.50), percentile(0.99), percentile(0.999)]),
+        ..Outcome::default()
+    }
+}
+
+fn json_line(scenario: &str, options: &Options, outcome: &Outcome) -> String {
+    let mut value = serde_json::json!({
+        "scenario": scenario,
+        "messages": outcome.messages,
+        "message_bytes": options.size,
+        "partitions": options.partitions,
+        "acks": options.acks,
+        "codec": options.codec,
+        "seconds": outcome.seconds,
+        "msgs_per_sec": outcome.messages as f64 / outcome.seconds,
+        "mb_per_sec": outcome.bytes as f64 / outcome.seconds / 1e6,
+        "failed": outcome.failed,
+    });
+    if let Some([p50, p99, p999]) = outcome.latency_ms {
+        value["rate"] = options.rate.into();
+        value["latency_ms"] = serde_json::json!({"p50": p50, "p99": p99, "p99_9": p999});
+    }
+    if let Some(cpu) = outcome.broker_cpu_seconds {
+        value["broker_cpu_seconds"] = cpu.into();
+    }
+    if let Some(rss) = outcome.broker_peak_rss_mib {
+        value["broker_peak_rss_mib"] = rss.into();
+    }
+    value.to_string()
+}
+
+fn summary_line(scenario: &str, options: &Options, o: &Outcome) -> String {
+    let mut line = format!(
+        "{scenario:<14} {} msgs x {} B, {} partition(s), acks={}, codec={}: {:.0} msgs/s, {:.1} MB/s",
+        o.messages,
+        options.size,
+        options.partitions,
+        options.acks,
+        options.codec,
+        o.messages as f64 / o.seconds,
+        o.bytes as f64 / o.seconds / 1e6
+    );
+    if let Some([p50, p99, p999]) = o.latency_ms {
+        line += &format!(
+            ", at {} msgs/s latency p50 {p50:.2} ms, p99 {p99:.2} ms, p99.9 {p999:.2} ms",
+            options.rate
+        );
+    }
+    if let Some(cpu) = o.broker_cpu_seconds {
+        line += &format!(", broker cpu {cpu:.2} s");
+    }
+    if let Some(rss) = o.broker_peak_rss_mib {
+        line += &format!(", broker peak rss {rss:.1} MiB");
+    }
+    if o.failed > 0 {
+        line += &format!(", {} FAILED", o.failed);
+    }
+    line
+}
+
+fn main() {
+    let options = Options::parse();
+    let owned = options
+        .bootstrap
+        .is_none()
+        .then(|| OwnedBroker::start(&options.overrides));
+    let bootstrap = options
+        .bootstrap
+        .clone()
+        .or_else(|| owned.as_ref().map(|b| b.bootstrap.clone()))
+        .unwrap_or_default();
+    let probe = owned
+        .as_ref()
+        .map(|b| b.child.id())
+        .or(options.broker_pid)
+        .map(ProcessProbe::new);
+    let mut json_out = options
+        .json
+        .as_ref()
+        .map(|p| std::fs::File::create(p).expect("json file"));
+    let mut emit = |line: String| {
+        println!("{line}");
+        if let Some(f) = json_out.as_mut() {
+            let _ = writeln!(f, "{line}");
+        }
+    };
+    if let (Some(broker), Some(probe)) = (&owned, &probe) {
+        let idle = probe.rss_mib();
+        println!(
+            "broker: started in {:.1} ms, idle rss {idle:.1} MiB",
+            broker.startup.as_secs_f64() * 1e3
+        );
+        emit(
+            serde_json::json!({"scenario": "startup", "ms": broker.startup.as_secs_f64() * 1e3, "idle_rss_mib": idle})
+                .to_string(),
+        );
+    }
+    let run_id = unix_nanos() % 1_000_000_007;
+    let throughput_topic = format!("bench-{run_id}");
+    let mut produced = false;
+    for scenario in options.scenarios.split(',').map(str::trim) {
+        let cpu_before = probe.as_ref().map(|p| {
+            p.reset_peak();
+            p.cpu_seconds()
+        });
+        let mut outcome = match scenario {
+            "produce" => {
+                create_topic(&bootstrap, &throughput_topic, options.partitions, &[]);
+                produced = true;
+                produce(&options, &bootstrap, &throughput_topic)
+            }
+            "consume" => {
+                if !produced {
+                    eprintln!("consume reads what `produce` wrote: list produce first");
+                    continue;
+                }
+                consume(&options, &bootstrap, &throughput_topic)
+            }
+            "latency" => {
+                let topic = format!("bench-latency-{run_id}");
+                create_topic(&bootstrap, &topic, options.partitions, &[]);
+                latency(&options, &bootstrap, &topic)
+            }
+            "produce-fsync" => {
+                let topic = format!("bench-fsync-{run_id}");
+                create_topic(
+                    &bootstrap,
+                    &topic,
+                    options.partitions,
+                    &[("flush.messages", "1")],
+                );
+                produce(&options, &bootstrap, &topic)
+            }
+            other => {
+                eprintln!("unknown scenario {other}");
+                continue;
+            }
+        };
+        if let (Some(p), Some(before)) = (&probe, cpu_before) {
+            outcome.broker_cpu_seconds = Some(p.cpu_seconds() - before);
+            outcome.broker_peak_rss_mib = Some(p.peak_rss_mib());
+        }
+        println!("{}", summary_line(scenario, &options, &outcome));
+        emit(json_line(scenario, &options, &outcome));
+    }
+}
