@@ -30,6 +30,7 @@ use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{ClientContext, Offset, TopicPartitionList};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -45,7 +46,9 @@ struct Options {
     /// With --bootstrap: the broker's process id, to report its CPU time and memory.
     #[arg(long)]
     broker_pid: Option<u32>,
-    /// Scenarios to run, comma-separated: produce, consume, latency, produce-fsync.
+    /// Scenarios to run, comma-separated: produce, consume, latency, produce-fsync, and
+    /// restart (fills `--restart-gb` over `--restart-partitions` partitions, then times a
+    /// clean restart; only for a broker the benchmark started).
     #[arg(long, default_value = "produce,consume,latency,produce-fsync")]
     scenarios: String,
     /// Messages per throughput scenario.
@@ -68,6 +71,12 @@ struct Options {
     /// Duration of the latency scenario, seconds.
     #[arg(long, default_value_t = 10)]
     latency_seconds: u64,
+    /// Partitions of the `restart` scenario's topic.
+    #[arg(long, default_value_t = 1000)]
+    restart_partitions: i32,
+    /// Data the `restart` scenario writes before restarting, in GB.
+    #[arg(long, default_value_t = 10.0)]
+    restart_gb: f64,
     /// Extra broker overrides for a broker the benchmark starts (`key=value`, repeatable).
     #[arg(long = "override")]
     overrides: Vec<String>,
@@ -84,18 +93,33 @@ struct OwnedBroker {
     child: Child,
     bootstrap: String,
     startup: Duration,
-    _dir: tempfile::TempDir,
+    /// Whether the broker found a clean-shutdown marker (from its "loaded logs" line).
+    clean_start: bool,
+    overrides: Vec<String>,
+    dir: tempfile::TempDir,
 }
 
 impl OwnedBroker {
     fn start(overrides: &[String]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
+        let (child, bootstrap, startup, clean_start) = Self::spawn(dir.path(), overrides);
+        Self {
+            child,
+            bootstrap,
+            startup,
+            clean_start,
+            overrides: overrides.to_vec(),
+            dir,
+        }
+    }
+
+    fn spawn(dir: &std::path::Path, overrides: &[String]) -> (Child, String, Duration, bool) {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
         command
             .args(["--override", "listeners=PLAINTEXT://127.0.0.1:0"])
             .arg("--override")
-            .arg(format!("log.dirs={}", dir.path().display()))
-            .env("RUST_LOG", "warn,sluice::server=info")
+            .arg(format!("log.dirs={}", dir.display()))
+            .env("RUST_LOG", "warn,sluice::server=info,sluice::broker=info")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
@@ -106,9 +130,13 @@ impl OwnedBroker {
         let mut child = command.spawn().expect("spawn sluice");
         let stdout = child.stdout.take().expect("piped stdout");
         let mut lines = BufReader::new(stdout).lines();
+        let mut clean_start = false;
         let bootstrap = loop {
             match lines.next() {
                 Some(Ok(line)) => {
+                    if line.contains("loaded logs") && line.contains("clean=true") {
+                        clean_start = true;
+                    }
                     if let Some(at) = line.find("listening on ") {
                         let rest = &line[at + "listening on ".len()..];
                         break rest
@@ -124,12 +152,22 @@ impl OwnedBroker {
         let startup = started.elapsed();
         // Keep draining the log so the broker never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        Self {
-            child,
-            bootstrap,
-            startup,
-            _dir: dir,
-        }
+        (child, bootstrap, startup, clean_start)
+    }
+
+    /// Stops the broker cleanly (SIGTERM, as an operator would) and starts it again on the
+    /// same data directory.
+    fn restart(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+        let (child, bootstrap, startup, clean_start) =
+            Self::spawn(self.dir.path(), &self.overrides);
+        self.child = child;
+        self.bootstrap = bootstrap;
+        self.startup = startup;
+        self.clean_start = clean_start;
     }
 }
 
@@ -138,6 +176,21 @@ impl Drop for OwnedBroker {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Disk space taken by the files under `dir`.
+fn disk_usage(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => disk_usage(&e.path()),
+            // Allocated blocks: index files are preallocated sparse, as in Kafka.
+            _ => e.metadata().map(|m| m.blocks() * 512).unwrap_or(0),
+        })
+        .sum()
 }
 
 /// CPU time and memory of a broker process, from /proc.
@@ -276,16 +329,18 @@ fn producer(
         .expect("producer")
 }
 
-/// Sends `count` messages round-robin over the partitions and waits for every delivery report.
-fn produce(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
-    let producer = producer(options, bootstrap, None);
-    let payload = vec![b'x'; options.size];
-    let started = Instant::now();
-    for i in 0..options.messages {
-        let partition = (i % options.partitions as u64) as i32;
-        let mut record = BaseRecord::to(topic)
-            .payload(payload.as_slice())
-            .partition(partition);
+/// Sends `count` copies of `payload` round-robin over the partitions and waits for every
+/// delivery report.
+fn send_all(
+    producer: &BaseProducer<DeliveryCounter>,
+    topic: &str,
+    partitions: i32,
+    count: u64,
+    payload: &[u8],
+) {
+    for i in 0..count {
+        let partition = (i % partitions as u64) as i32;
+        let mut record = BaseRecord::to(topic).payload(payload).partition(partition);
         loop {
             match producer.send::<[u8], [u8]>(record) {
                 Ok(()) => break,
@@ -297,7 +352,21 @@ fn produce(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
             }
         }
     }
-    producer.flush(Duration::from_secs(300)).expect("flush");
+    producer.flush(Duration::from_secs(600)).expect("flush");
+}
+
+/// Produces the messages of the `produce` scenario.
+fn produce(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
+    let producer = producer(options, bootstrap, None);
+    let payload = vec![b'x'; options.size];
+    let started = Instant::now();
+    send_all(
+        &producer,
+        topic,
+        options.partitions,
+        options.messages,
+        &payload,
+    );
     let seconds = started.elapsed().as_secs_f64();
     let context = producer.context();
     Outcome {
@@ -511,16 +580,16 @@ fn summary_line(scenario: &str, options: &Options, o: &Outcome) -> String {
 
 fn main() {
     let options = Options::parse();
-    let owned = options
+    let mut owned = options
         .bootstrap
         .is_none()
         .then(|| OwnedBroker::start(&options.overrides));
-    let bootstrap = options
+    let mut bootstrap = options
         .bootstrap
         .clone()
         .or_else(|| owned.as_ref().map(|b| b.bootstrap.clone()))
         .unwrap_or_default();
-    let probe = owned
+    let mut probe = owned
         .as_ref()
         .map(|b| b.child.id())
         .or(options.broker_pid)
@@ -550,6 +619,36 @@ fn main() {
     let throughput_topic = format!("bench-{run_id}");
     let mut produced = false;
     for scenario in options.scenarios.split(',').map(str::trim) {
+        if scenario == "restart" {
+            let Some(broker) = owned.as_mut() else {
+                eprintln!("restart needs a broker the benchmark started (no --bootstrap)");
+                continue;
+            };
+            let topic = format!("bench-restart-{run_id}");
+            create_topic(&bootstrap, &topic, options.restart_partitions, &[]);
+            let value = vec![b'x'; 512 * 1024];
+            let count = (options.restart_gb * 1e9 / value.len() as f64).ceil() as u64;
+            let filler = producer(&options, &bootstrap, None);
+            send_all(&filler, &topic, options.restart_partitions, count, &value);
+            drop(filler);
+            let on_disk = disk_usage(broker.dir.path());
+            broker.restart();
+            bootstrap = broker.bootstrap.clone();
+            probe = Some(ProcessProbe::new(broker.child.id()));
+            let ms = broker.startup.as_secs_f64() * 1e3;
+            println!(
+                "restart        {} partitions, {:.2} GB on disk: clean restart to listening in {ms:.1} ms (clean shutdown marker found: {})",
+                options.restart_partitions,
+                on_disk as f64 / 1e9,
+                broker.clean_start
+            );
+            emit(
+                serde_json::json!({"scenario": "restart", "partitions": options.restart_partitions,
+                    "bytes_on_disk": on_disk, "ms": ms, "clean": broker.clean_start})
+                .to_string(),
+            );
+            continue;
+        }
         let cpu_before = probe.as_ref().map(|p| {
             p.reset_peak();
             p.cpu_seconds()
