@@ -616,9 +616,9 @@ fn main() {
         );
     }
     let run_id = unix_nanos() % 1_000_000_007;
-    let throughput_topic = format!("bench-{run_id}");
+    let mut throughput_topic = String::new();
     let mut produced = false;
-    for scenario in options.scenarios.split(',').map(str::trim) {
+    for (index, scenario) in options.scenarios.split(',').map(str::trim).enumerate() {
         if scenario == "restart" {
             let Some(broker) = owned.as_mut() else {
                 eprintln!("restart needs a broker the benchmark started (no --bootstrap)");
@@ -655,6 +655,8 @@ fn main() {
         });
         let mut outcome = match scenario {
             "produce" => {
+                // A fresh topic per run of the scenario; `consume` reads the latest.
+                throughput_topic = format!("bench-{run_id}-{index}");
                 create_topic(&bootstrap, &throughput_topic, options.partitions, &[]);
                 produced = true;
                 produce(&options, &bootstrap, &throughput_topic)
@@ -667,12 +669,12 @@ fn main() {
                 consume(&options, &bootstrap, &throughput_topic)
             }
             "latency" => {
-                let topic = format!("bench-latency-{run_id}");
+                let topic = format!("bench-latency-{run_id}-{index}");
                 create_topic(&bootstrap, &topic, options.partitions, &[]);
                 latency(&options, &bootstrap, &topic)
             }
             "produce-fsync" => {
-                let topic = format!("bench-fsync-{run_id}");
+                let topic = format!("bench-fsync-{run_id}-{index}");
                 create_topic(
                     &bootstrap,
                     &topic,

@@ -39,8 +39,9 @@ pub mod produce;
 pub mod sync_group;
 
 use crate::broker::Broker;
+use bytes::BufMut;
 use bytes::{Bytes, BytesMut};
-use kafka_protocol::messages::ApiKey;
+use kafka_protocol::messages::{ApiKey, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, StrBytes};
 use std::sync::Arc;
 use thiserror::Error;
@@ -116,9 +117,10 @@ macro_rules! api_table {
             vec![$( (ApiKey::$key, <$request as Message>::VERSIONS.min, <$request as Message>::VERSIONS.max) ),*]
         }
 
-        /// Decodes the body, runs the handler and encodes the response body. `Ok(None)` means
-        /// the API sends no response (produce with acks=0).
-        pub async fn dispatch(ctx: &ApiContext, api: ApiKey, version: i16, mut body: Bytes) -> Result<Option<(BytesMut, i16)>, DispatchError> {
+        /// Decodes the body, runs the handler and encodes the complete response frame (size,
+        /// header with `correlation_id`, body). `Ok(None)` means the API sends no response
+        /// (produce with acks=0).
+        pub async fn dispatch(ctx: &ApiContext, api: ApiKey, version: i16, correlation_id: i32, mut body: Bytes) -> Result<Option<BytesMut>, DispatchError> {
             match api {
                 $(
                     ApiKey::$key => {
@@ -131,7 +133,7 @@ macro_rules! api_table {
                         let Some(response) = $module::handle(ctx, request, version).await else {
                             return Ok(None);
                         };
-                        encode_body(&response, api, version).map(Some)
+                        encode_frame(&response, api, version, correlation_id).map(Some)
                     }
                 )*
                 other => Err(DispatchError::UnknownApiKey(other as i16)),
@@ -179,21 +181,29 @@ api_table! {
     ListConfigResources => list_config_resources, m::ListConfigResourcesRequest,
 }
 
-/// Encodes a response body and returns it with its response header version.
-fn encode_body<R: Encodable + HeaderVersion>(
+/// Encodes a response as a complete frame: size, response header, body. The buffer is sized
+/// up front and the body encoded in place, so a large fetch response is not copied again.
+fn encode_frame<R: Encodable + HeaderVersion>(
     response: &R,
     api: ApiKey,
     version: i16,
-) -> Result<(BytesMut, i16), DispatchError> {
-    let mut buf = BytesMut::new();
-    response
-        .encode(&mut buf, version)
-        .map_err(|e| DispatchError::Encode {
-            api,
-            version,
-            reason: e.to_string(),
-        })?;
-    Ok((buf, R::header_version(version)))
+    correlation_id: i32,
+) -> Result<BytesMut, DispatchError> {
+    // kafka-protocol reports encoding errors as `anyhow::Error`; only their text is kept.
+    let failed = |e: anyhow::Error| DispatchError::Encode {
+        api,
+        version,
+        reason: e.to_string(),
+    };
+    let header_version = R::header_version(version);
+    let header = ResponseHeader::default().with_correlation_id(correlation_id);
+    let header_size = header.compute_size(header_version).map_err(failed)?;
+    let body_size = response.compute_size(version).map_err(failed)?;
+    let mut buf = BytesMut::with_capacity(4 + header_size + body_size);
+    buf.put_i32((header_size + body_size) as i32);
+    header.encode(&mut buf, header_version).map_err(failed)?;
+    response.encode(&mut buf, version).map_err(failed)?;
+    Ok(buf)
 }
 
 /// `&str` to the wire's string type.
@@ -755,7 +765,7 @@ mod tests {
         for (api, min, max) in supported_apis() {
             for version in min..=max {
                 let body = request(&ctx, api, version);
-                match dispatch(&ctx, api, version, body).await {
+                match dispatch(&ctx, api, version, 7, body).await {
                     Ok(Some(_)) => {}
                     Ok(None) => panic!("{api:?} v{version}: no response"),
                     Err(e) => panic!("{api:?} v{version}: {e}"),
@@ -768,13 +778,18 @@ mod tests {
     async fn call<Req, Resp>(ctx: &ApiContext, api: ApiKey, version: i16, request: &Req) -> Resp
     where
         Req: Encodable,
-        Resp: Decodable,
+        Resp: Decodable + HeaderVersion,
     {
         let body = encode(request, version, "request");
-        let (mut bytes, _) = dispatch(ctx, api, version, body)
+        let frame = dispatch(ctx, api, version, 42, body)
             .await
             .unwrap()
             .expect("a response");
+        let mut bytes = frame.freeze();
+        let size = bytes::Buf::get_i32(&mut bytes);
+        assert_eq!(size as usize, bytes.len(), "frame size");
+        let header = ResponseHeader::decode(&mut bytes, Resp::header_version(version)).unwrap();
+        assert_eq!(header.correlation_id, 42);
         Resp::decode(&mut bytes, version).unwrap()
     }
 

@@ -77,17 +77,7 @@ pub async fn handle_frame(ctx: &ApiContext, frame: Bytes) -> Result<Option<Bytes
             reason: e.to_string(),
         })?;
     let ctx = ctx.for_client(header.client_id);
-    let Some((response_body, response_header_version)) =
-        api::dispatch(&ctx, api, summary.version, body).await?
-    else {
-        return Ok(None);
-    };
-    frame_response(
-        summary.correlation_id,
-        response_header_version,
-        &response_body,
-    )
-    .map(Some)
+    Ok(api::dispatch(&ctx, api, summary.version, summary.correlation_id, body).await?)
 }
 
 fn frame_response(

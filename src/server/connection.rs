@@ -43,10 +43,21 @@ pub async fn serve(
             tracing::warn!(%peer, size, limit = max_request_bytes, "closing connection: request size is negative or exceeds socket.request.max.bytes");
             return;
         }
-        let mut frame = BytesMut::zeroed(size as usize);
-        if let Err(e) = reader.read_exact(&mut frame).await {
-            tracing::warn!(%peer, size, error = %e, "closing connection: request frame truncated");
-            return;
+        // Read into spare capacity: no zero-filling of a buffer about to be overwritten.
+        let mut frame = BytesMut::with_capacity(size as usize);
+        let mut limited = (&mut reader).take(size as u64);
+        while frame.len() < size as usize {
+            let outcome = limited.read_buf(&mut frame).await;
+            if let Err(e) = outcome.and_then(|n| {
+                if n == 0 {
+                    Err(std::io::ErrorKind::UnexpectedEof.into())
+                } else {
+                    Ok(())
+                }
+            }) {
+                tracing::warn!(%peer, size, error = %e, "closing connection: request frame truncated");
+                return;
+            }
         }
         let summary = codec::summarize(&frame).ok();
         match codec::handle_frame(&ctx, frame.freeze()).await {
