@@ -130,9 +130,31 @@ impl IndexFile {
         self.remap()
     }
 
-    /// Binary search for the last entry whose key (from `key_of`) is <= `target`.
+    /// The last entry whose key (from `key_of`) is <= `target`. Kafka's warm-section search:
+    /// consumers and appends almost always look near the end, so the last 8 KiB of entries
+    /// (pages that stay in memory) are searched first, and the cold start of the file is only
+    /// touched for targets below them.
     fn floor<F: Fn(&[u8]) -> i64>(&self, target: i64, key_of: F) -> Option<usize> {
-        let (mut lo, mut hi) = (0usize, self.entries);
+        if self.entries == 0 {
+            return None;
+        }
+        let warm_entries = WARM_SECTION_BYTES / self.entry_size;
+        let first_warm = self.entries.saturating_sub(1 + warm_entries);
+        if key_of(self.entry(first_warm)) <= target {
+            return self.floor_in(first_warm, self.entries, target, &key_of);
+        }
+        self.floor_in(0, first_warm, target, &key_of)
+    }
+
+    /// Binary search within entries `[lo, hi)`; `None` when none of them is <= `target`.
+    fn floor_in<F: Fn(&[u8]) -> i64>(
+        &self,
+        mut lo: usize,
+        mut hi: usize,
+        target: i64,
+        key_of: &F,
+    ) -> Option<usize> {
+        let first = lo;
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if key_of(self.entry(mid)) <= target {
@@ -141,9 +163,12 @@ impl IndexFile {
                 hi = mid;
             }
         }
-        lo.checked_sub(1)
+        (lo > first).then(|| lo - 1)
     }
 }
+
+/// Kafka's warm section of an index: the entries in its last 8 KiB.
+const WARM_SECTION_BYTES: usize = 8192;
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
@@ -375,6 +400,25 @@ mod tests {
         index.truncate_to(120);
         assert_eq!(index.entries(), 2);
         assert!(index.is_consistent(10_000));
+    }
+
+    #[test]
+    fn lookups_across_the_warm_and_cold_sections_agree_with_a_full_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let entries = 3 * WARM_SECTION_BYTES / 8;
+        let mut index =
+            OffsetIndex::open(&dir.path().join("w.index"), 0, (entries * 8) as u64, true).unwrap();
+        for i in 0..entries as i64 {
+            assert!(index.append(1 + i * 3, (i * 100) as u32));
+        }
+        for target in -1..(entries as i64 * 3 + 5) {
+            let expected = (0..entries as i64)
+                .map(|i| (1 + i * 3, (i * 100) as u32))
+                .take_while(|&(offset, _)| offset <= target)
+                .last()
+                .unwrap_or((0, 0));
+            assert_eq!(index.lookup(target), expected, "target {target}");
+        }
     }
 
     #[test]
