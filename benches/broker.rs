@@ -382,20 +382,27 @@ fn produce(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
     }
 }
 
-/// Reads `count` messages from the beginning of every partition with default settings.
-fn consume(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
+/// A consumer with default settings assigned every partition of `topic` from the beginning
+/// (no group membership: the group id only satisfies librdkafka).
+fn assigned_consumer(bootstrap: &str, topic: &str, partitions: i32) -> BaseConsumer {
     let consumer: BaseConsumer = client_config(bootstrap)
         .set("group.id", "sluice-bench")
         .set("enable.auto.commit", "false")
         .create()
         .expect("consumer");
     let mut assignment = TopicPartitionList::new();
-    for p in 0..options.partitions {
+    for p in 0..partitions {
         assignment
             .add_partition_offset(topic, p, Offset::Beginning)
             .expect("assignment");
     }
     consumer.assign(&assignment).expect("assign");
+    consumer
+}
+
+/// Reads `count` messages from the beginning of every partition with default settings.
+fn consume(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
+    let consumer = assigned_consumer(bootstrap, topic, options.partitions);
     let (mut messages, mut bytes) = (0u64, 0u64);
     let started = Instant::now();
     let give_up = started + Duration::from_secs(600);
@@ -429,18 +436,7 @@ fn unix_nanos() -> u64 {
 /// send time, so end-to-end latency is receive time minus send time.
 fn latency(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
     let total = options.rate * options.latency_seconds;
-    let consumer: BaseConsumer = client_config(bootstrap)
-        .set("group.id", "sluice-bench-latency")
-        .set("enable.auto.commit", "false")
-        .create()
-        .expect("consumer");
-    let mut assignment = TopicPartitionList::new();
-    for p in 0..options.partitions {
-        assignment
-            .add_partition_offset(topic, p, Offset::Beginning)
-            .expect("assignment");
-    }
-    consumer.assign(&assignment).expect("assign");
+    let consumer = assigned_consumer(bootstrap, topic, options.partitions);
     let done = Arc::new(AtomicBool::new(false));
     let warmed_up = Arc::new(AtomicBool::new(false));
     let reader = {

@@ -15,6 +15,7 @@ use crate::types::TopicPartition;
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,21 +28,26 @@ pub async fn handle(
     version: i16,
 ) -> Option<FetchResponse> {
     let by_id = version >= 13;
-    let key = |topic: &TopicName, topic_id: uuid::Uuid, partition: i32| SessionKey {
-        topic_id: if by_id { topic_id } else { uuid::Uuid::nil() },
-        topic: if by_id {
-            Arc::from("")
+    // How the request names a topic: by id from v13, by name before.
+    let unnamed: Arc<str> = Arc::from("");
+    let topic_key = |topic: &TopicName, topic_id: uuid::Uuid| -> (uuid::Uuid, Arc<str>) {
+        if by_id {
+            (topic_id, unnamed.clone())
         } else {
-            Arc::from(topic.as_str())
-        },
-        partition,
+            (uuid::Uuid::nil(), Arc::from(topic.as_str()))
+        }
     };
     let requested: Vec<PartitionFetch> = request
         .topics
         .iter()
         .flat_map(|topic| {
-            topic.partitions.iter().map(|p| PartitionFetch {
-                key: key(&topic.topic, topic.topic_id, p.partition),
+            let (topic_id, name) = topic_key(&topic.topic, topic.topic_id);
+            topic.partitions.iter().map(move |p| PartitionFetch {
+                key: SessionKey {
+                    topic_id,
+                    topic: name.clone(),
+                    partition: p.partition,
+                },
                 fetch_offset: p.fetch_offset,
                 partition_max_bytes: p.partition_max_bytes,
                 current_leader_epoch: p.current_leader_epoch,
@@ -65,7 +71,14 @@ pub async fn handle(
             let forgotten: Vec<SessionKey> = request
                 .forgotten_topics_data
                 .iter()
-                .flat_map(|t| t.partitions.iter().map(|&p| key(&t.topic, t.topic_id, p)))
+                .flat_map(|t| {
+                    let (topic_id, name) = topic_key(&t.topic, t.topic_id);
+                    t.partitions.iter().map(move |&partition| SessionKey {
+                        topic_id,
+                        topic: name.clone(),
+                        partition,
+                    })
+                })
                 .collect();
             match sessions.update(id, epoch, requested, &forgotten) {
                 Ok(wanted) => wanted,
@@ -171,22 +184,21 @@ pub async fn handle(
 
     // One response entry per topic, in the order topics first appear.
     let mut responses: Vec<FetchableTopicResponse> = Vec::new();
+    let mut slot_of_topic: HashMap<(uuid::Uuid, Arc<str>), usize> = HashMap::new();
     for ((fetch, data), included) in wanted.iter().zip(data).zip(include) {
         if !included {
             continue;
         }
-        let same_topic = |t: &FetchableTopicResponse| {
-            t.topic_id == fetch.key.topic_id && t.topic.as_str() == &*fetch.key.topic
-        };
-        match responses.iter_mut().find(|t| same_topic(t)) {
-            Some(topic) => topic.partitions.push(data),
-            None => responses.push(
+        let topic = (fetch.key.topic_id, fetch.key.topic.clone());
+        let slot = *slot_of_topic.entry(topic).or_insert_with(|| {
+            responses.push(
                 FetchableTopicResponse::default()
                     .with_topic(TopicName(super::wire_str(&fetch.key.topic)))
-                    .with_topic_id(fetch.key.topic_id)
-                    .with_partitions(vec![data]),
-            ),
-        }
+                    .with_topic_id(fetch.key.topic_id),
+            );
+            responses.len() - 1
+        });
+        responses[slot].partitions.push(data);
     }
     Some(
         FetchResponse::default()

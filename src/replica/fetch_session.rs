@@ -9,7 +9,8 @@
 //! `min.incremental.fetch.session.eviction.ms` (120 s); otherwise the new client gets no
 //! session (id 0) and keeps sending full requests, which is always correct.
 
-use std::collections::HashMap;
+use indexmap::IndexMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use uuid::Uuid;
@@ -94,7 +95,8 @@ struct CachedPartition {
 struct Session {
     /// The epoch the next request must carry.
     next_epoch: i32,
-    partitions: Vec<CachedPartition>,
+    /// In fetch order; keyed for O(1) updates however many partitions the session holds.
+    partitions: IndexMap<SessionKey, CachedPartition>,
     last_used: Instant,
 }
 
@@ -172,9 +174,12 @@ impl FetchSessionCache {
         };
         let partitions = partitions
             .into_iter()
-            .map(|(fetch, reported)| CachedPartition {
-                fetch,
-                sent: Some(reported),
+            .map(|(fetch, reported)| {
+                let cached = CachedPartition {
+                    fetch: fetch.clone(),
+                    sent: Some(reported),
+                };
+                (fetch.key, cached)
             })
             .collect();
         sessions.insert(
@@ -208,22 +213,26 @@ impl FetchSessionCache {
         }
         session.next_epoch = next_epoch(epoch);
         session.last_used = Instant::now();
-        session
-            .partitions
-            .retain(|p| !forgotten.contains(&p.fetch.key));
+        if !forgotten.is_empty() {
+            let forgotten: HashSet<&SessionKey> = forgotten.iter().collect();
+            session.partitions.retain(|key, _| !forgotten.contains(key));
+        }
         for fetch in changed {
-            match session
-                .partitions
-                .iter_mut()
-                .find(|p| p.fetch.key == fetch.key)
-            {
+            match session.partitions.get_mut(&fetch.key) {
                 Some(cached) => cached.fetch = fetch,
-                None => session
-                    .partitions
-                    .push(CachedPartition { fetch, sent: None }),
+                None => {
+                    let key = fetch.key.clone();
+                    session
+                        .partitions
+                        .insert(key, CachedPartition { fetch, sent: None });
+                }
             }
         }
-        Ok(session.partitions.iter().map(|p| p.fetch.clone()).collect())
+        Ok(session
+            .partitions
+            .values()
+            .map(|p| p.fetch.clone())
+            .collect())
     }
 
     /// Records an incremental response: returns, for each outcome (in the order `update`
@@ -236,9 +245,9 @@ impl FetchSessionCache {
             return vec![true; outcomes.len()];
         };
         let mut include = Vec::with_capacity(outcomes.len());
-        let mut served = Vec::new();
+        let mut served = HashSet::new();
         for (key, outcome) in outcomes {
-            let Some(cached) = session.partitions.iter_mut().find(|p| &p.fetch.key == key) else {
+            let Some(cached) = session.partitions.get_mut(key) else {
                 include.push(true);
                 continue;
             };
@@ -247,16 +256,15 @@ impl FetchSessionCache {
                 cached.sent = Some(outcome.reported);
             }
             if outcome.has_records {
-                served.push(key.clone());
+                served.insert(key);
             }
             include.push(respond);
         }
         if !served.is_empty() {
-            let (moved, mut kept): (Vec<_>, Vec<_>) = std::mem::take(&mut session.partitions)
+            let (moved, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut session.partitions)
                 .into_iter()
-                .partition(|p| served.contains(&p.fetch.key));
-            kept.extend(moved);
-            session.partitions = kept;
+                .partition(|(key, _)| served.contains(key));
+            session.partitions = kept.into_iter().chain(moved).collect();
         }
         include
     }
