@@ -290,6 +290,40 @@ pub fn assign_offsets(
     }
 }
 
+/// The header of a produced batch as the log stores it: [`assign_offsets`]' changes applied to
+/// a copy of the first [`HEADER_LEN`] bytes, so the records after it are written exactly as
+/// they arrived, without copying the batch. For LogAppendTime the CRC is recomputed over the
+/// new header fields and the untouched records.
+pub fn stamped_header(
+    batch: &[u8],
+    base_offset: i64,
+    leader_epoch: i32,
+    log_append_time: Option<i64>,
+) -> Result<[u8; HEADER_LEN], RecordError> {
+    let mut header: [u8; HEADER_LEN] = batch
+        .get(..HEADER_LEN)
+        .and_then(|h| h.try_into().ok())
+        .ok_or(RecordError::Corrupt("batch shorter than its header"))?;
+    header[BASE_OFFSET..BASE_OFFSET + 8].copy_from_slice(&base_offset.to_be_bytes());
+    header[LEADER_EPOCH..LEADER_EPOCH + 4].copy_from_slice(&leader_epoch.to_be_bytes());
+    if let Some(now) = log_append_time {
+        let attributes = read_i16(&header, ATTRIBUTES) | TIMESTAMP_TYPE_BIT;
+        header[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
+        header[MAX_TIMESTAMP..MAX_TIMESTAMP + 8].copy_from_slice(&now.to_be_bytes());
+        let crc =
+            crc32c::crc32c_append(crc32c::crc32c(&header[ATTRIBUTES..]), &batch[HEADER_LEN..]);
+        header[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    }
+    Ok(header)
+}
+
+/// Base offset, last offset and max timestamp from a batch header.
+pub fn header_offsets_and_max_timestamp(header: &[u8; HEADER_LEN]) -> (i64, i64, i64) {
+    let base_offset = read_i64(header, BASE_OFFSET);
+    let last_offset = base_offset + read_i32(header, LAST_OFFSET_DELTA) as i64;
+    (base_offset, last_offset, read_i64(header, MAX_TIMESTAMP))
+}
+
 /// Iterates the complete batches at the front of `buf`, stopping at the first incomplete one.
 pub struct BatchIter<'a> {
     buf: &'a [u8],
@@ -537,6 +571,20 @@ mod tests {
             validate_produced(&b, 50),
             Err(RecordError::TooLarge { .. })
         ));
+    }
+
+    #[test]
+    fn stamped_header_matches_assign_offsets() {
+        for append_time in [None, Some(999_999)] {
+            let original = test_support::batch(0, 3, 1_000, 10);
+            let mut whole = original.clone();
+            assign_offsets(&mut whole, 42, 7, append_time);
+            let header = stamped_header(&original, 42, 7, append_time).unwrap();
+            assert_eq!(&whole[..HEADER_LEN], &header[..], "{append_time:?}");
+            assert_eq!(&whole[HEADER_LEN..], &original[HEADER_LEN..]);
+            assert_eq!(header_offsets_and_max_timestamp(&header).0, 42);
+        }
+        assert!(stamped_header(&[0u8; 10], 0, 0, None).is_err());
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::storage::log::AppendInfo;
 use crate::storage::manager::{SharedLog, lock};
 use crate::storage::segment::SegmentRead;
 use crate::types::{TopicPartition, now_ms};
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -85,7 +85,7 @@ impl Partition {
                     required: config.min_insync_replicas,
                 });
             }
-            log.append_as_leader(BytesMut::from(records), SINGLE_NODE_LEADER_EPOCH, now_ms())?
+            log.append_as_leader(records, SINGLE_NODE_LEADER_EPOCH, now_ms())?
         };
         self.wake_waiters();
         Ok(info)

@@ -11,7 +11,6 @@ use super::segment::{BatchLocation, Segment, SegmentRead};
 use crate::config::LogConfig;
 use crate::record::{self, BatchView, codec, records};
 use crate::types::TopicPartition;
-use bytes::BytesMut;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -241,7 +240,8 @@ impl Log {
             .unwrap_or((self.log_start_offset, ProducerState::default()));
         if from < end {
             for segment in self.segments.values().filter(|s| s.next_offset() > from) {
-                segment.for_each_batch_from(from, |batch| state.update(batch))?;
+                segment
+                    .for_each_batch_from(from, |batch| state.update(batch, batch.base_offset()))?;
             }
         }
         self.producers = state;
@@ -318,21 +318,22 @@ impl Log {
     }
 
     /// Appends one validated batch as leader: assigns offsets from the log end offset, stamps
-    /// the leader epoch and, for LogAppendTime topics, the broker time.
+    /// the leader epoch and, for LogAppendTime topics, the broker time. Only the batch header
+    /// is rewritten (in a copy); the records go to the segment as they arrived.
     pub fn append_as_leader(
         &mut self,
-        mut batch: BytesMut,
+        batch: &[u8],
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<AppendInfo, StorageError> {
         self.check_online()?;
-        let result = self.append_inner(&mut batch, leader_epoch, now_ms);
+        let result = self.append_inner(batch, leader_epoch, now_ms);
         self.guard(result)
     }
 
     fn append_inner(
         &mut self,
-        batch: &mut BytesMut,
+        batch: &[u8],
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<AppendInfo, StorageError> {
@@ -366,14 +367,14 @@ impl Log {
         };
         self.maybe_roll(batch.len(), base_offset + delta, incoming_timestamp, now_ms)?;
         let log_append_time = self.config.log_append_time.then_some(now_ms);
-        record::assign_offsets(batch, base_offset, leader_epoch, log_append_time);
+        let header = record::stamped_header(batch, base_offset, leader_epoch, log_append_time)?;
         let active = self
             .segments
             .values_mut()
             .next_back()
             .ok_or(StorageError::Offline)?;
-        active.append(batch)?;
-        self.producers.update(&BatchView::new(batch)?);
+        active.append_stamped(&header, &batch[record::HEADER_LEN..])?;
+        self.producers.update(&BatchView::new(batch)?, base_offset);
         self.unflushed_messages += count;
         Ok(AppendInfo {
             base_offset,
@@ -818,8 +819,44 @@ mod tests {
     }
 
     fn append(log: &mut Log, count: i32, ts: i64) -> AppendInfo {
-        log.append_as_leader(batch(0, count, ts, 100), 0, ts)
+        log.append_as_leader(&batch(0, count, ts, 100), 0, ts)
             .unwrap()
+    }
+
+    #[test]
+    fn small_and_large_batches_are_stored_as_stamped_with_valid_crcs() {
+        let dir = tempfile::tempdir().unwrap();
+        for append_time in ["CreateTime", "LogAppendTime"] {
+            let mut log = Log::create(
+                &dir.path().join(append_time),
+                TopicPartition::new("t", 0),
+                config(&[("message.timestamp.type", append_time)]),
+                0,
+            )
+            .unwrap();
+            // 3 records take one joined write; 500 records of 100 bytes take two.
+            let small = batch(0, 3, 5, 100);
+            let large = batch(0, 500, 5, 100);
+            assert!(large.len() - crate::record::HEADER_LEN > 16 * 1024);
+            log.append_as_leader(&small, 4, 77).unwrap();
+            log.append_as_leader(&large, 4, 77).unwrap();
+            let read = log
+                .read(0, usize::MAX, log.log_end_offset(), true)
+                .unwrap()
+                .unwrap();
+            let stored: Vec<_> = crate::record::BatchIter::new(&read.bytes)
+                .map(|b| b.unwrap())
+                .collect();
+            assert_eq!(stored.len(), 2);
+            for (view, (original, base)) in stored.iter().zip([(&small, 0), (&large, 3)]) {
+                view.validate().unwrap();
+                assert_eq!(view.base_offset(), base);
+                let mut expected = original.clone();
+                let log_append_time = (append_time == "LogAppendTime").then_some(77);
+                crate::record::assign_offsets(&mut expected, base, 4, log_append_time);
+                assert_eq!(view.bytes(), &expected[..], "{append_time}");
+            }
+        }
     }
 
     #[test]
@@ -978,7 +1015,7 @@ mod tests {
                     value: Some(value.as_bytes()),
                     timestamp: 1_000,
                 }]);
-                log.append_as_leader(batch, 0, 1_000).unwrap();
+                log.append_as_leader(&batch, 0, 1_000).unwrap();
             }
         }
         assert!(log.segment_count() > 3);

@@ -335,7 +335,7 @@ mod tests {
             ));
             let log = manager.get_or_create(&tp, cfg(), 0).unwrap();
             lock(&log)
-                .append_as_leader(batch(0, 5, 1, 10), 0, 1)
+                .append_as_leader(&batch(0, 5, 1, 10), 0, 1)
                 .unwrap();
             manager
                 .get_or_create(&TopicPartition::new("gone", 0), cfg(), 0)

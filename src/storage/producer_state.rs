@@ -130,7 +130,9 @@ impl ProducerState {
     }
 
     /// Records an appended (or replayed) batch.
-    pub fn update(&mut self, batch: &BatchView<'_>) {
+    /// Records a batch written at `base_offset` (its own base offset field may predate the
+    /// offset assignment).
+    pub fn update(&mut self, batch: &BatchView<'_>, base_offset: i64) {
         let producer_id = batch.producer_id();
         if producer_id < 0 {
             return;
@@ -144,8 +146,8 @@ impl ProducerState {
         entry.batches.push_back(BatchMetadata {
             first_seq,
             last_seq: first_seq.wrapping_add(batch.last_offset_delta()),
-            base_offset: batch.base_offset(),
-            last_offset: batch.last_offset(),
+            base_offset,
+            last_offset: base_offset + batch.last_offset_delta() as i64,
         });
         while entry.batches.len() > BATCHES_KEPT {
             entry.batches.pop_front();
@@ -293,7 +295,7 @@ mod tests {
         let b0 = idempotent(0, 3, 7, 0, 0);
         let v0 = BatchView::new(&b0).unwrap();
         assert_eq!(state.admit(&v0), Ok(Admission::Append));
-        state.update(&v0);
+        state.update(&v0, v0.base_offset());
         assert_eq!(
             state.admit(&v0),
             Ok(Admission::Duplicate {
@@ -315,9 +317,11 @@ mod tests {
             state.admit(&BatchView::new(&next).unwrap()),
             Ok(Admission::Append)
         );
-        state.update(&BatchView::new(&next).unwrap());
+        let next = BatchView::new(&next).unwrap();
+        state.update(&next, next.base_offset());
         let bumped = idempotent(5, 1, 7, 1, 0);
-        state.update(&BatchView::new(&bumped).unwrap());
+        let bumped = BatchView::new(&bumped).unwrap();
+        state.update(&bumped, bumped.base_offset());
         let zombie = idempotent(6, 1, 7, 0, 5);
         assert_eq!(
             state.admit(&BatchView::new(&zombie).unwrap()),
@@ -338,7 +342,8 @@ mod tests {
         let mut state = ProducerState::default();
         for i in 0..7 {
             let b = idempotent(i * 2, 2, 9, 3, (i * 2) as i32);
-            state.update(&BatchView::new(&b).unwrap());
+            let view = BatchView::new(&b).unwrap();
+            state.update(&view, view.base_offset());
         }
         assert_eq!(
             state.entry(9).unwrap().batches.len(),
