@@ -97,16 +97,21 @@ fn lookup_or_create(
 }
 
 fn describe_topic(ctx: &ApiContext, topic: &TopicInfo, topic_ops: i32) -> MetadataResponseTopic {
-    let node = BrokerId(ctx.broker.node_id());
     let partitions = (0..topic.partitions)
         .map(|p| {
+            let replicas: Vec<BrokerId> = ctx
+                .broker
+                .partition_replicas(&crate::types::TopicPartition::new(&topic.name, p))
+                .into_iter()
+                .map(BrokerId)
+                .collect();
             MetadataResponsePartition::default()
                 .with_error_code(code::NONE)
                 .with_partition_index(p)
-                .with_leader_id(node)
+                .with_leader_id(replicas.first().copied().unwrap_or(BrokerId(-1)))
                 .with_leader_epoch(crate::replica::SINGLE_NODE_LEADER_EPOCH)
-                .with_replica_nodes(vec![node])
-                .with_isr_nodes(vec![node])
+                .with_isr_nodes(replicas.clone())
+                .with_replica_nodes(replicas)
         })
         .collect();
     MetadataResponseTopic::default()
