@@ -42,6 +42,17 @@ fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
     }
 }
 
+/// A partition's leadership as Metadata reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionState {
+    /// `None` when no replica can lead.
+    pub leader: Option<i32>,
+    /// Preferred replica first.
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+    pub offline: Vec<i32>,
+}
+
 /// ElectLeaders' election types (Kafka's `ElectionType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ElectionType {
@@ -531,8 +542,8 @@ impl Broker {
     /// offline nobody can lead (PREFERRED_LEADER_NOT_AVAILABLE, or
     /// ELIGIBLE_LEADERS_NOT_AVAILABLE for an unclean election).
     pub fn elect_leader(&self, tp: &TopicPartition, election: ElectionType) -> Result<(), Error> {
-        let partition = self.replicas.get(tp)?;
-        if !lock(partition.log()).is_failed() {
+        self.replicas.get(tp)?;
+        if self.partition_state(tp).leader.is_some() {
             return Err(Error::ElectionNotNeeded);
         }
         Err(match election {
@@ -544,6 +555,32 @@ impl Broker {
     /// The replicas of a partition, preferred replica first.
     pub fn partition_replicas(&self, _tp: &TopicPartition) -> Vec<i32> {
         vec![self.config.node_id]
+    }
+
+    /// Who leads a partition and which replicas are in sync or offline, as Metadata reports
+    /// it. A replica whose log an I/O error took offline cannot lead: with no other replica
+    /// the partition has no leader (Kafka's LEADER_NOT_AVAILABLE).
+    pub fn partition_state(&self, tp: &TopicPartition) -> PartitionState {
+        let replicas = self.partition_replicas(tp);
+        let online = self
+            .replicas
+            .get(tp)
+            .is_ok_and(|p| !lock(p.log()).is_failed());
+        if online {
+            PartitionState {
+                leader: replicas.first().copied(),
+                isr: replicas.clone(),
+                offline: Vec::new(),
+                replicas,
+            }
+        } else {
+            PartitionState {
+                leader: None,
+                isr: Vec::new(),
+                offline: replicas.clone(),
+                replicas,
+            }
+        }
     }
 
     /// AlterPartitionReassignments for one partition (`None` cancels), validated as Kafka's

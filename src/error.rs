@@ -145,6 +145,7 @@ pub mod code {
     pub const OFFSET_OUT_OF_RANGE: i16 = 1;
     pub const CORRUPT_MESSAGE: i16 = 2;
     pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
+    pub const LEADER_NOT_AVAILABLE: i16 = 5;
     pub const REPLICA_NOT_AVAILABLE: i16 = 9;
     pub const MESSAGE_TOO_LARGE: i16 = 10;
     pub const OFFSET_METADATA_TOO_LARGE: i16 = 12;
@@ -281,6 +282,7 @@ mod tests {
             ),
             (code::INVALID_CONFIG, R::InvalidConfig),
             (code::INVALID_REQUEST, R::InvalidRequest),
+            (code::LEADER_NOT_AVAILABLE, R::LeaderNotAvailable),
             (code::REPLICA_NOT_AVAILABLE, R::ReplicaNotAvailable),
             (code::LOG_DIR_NOT_FOUND, R::LogDirNotFound),
             (

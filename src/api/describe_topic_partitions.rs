@@ -87,18 +87,20 @@ pub async fn handle(
         let end = topic.partitions.min(first.saturating_add(remaining));
         let partitions: Vec<_> = (first..end)
             .map(|p| {
-                let replicas: Vec<BrokerId> = broker
-                    .partition_replicas(&TopicPartition::new(name, p))
-                    .into_iter()
-                    .map(BrokerId)
-                    .collect();
+                let state = broker.partition_state(&TopicPartition::new(name, p));
+                let ids = |ids: Vec<i32>| ids.into_iter().map(BrokerId).collect::<Vec<_>>();
                 DescribeTopicPartitionsResponsePartition::default()
-                    .with_error_code(code::NONE)
+                    .with_error_code(if state.leader.is_some() {
+                        code::NONE
+                    } else {
+                        code::LEADER_NOT_AVAILABLE
+                    })
                     .with_partition_index(p)
-                    .with_leader_id(replicas.first().copied().unwrap_or(BrokerId(-1)))
+                    .with_leader_id(BrokerId(state.leader.unwrap_or(-1)))
                     .with_leader_epoch(SINGLE_NODE_LEADER_EPOCH)
-                    .with_isr_nodes(replicas.clone())
-                    .with_replica_nodes(replicas)
+                    .with_replica_nodes(ids(state.replicas))
+                    .with_isr_nodes(ids(state.isr))
+                    .with_offline_replicas(ids(state.offline))
                     .with_eligible_leader_replicas(Some(Vec::new()))
                     .with_last_known_elr(Some(Vec::new()))
             })

@@ -99,19 +99,22 @@ fn lookup_or_create(
 fn describe_topic(ctx: &ApiContext, topic: &TopicInfo, topic_ops: i32) -> MetadataResponseTopic {
     let partitions = (0..topic.partitions)
         .map(|p| {
-            let replicas: Vec<BrokerId> = ctx
+            let state = ctx
                 .broker
-                .partition_replicas(&crate::types::TopicPartition::new(&topic.name, p))
-                .into_iter()
-                .map(BrokerId)
-                .collect();
+                .partition_state(&crate::types::TopicPartition::new(&topic.name, p));
+            let ids = |ids: Vec<i32>| ids.into_iter().map(BrokerId).collect::<Vec<_>>();
             MetadataResponsePartition::default()
-                .with_error_code(code::NONE)
+                .with_error_code(if state.leader.is_some() {
+                    code::NONE
+                } else {
+                    code::LEADER_NOT_AVAILABLE
+                })
                 .with_partition_index(p)
-                .with_leader_id(replicas.first().copied().unwrap_or(BrokerId(-1)))
+                .with_leader_id(BrokerId(state.leader.unwrap_or(-1)))
                 .with_leader_epoch(crate::replica::SINGLE_NODE_LEADER_EPOCH)
-                .with_isr_nodes(replicas.clone())
-                .with_replica_nodes(replicas)
+                .with_replica_nodes(ids(state.replicas))
+                .with_isr_nodes(ids(state.isr))
+                .with_offline_replicas(ids(state.offline))
         })
         .collect();
     MetadataResponseTopic::default()

@@ -1202,4 +1202,78 @@ mod tests {
         let gone: FetchResponse = call(&ctx, ApiKey::Fetch, 12, &fetch(id, 3, vec![])).await;
         assert_eq!(gone.error_code, 70, "FETCH_SESSION_ID_NOT_FOUND");
     }
+
+    #[tokio::test]
+    async fn a_partition_whose_log_went_offline_has_no_leader() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context(dir.path());
+        let node = BrokerId(ctx.broker.node_id());
+        let offline = TopicPartition::new("t", 1);
+        crate::storage::manager::lock(ctx.broker.replicas().get(&offline).unwrap().log())
+            .fail_for_test();
+
+        let metadata: MetadataResponse = call(
+            &ctx,
+            ApiKey::Metadata,
+            12,
+            &MetadataRequest::default().with_topics(Some(vec![
+                metadata_request::MetadataRequestTopic::default().with_name(Some(topic_name("t"))),
+            ])),
+        )
+        .await;
+        let seen: Vec<_> = metadata.topics[0]
+            .partitions
+            .iter()
+            .map(|p| {
+                let state = (p.leader_id, p.isr_nodes.clone(), p.offline_replicas.clone());
+                (p.partition_index, p.error_code, state)
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (0, 0, (node, vec![node], vec![])),
+                (1, 5, (BrokerId(-1), vec![], vec![node])),
+            ]
+        );
+
+        let described: DescribeTopicPartitionsResponse = call(
+            &ctx,
+            ApiKey::DescribeTopicPartitions,
+            0,
+            &DescribeTopicPartitionsRequest::default()
+                .with_topics(vec![
+                    describe_topic_partitions_request::TopicRequest::default()
+                        .with_name(topic_name("t")),
+                ])
+                .with_response_partition_limit(10),
+        )
+        .await;
+        let codes: Vec<(i32, i16, BrokerId)> = described.topics[0]
+            .partitions
+            .iter()
+            .map(|p| (p.partition_index, p.error_code, p.leader_id))
+            .collect();
+        assert_eq!(codes, vec![(0, 0, node), (1, 5, BrokerId(-1))]);
+
+        for (election_type, expected) in [(0, 80), (1, 83)] {
+            let elected: ElectLeadersResponse = call(
+                &ctx,
+                ApiKey::ElectLeaders,
+                2,
+                &ElectLeadersRequest::default()
+                    .with_election_type(election_type)
+                    .with_topic_partitions(Some(vec![
+                        elect_leaders_request::TopicPartitions::default()
+                            .with_topic(topic_name("t"))
+                            .with_partitions(vec![1]),
+                    ])),
+            )
+            .await;
+            assert_eq!(
+                elected.replica_election_results[0].partition_result[0].error_code,
+                expected
+            );
+        }
+    }
 }

@@ -308,6 +308,12 @@ impl Log {
         }
     }
 
+    /// Takes the log offline as an I/O error would (tests of what clients are then told).
+    #[cfg(test)]
+    pub(crate) fn fail_for_test(&mut self) {
+        self.failed = true;
+    }
+
     /// Marks the log failed on I/O errors, so nothing is written on top of an unknown state.
     fn guard<T>(&mut self, result: Result<T, StorageError>) -> Result<T, StorageError> {
         if let Err(StorageError::Io(e)) = &result {
