@@ -359,6 +359,14 @@ fn send_all(
     producer.flush(Duration::from_secs(600)).expect("flush");
 }
 
+/// Sends one message; the latency scenario's queue never fills, so any error is fatal.
+fn send_one(producer: &BaseProducer<DeliveryCounter>, topic: &str, partition: i32, payload: &[u8]) {
+    let record = BaseRecord::to(topic).payload(payload).partition(partition);
+    if let Err((e, _)) = producer.send::<[u8], [u8]>(record) {
+        panic!("send failed: {e}");
+    }
+}
+
 /// Produces the messages of the `produce` scenario.
 fn produce(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
     let producer = producer(options, bootstrap, None);
@@ -472,12 +480,7 @@ fn latency(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
     // Measure from a steady state: connections open, offsets resolved, a fetch parked.
     payload[..8].copy_from_slice(&0u64.to_be_bytes());
     for p in 0..options.partitions {
-        let record = BaseRecord::to(topic)
-            .payload(payload.as_slice())
-            .partition(p);
-        if let Err((e, _)) = producer.send::<[u8], [u8]>(record) {
-            panic!("send failed: {e}");
-        }
+        send_one(&producer, topic, p, &payload);
     }
     producer.flush(Duration::from_secs(60)).expect("flush");
     let warm_deadline = Instant::now() + Duration::from_secs(60);
@@ -498,12 +501,7 @@ fn latency(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
         }
         payload[..8].copy_from_slice(&unix_nanos().to_be_bytes());
         let partition = (i % options.partitions as u64) as i32;
-        let record = BaseRecord::to(topic)
-            .payload(payload.as_slice())
-            .partition(partition);
-        if let Err((e, _)) = producer.send::<[u8], [u8]>(record) {
-            panic!("send failed: {e}");
-        }
+        send_one(&producer, topic, partition, &payload);
     }
     producer.flush(Duration::from_secs(60)).expect("flush");
     done.store(true, Ordering::Relaxed);

@@ -15,7 +15,7 @@ use kafka_protocol::messages::describe_topic_partitions_response::{
     Cursor, DescribeTopicPartitionsResponsePartition, DescribeTopicPartitionsResponseTopic,
 };
 use kafka_protocol::messages::{
-    BrokerId, DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, TopicName,
+    DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, TopicName,
 };
 use std::collections::BTreeSet;
 
@@ -87,20 +87,17 @@ pub async fn handle(
         let end = topic.partitions.min(first.saturating_add(remaining));
         let partitions: Vec<_> = (first..end)
             .map(|p| {
-                let state = broker.partition_state(&TopicPartition::new(name, p));
-                let ids = |ids: Vec<i32>| ids.into_iter().map(BrokerId).collect::<Vec<_>>();
+                let state = super::wire_partition_state(
+                    broker.partition_state(&TopicPartition::new(name, p)),
+                );
                 DescribeTopicPartitionsResponsePartition::default()
-                    .with_error_code(if state.leader.is_some() {
-                        code::NONE
-                    } else {
-                        code::LEADER_NOT_AVAILABLE
-                    })
+                    .with_error_code(state.error_code)
                     .with_partition_index(p)
-                    .with_leader_id(BrokerId(state.leader.unwrap_or(-1)))
+                    .with_leader_id(state.leader_id)
                     .with_leader_epoch(SINGLE_NODE_LEADER_EPOCH)
-                    .with_replica_nodes(ids(state.replicas))
-                    .with_isr_nodes(ids(state.isr))
-                    .with_offline_replicas(ids(state.offline))
+                    .with_replica_nodes(state.replicas)
+                    .with_isr_nodes(state.isr)
+                    .with_offline_replicas(state.offline)
                     .with_eligible_leader_replicas(Some(Vec::new()))
                     .with_last_known_elr(Some(Vec::new()))
             })

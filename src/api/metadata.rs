@@ -99,22 +99,18 @@ fn lookup_or_create(
 fn describe_topic(ctx: &ApiContext, topic: &TopicInfo, topic_ops: i32) -> MetadataResponseTopic {
     let partitions = (0..topic.partitions)
         .map(|p| {
-            let state = ctx
-                .broker
-                .partition_state(&crate::types::TopicPartition::new(&topic.name, p));
-            let ids = |ids: Vec<i32>| ids.into_iter().map(BrokerId).collect::<Vec<_>>();
+            let state = super::wire_partition_state(
+                ctx.broker
+                    .partition_state(&crate::types::TopicPartition::new(&topic.name, p)),
+            );
             MetadataResponsePartition::default()
-                .with_error_code(if state.leader.is_some() {
-                    code::NONE
-                } else {
-                    code::LEADER_NOT_AVAILABLE
-                })
+                .with_error_code(state.error_code)
                 .with_partition_index(p)
-                .with_leader_id(BrokerId(state.leader.unwrap_or(-1)))
+                .with_leader_id(state.leader_id)
                 .with_leader_epoch(crate::replica::SINGLE_NODE_LEADER_EPOCH)
-                .with_replica_nodes(ids(state.replicas))
-                .with_isr_nodes(ids(state.isr))
-                .with_offline_replicas(ids(state.offline))
+                .with_replica_nodes(state.replicas)
+                .with_isr_nodes(state.isr)
+                .with_offline_replicas(state.offline)
         })
         .collect();
     MetadataResponseTopic::default()

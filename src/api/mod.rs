@@ -211,6 +211,32 @@ pub(crate) fn wire_str(text: &str) -> StrBytes {
     StrBytes::from_string(text.to_string())
 }
 
+/// A partition's leadership as Metadata and DescribeTopicPartitions put it on the wire: no
+/// leader is LEADER_NOT_AVAILABLE with leader -1.
+pub(crate) struct WirePartitionState {
+    pub error_code: i16,
+    pub leader_id: kafka_protocol::messages::BrokerId,
+    pub replicas: Vec<kafka_protocol::messages::BrokerId>,
+    pub isr: Vec<kafka_protocol::messages::BrokerId>,
+    pub offline: Vec<kafka_protocol::messages::BrokerId>,
+}
+
+pub(crate) fn wire_partition_state(state: crate::broker::PartitionState) -> WirePartitionState {
+    use kafka_protocol::messages::BrokerId;
+    let ids = |ids: Vec<i32>| ids.into_iter().map(BrokerId).collect();
+    WirePartitionState {
+        error_code: if state.leader.is_some() {
+            crate::error::code::NONE
+        } else {
+            crate::error::code::LEADER_NOT_AVAILABLE
+        },
+        leader_id: BrokerId(state.leader.unwrap_or(-1)),
+        replicas: ids(state.replicas),
+        isr: ids(state.isr),
+        offline: ids(state.offline),
+    }
+}
+
 /// Kafka's ACL operation codes, for the authorized-operations bitfields (no authorizer: all
 /// operations are allowed).
 pub(crate) fn authorized_operations(ops: &[i8]) -> i32 {
