@@ -22,6 +22,7 @@ pub mod describe_topic_partitions;
 pub mod elect_leaders;
 pub mod fetch;
 pub mod find_coordinator;
+pub mod frame;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;
@@ -41,6 +42,7 @@ pub mod sync_group;
 use crate::broker::Broker;
 use bytes::BufMut;
 use bytes::{Bytes, BytesMut};
+use frame::ResponseFrame;
 use kafka_protocol::messages::{ApiKey, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, StrBytes};
 use std::sync::Arc;
@@ -120,7 +122,7 @@ macro_rules! api_table {
         /// Decodes the body, runs the handler and encodes the complete response frame (size,
         /// header with `correlation_id`, body). `Ok(None)` means the API sends no response
         /// (produce with acks=0).
-        pub async fn dispatch(ctx: &ApiContext, api: ApiKey, version: i16, correlation_id: i32, mut body: Bytes) -> Result<Option<BytesMut>, DispatchError> {
+        pub async fn dispatch(ctx: &ApiContext, api: ApiKey, version: i16, correlation_id: i32, mut body: Bytes) -> Result<Option<ResponseFrame>, DispatchError> {
             match api {
                 $(
                     ApiKey::$key => {
@@ -133,7 +135,7 @@ macro_rules! api_table {
                         let Some(response) = $module::handle(ctx, request, version).await else {
                             return Ok(None);
                         };
-                        encode_frame(&response, api, version, correlation_id).map(Some)
+                        response.into_frame(api, version, correlation_id).map(Some)
                     }
                 )*
                 other => Err(DispatchError::UnknownApiKey(other as i16)),
@@ -183,6 +185,28 @@ api_table! {
 
 /// Encodes a response as a complete frame: size, response header, body. The buffer is sized
 /// up front and the body encoded in place, so a large fetch response is not copied again.
+/// How a handler's answer becomes a response frame: encoded whole by `kafka-protocol`, except
+/// for answers that carry file data (Fetch) and write themselves.
+pub trait IntoFrame {
+    fn into_frame(
+        self,
+        api: ApiKey,
+        version: i16,
+        correlation_id: i32,
+    ) -> Result<ResponseFrame, DispatchError>;
+}
+
+impl<R: Encodable + HeaderVersion> IntoFrame for R {
+    fn into_frame(
+        self,
+        api: ApiKey,
+        version: i16,
+        correlation_id: i32,
+    ) -> Result<ResponseFrame, DispatchError> {
+        encode_frame(&self, api, version, correlation_id).map(ResponseFrame::from)
+    }
+}
+
 fn encode_frame<R: Encodable + HeaderVersion>(
     response: &R,
     api: ApiKey,
@@ -811,7 +835,7 @@ mod tests {
             .await
             .unwrap()
             .expect("a response");
-        let mut bytes = frame.freeze();
+        let mut bytes = frame.into_bytes().unwrap();
         let size = bytes::Buf::get_i32(&mut bytes);
         assert_eq!(size as usize, bytes.len(), "frame size");
         let header = ResponseHeader::decode(&mut bytes, Resp::header_version(version)).unwrap();

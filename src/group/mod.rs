@@ -256,7 +256,8 @@ impl GroupCoordinator {
             let Some(read) = log.read(offset, 1 << 20, end, true)? else {
                 break;
             };
-            for batch in BatchIter::new(&read.bytes) {
+            let bytes = read.records.read()?;
+            for batch in BatchIter::new(&bytes) {
                 let batch = batch?;
                 if batch.is_control() {
                     continue;

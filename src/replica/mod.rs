@@ -12,9 +12,8 @@ use crate::error::Error;
 use crate::record;
 use crate::storage::log::AppendInfo;
 use crate::storage::manager::{SharedLog, lock};
-use crate::storage::segment::SegmentRead;
+use crate::storage::segment::{FileSlice, SegmentRead};
 use crate::types::{TopicPartition, now_ms};
-use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
@@ -148,7 +147,8 @@ pub struct FetchRequestPartition {
 /// The answer for one partition.
 #[derive(Debug)]
 pub struct FetchedPartition {
-    pub result: Result<Option<Bytes>, Error>,
+    /// Where the batches are; the caller copies or sends them after the log's lock is gone.
+    pub result: Result<Option<FileSlice>, Error>,
     pub offsets: Option<PartitionOffsets>,
 }
 
@@ -263,12 +263,12 @@ impl ReplicaManager {
                     offsets.high_watermark,
                     min_one,
                 )
-                .map(|read| read.map(|SegmentRead { bytes, .. }| bytes))
+                .map(|read| read.map(|SegmentRead { records, .. }| records))
                 .map_err(Error::from)
             };
             drop(log);
             match &result {
-                Ok(Some(bytes)) => total += bytes.len(),
+                Ok(Some(records)) => total += records.len(),
                 Ok(None) => {}
                 Err(_) => any_error = true,
             }

@@ -7,6 +7,7 @@
 //! response frame = size: i32 | correlation_id: i32 | [tagged fields (header v1)] | body
 //! ```
 
+use crate::api::frame::ResponseFrame;
 use crate::api::{self, ApiContext, DispatchError, api_versions};
 use crate::error::code;
 use bytes::{BufMut, Bytes, BytesMut};
@@ -52,7 +53,10 @@ pub fn summarize(frame: &[u8]) -> Result<RequestSummary, FrameError> {
 
 /// Handles one request frame (without its size prefix). Returns the complete response frame,
 /// or `None` when the request gets no response.
-pub async fn handle_frame(ctx: &ApiContext, frame: Bytes) -> Result<Option<BytesMut>, FrameError> {
+pub async fn handle_frame(
+    ctx: &ApiContext,
+    frame: Bytes,
+) -> Result<Option<ResponseFrame>, FrameError> {
     let summary = summarize(&frame)?;
     let api = ApiKey::try_from(summary.api_key)
         .map_err(|_| DispatchError::UnknownApiKey(summary.api_key))?;
@@ -66,7 +70,8 @@ pub async fn handle_frame(ctx: &ApiContext, frame: Bytes) -> Result<Option<Bytes
         api_versions::response(code::UNSUPPORTED_VERSION)
             .encode(&mut body, 0)
             .map_err(|e| FrameError::Encode(e.to_string()))?;
-        return frame_response(summary.correlation_id, 0, &body).map(Some);
+        return frame_response(summary.correlation_id, 0, &body)
+            .map(|frame| Some(ResponseFrame::from(frame)));
     }
     let mut body = frame;
     let header_version = api.request_header_version(summary.version);

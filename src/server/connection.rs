@@ -2,14 +2,19 @@
 //! before allocating, and answers requests strictly in order (like Kafka, one request per
 //! connection is processed at a time; pipelined requests queue in the socket buffer).
 //! A clean EOF between frames ends the connection quietly; anything the protocol cannot
-//! answer closes it with one log line.
+//! answer closes it with one log line. Record data a response leaves in segment files goes
+//! from the page cache to the socket with `sendfile`.
 
 use super::codec::{self, FrameError};
 use crate::api::ApiContext;
+use crate::api::frame::{FramePart, ResponseFrame};
+use crate::storage::segment::FileSlice;
 use bytes::BytesMut;
+use std::io;
 use std::net::SocketAddr;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, Interest};
 use tokio::net::TcpStream;
+use tokio::net::tcp::OwnedWriteHalf;
 use tokio_util::sync::CancellationToken;
 
 /// Read buffer: enough for many small requests per syscall.
@@ -62,7 +67,7 @@ pub async fn serve(
         let summary = codec::summarize(&frame).ok();
         match codec::handle_frame(&ctx, frame.freeze()).await {
             Ok(Some(response)) => {
-                if let Err(e) = write_half.write_all(&response).await {
+                if let Err(e) = write_frame(&mut write_half, &response).await {
                     tracing::debug!(%peer, error = %e, "connection write failed");
                     return;
                 }
@@ -74,6 +79,44 @@ pub async fn serve(
             }
         }
     }
+}
+
+async fn write_frame(socket: &mut OwnedWriteHalf, frame: &ResponseFrame) -> io::Result<()> {
+    for part in frame.parts() {
+        match part {
+            FramePart::Encoded(bytes) => socket.write_all(bytes).await?,
+            FramePart::File(slice) => send_file(socket.as_ref(), slice).await?,
+        }
+    }
+    Ok(())
+}
+
+/// Sends a file range with `sendfile(2)`: the kernel moves page-cache pages to the socket.
+async fn send_file(socket: &TcpStream, slice: &FileSlice) -> io::Result<()> {
+    let mut position = slice.position();
+    let end = position + slice.len() as u64;
+    while position < end {
+        socket.writable().await?;
+        let remaining = (end - position) as usize;
+        let sent = socket.try_io(Interest::WRITABLE, || {
+            rustix::fs::sendfile(socket, slice.file(), Some(&mut position), remaining)
+                .map_err(io::Error::from)
+        });
+        match sent {
+            // The frame's size promised these bytes: a file cut short since cannot keep
+            // the promise, so the connection must end (the caller logs it).
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "segment file ended before the records being sent",
+                ));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn log_rejected(peer: SocketAddr, summary: Option<codec::RequestSummary>, error: &FrameError) {

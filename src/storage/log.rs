@@ -850,7 +850,8 @@ mod tests {
                 .read(0, usize::MAX, log.log_end_offset(), true)
                 .unwrap()
                 .unwrap();
-            let stored: Vec<_> = crate::record::BatchIter::new(&read.bytes)
+            let bytes = read.records.read().unwrap();
+            let stored: Vec<_> = crate::record::BatchIter::new(&bytes)
                 .map(|b| b.unwrap())
                 .collect();
             assert_eq!(stored.len(), 2);
@@ -884,7 +885,8 @@ mod tests {
         let mut offset = 0;
         while offset < 60 {
             let read = log.read(offset, 10, 60, true).unwrap().unwrap();
-            let view = BatchView::new(&read.bytes).unwrap();
+            let bytes = read.records.read().unwrap();
+            let view = BatchView::new(&bytes).unwrap();
             assert!(view.base_offset() <= offset && offset <= view.last_offset());
             offset = read.next_offset;
         }
@@ -1037,7 +1039,7 @@ mod tests {
             let mut out = Vec::new();
             let mut offset = log.log_start_offset();
             while let Some(read) = log.read(offset, 1 << 20, end, true).unwrap() {
-                for batch in crate::record::BatchIter::new(&read.bytes) {
+                for batch in crate::record::BatchIter::new(&read.records.read().unwrap()) {
                     let batch = batch.unwrap();
                     assert!(batch.crc_matches());
                     for r in crate::record::records::parse_records(

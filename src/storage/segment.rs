@@ -15,12 +15,13 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// Where a batch sits in the segment file, from its header.
 /// Below this many bytes of records a stamped batch is joined into one buffer and written
 /// once: a copy that small is cheaper than a second system call.
 const JOIN_BELOW_BYTES: usize = 16 * 1024;
 
+/// Where a batch sits in the segment file, from its header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchLocation {
     pub position: u32,
@@ -30,19 +31,65 @@ pub struct BatchLocation {
     pub max_timestamp: i64,
 }
 
-/// Bytes read from a segment for a fetch.
+/// Whole batches of a segment found for a fetch: where they are, not a copy of them.
 #[derive(Debug, Clone)]
 pub struct SegmentRead {
-    pub bytes: Bytes,
+    pub records: FileSlice,
     /// Offset just after the last batch returned.
     pub next_offset: i64,
+}
+
+/// A byte range of a segment's `.log` file (Kafka's `FileRecords.slice`). It holds the file
+/// open, so a segment deleted or replaced by compaction meanwhile can still be read, and the
+/// network layer can send it straight from the page cache (`sendfile`) without copying it
+/// into the process.
+#[derive(Debug, Clone)]
+pub struct FileSlice {
+    file: Arc<File>,
+    position: u64,
+    len: usize,
+}
+
+impl FileSlice {
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[cfg(test)]
+    pub fn for_test(file: Arc<File>, position: u64, len: usize) -> Self {
+        Self {
+            file,
+            position,
+            len,
+        }
+    }
+
+    /// Copies the range into memory, for callers that parse it or cannot send from a file.
+    pub fn read(&self) -> Result<Bytes, StorageError> {
+        let mut buf = BytesMut::zeroed(self.len);
+        self.file.read_exact_at(&mut buf, self.position)?;
+        Ok(buf.freeze())
+    }
 }
 
 #[derive(Debug)]
 pub struct Segment {
     base_offset: i64,
     log_path: PathBuf,
-    log: File,
+    /// Shared with the `FileSlice`s handed to fetches still being sent.
+    log: Arc<File>,
     size: u32,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
@@ -153,7 +200,7 @@ impl Segment {
         Ok(Self {
             base_offset,
             log_path,
-            log,
+            log: Arc::new(log),
             size,
             offset_index,
             time_index,
@@ -375,10 +422,12 @@ impl Segment {
         if end == start {
             return Ok(None);
         }
-        let mut buf = BytesMut::zeroed((end - start) as usize);
-        self.log.read_exact_at(&mut buf, start as u64)?;
         Ok(Some(SegmentRead {
-            bytes: buf.freeze(),
+            records: FileSlice {
+                file: self.log.clone(),
+                position: start as u64,
+                len: (end - start) as usize,
+            },
             next_offset,
         }))
     }
@@ -622,7 +671,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let segment = filled_segment(dir.path(), 10, 5);
         let read = segment.read(12, 1, i64::MAX, true).unwrap().unwrap();
-        let view = BatchView::new(&read.bytes).unwrap();
+        let bytes = read.records.read().unwrap();
+        let view = BatchView::new(&bytes).unwrap();
         assert_eq!(view.base_offset(), 10);
         assert_eq!(read.next_offset, 15);
         let read = segment.read(0, 1 << 20, 23, true).unwrap().unwrap();

@@ -2,8 +2,14 @@
 //! incremental fetch sessions (KIP-227, v7+): a request with epoch 0 opens a session, later
 //! ones name only changed partitions and get only partitions with news, in the session's
 //! rotating order (see `replica::fetch_session`). Topics are named by id from v13.
+//! Records of at least `SEND_FROM_FILE_MIN_BYTES` stay in the segment file and are sent
+//! from the page cache (`writer`); smaller ones are copied in, which is cheaper than the two
+//! extra system calls a file part costs.
 
-use super::ApiContext;
+mod writer;
+
+use super::frame::ResponseFrame;
+use super::{ApiContext, DispatchError, IntoFrame};
 use crate::error::{Error, code};
 use crate::replica::fetch_session::{
     PartitionFetch, PartitionOutcome, Reported, SessionError, SessionKey, SessionRequest,
@@ -11,22 +17,39 @@ use crate::replica::fetch_session::{
 use crate::replica::{
     FetchLimits, FetchRequestPartition, FetchedPartition, SINGLE_NODE_LEADER_EPOCH,
 };
+use crate::storage::segment::FileSlice;
 use crate::types::TopicPartition;
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::messages::{ApiKey, FetchRequest, FetchResponse, TopicName};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use writer::FetchReply;
+
 /// Kafka's cap on how long a fetch may wait, so a hostile max_wait_ms cannot pin a request.
 const MAX_WAIT_CAP_MS: i32 = 30 * 60 * 1000;
 
-pub async fn handle(
-    ctx: &ApiContext,
-    request: FetchRequest,
-    version: i16,
-) -> Option<FetchResponse> {
+/// Records at least this large are sent from the segment file rather than copied in.
+const SEND_FROM_FILE_MIN_BYTES: usize = 32 * 1024;
+
+impl IntoFrame for FetchReply {
+    fn into_frame(
+        self,
+        api: ApiKey,
+        version: i16,
+        correlation_id: i32,
+    ) -> Result<ResponseFrame, DispatchError> {
+        writer::write(&self, version, correlation_id).map_err(|reason| DispatchError::Encode {
+            api,
+            version,
+            reason,
+        })
+    }
+}
+
+pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Option<FetchReply> {
     let by_id = version >= 13;
     // How the request names a topic: by id from v13, by name before.
     let unnamed: Arc<str> = Arc::from("");
@@ -87,11 +110,12 @@ pub async fn handle(
                         SessionError::NotFound => code::FETCH_SESSION_ID_NOT_FOUND,
                         SessionError::InvalidEpoch { .. } => code::INVALID_FETCH_SESSION_EPOCH,
                     };
-                    return Some(
-                        FetchResponse::default()
+                    return Some(FetchReply {
+                        response: FetchResponse::default()
                             .with_error_code(error_code)
                             .with_session_id(0),
-                    );
+                        file_records: Vec::new(),
+                    });
                 }
             }
         }
@@ -138,7 +162,7 @@ pub async fn handle(
         .map(Some)
         .collect();
     let read_committed = request.isolation_level == 1;
-    let data: Vec<PartitionData> = wanted
+    let data: Vec<(PartitionData, Option<FileSlice>)> = wanted
         .iter()
         .zip(slots)
         .map(|(fetch, slot)| {
@@ -162,7 +186,7 @@ pub async fn handle(
             let opened = wanted
                 .iter()
                 .cloned()
-                .zip(data.iter().map(reported))
+                .zip(data.iter().map(|(d, _)| reported(d)))
                 .collect();
             (sessions.open(opened), vec![true; data.len()])
         }
@@ -170,10 +194,11 @@ pub async fn handle(
             let outcomes: Vec<(SessionKey, PartitionOutcome)> = wanted
                 .iter()
                 .zip(&data)
-                .map(|(fetch, d)| {
+                .map(|(fetch, (d, file))| {
                     let outcome = PartitionOutcome {
                         reported: reported(d),
-                        has_records: d.records.as_ref().is_some_and(|r| !r.is_empty()),
+                        has_records: file.is_some()
+                            || d.records.as_ref().is_some_and(|r| !r.is_empty()),
                     };
                     (fetch.key.clone(), outcome)
                 })
@@ -184,8 +209,9 @@ pub async fn handle(
 
     // One response entry per topic, in the order topics first appear.
     let mut responses: Vec<FetchableTopicResponse> = Vec::new();
+    let mut file_records = Vec::new();
     let mut slot_of_topic: HashMap<(uuid::Uuid, Arc<str>), usize> = HashMap::new();
-    for ((fetch, data), included) in wanted.iter().zip(data).zip(include) {
+    for ((fetch, (data, file)), included) in wanted.iter().zip(data).zip(include) {
         if !included {
             continue;
         }
@@ -198,14 +224,22 @@ pub async fn handle(
             );
             responses.len() - 1
         });
-        responses[slot].partitions.push(data);
+        let partitions = &mut responses[slot].partitions;
+        if let Some(file) = file {
+            file_records.push(((slot, partitions.len()), file));
+        }
+        partitions.push(data);
     }
-    Some(
-        FetchResponse::default()
+    // Partitions were appended topic by topic, so a later topic may have gained partitions
+    // after an earlier one's: the writer wants them in wire order.
+    file_records.sort_by_key(|(at, _)| *at);
+    Some(FetchReply {
+        response: FetchResponse::default()
             .with_error_code(code::NONE)
             .with_session_id(session_id)
             .with_responses(responses),
-    )
+        file_records,
+    })
 }
 
 fn reported(data: &PartitionData) -> Reported {
@@ -217,7 +251,12 @@ fn reported(data: &PartitionData) -> Reported {
     }
 }
 
-fn partition_data(index: i32, fetched: FetchedPartition, read_committed: bool) -> PartitionData {
+/// The partition's answer, with its records either in it or, when large, left in the file.
+fn partition_data(
+    index: i32,
+    fetched: FetchedPartition,
+    read_committed: bool,
+) -> (PartitionData, Option<FileSlice>) {
     let mut data = PartitionData::default()
         .with_partition_index(index)
         .with_aborted_transactions(read_committed.then(Vec::new))
@@ -233,12 +272,19 @@ fn partition_data(index: i32, fetched: FetchedPartition, read_committed: bool) -
             .with_last_stable_offset(-1)
             .with_log_start_offset(-1);
     }
-    match fetched.result {
-        Ok(records) => data
-            .with_error_code(code::NONE)
-            .with_records(Some(records.unwrap_or_else(Bytes::new))),
+    let records = match fetched.result {
+        Ok(Some(slice)) if slice.len() >= SEND_FROM_FILE_MIN_BYTES => {
+            return (data.with_error_code(code::NONE), Some(slice));
+        }
+        Ok(Some(slice)) => slice.read().map_err(Error::from),
+        Ok(None) => Ok(Bytes::new()),
+        Err(e) => Err(e),
+    };
+    let data = match records {
+        Ok(records) => data.with_error_code(code::NONE).with_records(Some(records)),
         Err(e) => data
             .with_error_code(e.code())
             .with_records(Some(Bytes::new())),
-    }
+    };
+    (data, None)
 }
