@@ -98,6 +98,7 @@ impl Broker {
         )?;
         let topics = Arc::new(TopicStore::open(&config.log_dir)?);
         let now = now_ms();
+        let loading = std::time::Instant::now();
         let (logs, reports) = LogManager::open(
             &config.log_dir,
             |topic| {
@@ -106,6 +107,7 @@ impl Broker {
                     .map(|t| LogConfig::resolve(&config.topic_defaults, &t.configs))
             },
             now,
+            config.recovery_threads,
         )?;
         let recovered: usize = reports.iter().map(|(_, r)| r.recovered_segments).sum();
         tracing::info!(
@@ -113,6 +115,7 @@ impl Broker {
             clean = logs.clean_startup(),
             logs = reports.len(),
             recovered_segments = recovered,
+            elapsed_ms = loading.elapsed().as_millis() as u64,
             "loaded logs"
         );
         let replicas = Arc::new(ReplicaManager::new());

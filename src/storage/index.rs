@@ -6,9 +6,10 @@
 //! .timeindex  entry = timestamp: i64 BE      | relativeOffset: u32 BE            (12 bytes)
 //! ```
 //!
-//! The active segment's index files are preallocated to `segment.index.bytes` (rounded down to
-//! whole entries) and trimmed to their entries when the segment is sealed or closed, so after a
-//! clean shutdown the entry count is the file length divided by the entry size. After an
+//! The active segment's index files grow to `segment.index.bytes` (rounded down to whole
+//! entries) on the first append that needs room, not when opened, and are trimmed to their
+//! entries when the segment is sealed or closed, so after a clean shutdown the entry count is
+//! the file length divided by the entry size. After an
 //! unclean one the indexes of unflushed segments are rebuilt from the log, never trusted.
 //! Entries are strictly increasing in both fields, which keeps lookups a binary search.
 
@@ -28,12 +29,15 @@ struct IndexFile {
     mmap: Option<MmapMut>,
     entry_size: usize,
     entries: usize,
+    /// Entries the file currently has room for (its length / entry size).
+    mapped_entries: usize,
+    /// Entries it may grow to: `segment.index.bytes` for an active segment's index.
     max_entries: usize,
 }
 
 impl IndexFile {
-    /// Opens or creates the file. With `writable`, it is grown to `max_bytes` so appends never
-    /// remap; existing entries are `existing_entries` (callers decide whether to trust them).
+    /// Opens or creates the file. With `writable`, appends may grow it to `max_bytes`;
+    /// existing entries are `existing_entries` (callers decide whether to trust them).
     fn open(path: &Path, entry_size: usize, max_bytes: u64, writable: bool) -> io::Result<Self> {
         let file = OpenOptions::new()
             .read(true)
@@ -43,16 +47,8 @@ impl IndexFile {
             .open(path)?;
         let current_len = file.metadata()?.len();
         let entries = (current_len / entry_size as u64) as usize;
-        let max_entries = if writable {
-            ((max_bytes / entry_size as u64) as usize)
-                .max(entries)
-                .max(1)
-        } else {
-            entries
-        };
-        let mapped_len = (max_entries * entry_size) as u64;
-        if mapped_len != current_len {
-            file.set_len(mapped_len)?;
+        if current_len != (entries * entry_size) as u64 {
+            file.set_len((entries * entry_size) as u64)?;
         }
         let mut index = Self {
             path: path.to_path_buf(),
@@ -60,15 +56,38 @@ impl IndexFile {
             mmap: None,
             entry_size,
             entries,
-            max_entries,
+            mapped_entries: entries,
+            max_entries: entries,
         };
+        if writable {
+            index.allow_growth_to(max_bytes);
+        }
         index.remap()?;
         Ok(index)
     }
 
+    /// Lets appends grow the file up to `max_bytes` (at least one entry). The file is grown
+    /// on the first append that needs the room, not now: loading a log touches no index file,
+    /// so restarting a broker with many partitions does not extend and remap every active
+    /// index (Kafka maps its indexes lazily for the same reason).
+    fn allow_growth_to(&mut self, max_bytes: u64) {
+        self.max_entries = ((max_bytes / self.entry_size as u64) as usize)
+            .max(self.entries)
+            .max(1);
+    }
+
+    fn grow(&mut self) -> io::Result<()> {
+        self.mmap = None;
+        self.file
+            .set_len((self.max_entries * self.entry_size) as u64)?;
+        self.mapped_entries = self.max_entries;
+        self.remap()
+    }
+
+    /// Maps the file, whose length is `mapped_entries` entries.
     fn remap(&mut self) -> io::Result<()> {
         self.mmap = None;
-        if self.file.metadata()?.len() > 0 {
+        if self.mapped_entries > 0 {
             // SAFETY: the file is private to this broker's log directory and only this struct
             // changes its length, always after dropping the previous mapping.
             self.mmap = Some(unsafe { MmapMut::map_mut(&self.file)? });
@@ -84,17 +103,22 @@ impl IndexFile {
         }
     }
 
-    fn push(&mut self, bytes: &[u8]) -> bool {
+    /// Appends an entry; false when the index is full. An I/O error growing the file is
+    /// returned as such.
+    fn push(&mut self, bytes: &[u8]) -> io::Result<bool> {
         if self.entries >= self.max_entries {
-            return false;
+            return Ok(false);
+        }
+        if self.entries >= self.mapped_entries {
+            self.grow()?;
         }
         let start = self.entries * self.entry_size;
         if let Some(map) = &mut self.mmap {
             map[start..start + self.entry_size].copy_from_slice(bytes);
             self.entries += 1;
-            true
+            Ok(true)
         } else {
-            false
+            Ok(false)
         }
     }
 
@@ -112,22 +136,21 @@ impl IndexFile {
     /// Shrinks the file to its entries (the segment is being sealed or closed).
     fn trim(&mut self) -> io::Result<()> {
         self.flush()?;
+        self.max_entries = self.entries;
+        if self.mapped_entries == self.entries {
+            return Ok(());
+        }
         self.mmap = None;
         self.file.set_len((self.entries * self.entry_size) as u64)?;
-        self.max_entries = self.entries;
+        self.mapped_entries = self.entries;
         self.remap()
     }
 
-    /// Grows a sealed index back to `max_bytes` (its segment became active again after a
+    /// Lets a sealed index grow back to `max_bytes` (its segment became active again after a
     /// truncation).
     fn reopen_for_append(&mut self, max_bytes: u64) -> io::Result<()> {
-        self.mmap = None;
-        self.max_entries = ((max_bytes / self.entry_size as u64) as usize)
-            .max(self.entries)
-            .max(1);
-        self.file
-            .set_len((self.max_entries * self.entry_size) as u64)?;
-        self.remap()
+        self.allow_growth_to(max_bytes);
+        Ok(())
     }
 
     /// The last entry whose key (from `key_of`) is <= `target`. Kafka's warm-section search:
@@ -218,9 +241,9 @@ impl OffsetIndex {
     }
 
     /// Adds an entry; ignored unless `offset` is beyond the last entry. Returns false when full.
-    pub fn append(&mut self, offset: i64, position: u32) -> bool {
+    pub fn append(&mut self, offset: i64, position: u32) -> io::Result<bool> {
         if self.file.entries > 0 && offset <= self.last_offset() {
-            return true;
+            return Ok(true);
         }
         let mut entry = [0u8; OFFSET_ENTRY];
         entry[..4].copy_from_slice(&((offset - self.base_offset) as u32).to_be_bytes());
@@ -319,11 +342,11 @@ impl TimeIndex {
     }
 
     /// Adds (timestamp, offset) when both move forward. Returns false when full.
-    pub fn maybe_append(&mut self, timestamp: i64, offset: i64) -> bool {
+    pub fn maybe_append(&mut self, timestamp: i64, offset: i64) -> io::Result<bool> {
         if let Some((last_ts, last_offset)) = self.last_entry()
             && (timestamp <= last_ts || offset <= last_offset)
         {
-            return true;
+            return Ok(true);
         }
         let mut entry = [0u8; TIME_ENTRY];
         entry[..8].copy_from_slice(&timestamp.to_be_bytes());
@@ -388,7 +411,7 @@ mod tests {
         let mut index = OffsetIndex::open(&dir.path().join("a.index"), 100, 80, true).unwrap();
         assert_eq!(index.lookup(150), (100, 0));
         for i in 0..5 {
-            assert!(index.append(100 + i * 10, (i * 1000) as u32));
+            assert!(index.append(100 + i * 10, (i * 1000) as u32).unwrap());
         }
         assert_eq!(index.lookup(99), (100, 0));
         assert_eq!(index.lookup(100), (100, 0));
@@ -409,7 +432,7 @@ mod tests {
         let mut index =
             OffsetIndex::open(&dir.path().join("w.index"), 0, (entries * 8) as u64, true).unwrap();
         for i in 0..entries as i64 {
-            assert!(index.append(1 + i * 3, (i * 100) as u32));
+            assert!(index.append(1 + i * 3, (i * 100) as u32).unwrap());
         }
         for target in -1..(entries as i64 * 3 + 5) {
             let expected = (0..entries as i64)
@@ -426,10 +449,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("b.index");
         let mut index = OffsetIndex::open(&path, 0, 20, true).unwrap();
-        assert!(index.append(1, 10));
-        assert!(index.append(2, 20));
+        assert!(index.append(1, 10).unwrap());
+        assert!(index.append(2, 20).unwrap());
         assert!(index.is_full());
-        assert!(!index.append(3, 30));
+        assert!(!index.append(3, 30).unwrap());
         index.trim().unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 16);
         drop(index);
@@ -439,13 +462,44 @@ mod tests {
     }
 
     #[test]
+    fn a_writable_index_grows_on_its_first_append_not_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.index");
+        let mut index = OffsetIndex::open(&path, 0, 80, true).unwrap();
+        index.append(1, 10).unwrap();
+        index.trim().unwrap();
+        drop(index);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 8);
+
+        // Reopened as the active segment's index (a restart): the file is left as it is.
+        let mut index = OffsetIndex::open(&path, 0, 80, true).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 8);
+        assert!(
+            !index.is_full(),
+            "room to grow counts, not the current length"
+        );
+        assert_eq!(index.lookup(5), (1, 10));
+        assert!(index.append(2, 20).unwrap());
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            80,
+            "grown to the maximum"
+        );
+        for i in 3..=10 {
+            assert!(index.append(i, i as u32 * 10).unwrap());
+        }
+        assert!(index.is_full());
+        assert_eq!(index.lookup(7), (7, 70));
+    }
+
+    #[test]
     fn time_index_lookup() {
         let dir = tempfile::tempdir().unwrap();
         let mut index = TimeIndex::open(&dir.path().join("a.timeindex"), 0, 120, true).unwrap();
         assert_eq!(index.lookup(5), 0);
-        index.maybe_append(1000, 10);
-        index.maybe_append(900, 20); // not increasing: ignored
-        index.maybe_append(2000, 30);
+        index.maybe_append(1000, 10).unwrap();
+        index.maybe_append(900, 20).unwrap(); // not increasing: ignored
+        index.maybe_append(2000, 30).unwrap();
         assert_eq!(index.entries(), 2);
         assert_eq!(index.lookup(999), 0);
         assert_eq!(index.lookup(1000), 0);

@@ -129,6 +129,7 @@ impl Log {
         now_ms: i64,
     ) -> Result<(Self, LoadReport), StorageError> {
         let mut bases = Vec::new();
+        let mut snapshots = Vec::new();
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -140,6 +141,8 @@ impl Log {
                 && let Ok(base) = stem.parse::<i64>()
             {
                 bases.push(base);
+            } else if let Some(offset) = producer_state::snapshot_offset(&name) {
+                snapshots.push(offset);
             }
         }
         bases.sort_unstable();
@@ -228,15 +231,15 @@ impl Log {
             let start = log.log_start_offset;
             log.reset_to(start, now_ms)?;
         }
-        log.load_producer_state()?;
+        log.load_producer_state(&snapshots)?;
         Ok((log, report))
     }
 
     /// Producer state from the newest snapshot at or below the log end, plus the batch headers
     /// after it (after a clean shutdown the snapshot is at the log end: nothing to replay).
-    fn load_producer_state(&mut self) -> Result<(), StorageError> {
+    fn load_producer_state(&mut self, snapshots: &[i64]) -> Result<(), StorageError> {
         let end = self.log_end_offset();
-        let (from, mut state) = producer_state::latest_snapshot(&self.dir, end)?
+        let (from, mut state) = producer_state::latest_snapshot_of(&self.dir, snapshots, end)?
             .unwrap_or((self.log_start_offset, ProducerState::default()));
         if from < end {
             for segment in self.segments.values().filter(|s| s.next_offset() > from) {

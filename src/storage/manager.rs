@@ -39,6 +39,57 @@ pub struct LogManager {
     /// Held for the life of the manager; the flock is released when it is dropped.
     _lock: File,
     clean_startup: bool,
+    /// `num.recovery.threads.per.data.dir`: loads logs at startup, closes them at shutdown.
+    threads: usize,
+}
+
+/// A partition directory found at startup, with what its load needs.
+struct LogToLoad {
+    path: PathBuf,
+    tp: TopicPartition,
+    config: LogConfig,
+    recovery_point: i64,
+    log_start: i64,
+}
+
+/// Runs `work` on every item, spread over `threads` threads, and returns the results (in no
+/// particular order), or the first error once every thread is done. Loading and closing a
+/// log is mostly waiting on the file system, so a few threads overlap that waiting even on
+/// few cores.
+fn on_threads<T: Send, R: Send>(
+    items: Vec<T>,
+    threads: usize,
+    work: impl Fn(T) -> Result<R, StorageError> + Sync,
+) -> Result<Vec<R>, StorageError> {
+    let threads = threads.clamp(1, items.len().max(1));
+    let mut shares: Vec<Vec<T>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, item) in items.into_iter().enumerate() {
+        shares[i % threads].push(item);
+    }
+    let work = &work;
+    let outcomes: Vec<Result<Vec<R>, StorageError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|share| {
+                scope.spawn(move || share.into_iter().map(work).collect::<Result<Vec<R>, _>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle.join().unwrap_or_else(|_| {
+                    Err(StorageError::Corrupt(
+                        "a log loading thread panicked".into(),
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut results = Vec::new();
+    for outcome in outcomes {
+        results.extend(outcome?);
+    }
+    Ok(results)
 }
 
 /// What DescribeLogDirs reports of the log directory.
@@ -67,13 +118,15 @@ pub fn lock(log: &SharedLog) -> std::sync::MutexGuard<'_, Log> {
 }
 
 impl LogManager {
-    /// Locks `dir` and loads every partition log in it; `config_for` supplies each log's
-    /// config by topic name (returning `None` for a topic that no longer exists, whose
-    /// directory is then deleted as stray).
+    /// Locks `dir` and loads every partition log in it, on `threads` threads
+    /// (`num.recovery.threads.per.data.dir`); `config_for` supplies each log's config by topic
+    /// name (returning `None` for a topic that no longer exists, whose directory is then
+    /// deleted as stray).
     pub fn open(
         dir: &Path,
         config_for: impl Fn(&str) -> Option<LogConfig>,
         now_ms: i64,
+        threads: usize,
     ) -> Result<(Self, Vec<(TopicPartition, LoadReport)>), StorageError> {
         std::fs::create_dir_all(dir)?;
         let lock = File::options()
@@ -88,8 +141,7 @@ impl LogManager {
         let clean = marker.exists();
         let recovery_points = checkpoint::read_offsets(&dir.join(RECOVERY_POINT_FILE))?;
         let log_starts = checkpoint::read_offsets(&dir.join(LOG_START_FILE))?;
-        let mut logs = HashMap::new();
-        let mut reports = Vec::new();
+        let mut to_load = Vec::new();
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             if !entry.file_type()?.is_dir() {
@@ -108,17 +160,28 @@ impl LogManager {
                 std::fs::remove_dir_all(entry.path())?;
                 continue;
             };
-            let recovery_point = recovery_points.get(&tp).copied().unwrap_or(0);
-            let log_start = log_starts.get(&tp).copied().unwrap_or(0);
-            let (log, report) = Log::load(
-                &entry.path(),
-                tp.clone(),
+            to_load.push(LogToLoad {
+                path: entry.path(),
+                recovery_point: recovery_points.get(&tp).copied().unwrap_or(0),
+                log_start: log_starts.get(&tp).copied().unwrap_or(0),
+                tp,
                 config,
-                recovery_point,
-                log_start,
+            });
+        }
+        let mut logs = HashMap::new();
+        let mut reports = Vec::new();
+        for (log, report) in on_threads(to_load, threads, |next| {
+            Log::load(
+                &next.path,
+                next.tp,
+                next.config,
+                next.recovery_point,
+                next.log_start,
                 clean,
                 now_ms,
-            )?;
+            )
+        })? {
+            let tp = log.topic_partition().clone();
             if report.truncated_bytes > 0 {
                 tracing::warn!(partition = %tp, bytes = report.truncated_bytes, "truncated invalid data at the end of the log");
             }
@@ -135,6 +198,7 @@ impl LogManager {
             logs: RwLock::new(logs),
             _lock: lock,
             clean_startup: clean,
+            threads: threads.max(1),
         };
         Ok((manager, reports))
     }
@@ -295,14 +359,17 @@ impl LogManager {
     /// Flushes and closes every log, checkpoints, and writes the clean-shutdown marker (only
     /// when every log closed cleanly).
     pub fn shutdown(&self, now_ms: i64) -> Result<(), StorageError> {
-        let mut all_clean = true;
-        for log in self.all() {
+        let closed = on_threads(self.all(), self.threads, |log| {
             let mut log = lock(&log);
-            if let Err(e) = log.close(now_ms) {
-                tracing::error!(partition = %log.topic_partition(), error = %e, "close failed");
-                all_clean = false;
+            match log.close(now_ms) {
+                Ok(()) => Ok(true),
+                Err(e) => {
+                    tracing::error!(partition = %log.topic_partition(), error = %e, "close failed");
+                    Ok(false)
+                }
             }
-        }
+        })?;
+        let all_clean = closed.iter().all(|clean| *clean);
         self.checkpoint()?;
         if all_clean {
             checkpoint::write_atomically(&self.dir.join(CLEAN_SHUTDOWN_FILE), b"")?;
@@ -327,10 +394,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let tp = TopicPartition::new("orders", 0);
         {
-            let (manager, _) = LogManager::open(dir.path(), |_| Some(cfg()), 0).unwrap();
+            let (manager, _) = LogManager::open(dir.path(), |_| Some(cfg()), 0, 2).unwrap();
             assert!(!manager.clean_startup());
             assert!(matches!(
-                LogManager::open(dir.path(), |_| Some(cfg()), 0),
+                LogManager::open(dir.path(), |_| Some(cfg()), 0, 2),
                 Err(StorageError::Locked(_))
             ));
             let log = manager.get_or_create(&tp, cfg(), 0).unwrap();
@@ -343,7 +410,7 @@ mod tests {
             manager.shutdown(0).unwrap();
         }
         let (manager, reports) =
-            LogManager::open(dir.path(), |t| (t == "orders").then(cfg), 0).unwrap();
+            LogManager::open(dir.path(), |t| (t == "orders").then(cfg), 0, 2).unwrap();
         assert!(manager.clean_startup());
         assert!(!dir.path().join(CLEAN_SHUTDOWN_FILE).exists());
         assert_eq!(reports.len(), 1);

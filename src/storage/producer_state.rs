@@ -228,21 +228,35 @@ pub fn snapshot_path(dir: &Path, offset: i64) -> PathBuf {
     dir.join(format!("{offset:020}.snapshot"))
 }
 
+/// The offset a producer snapshot file is named by, if `file_name` is one.
+pub fn snapshot_offset(file_name: &str) -> Option<i64> {
+    file_name.strip_suffix(".snapshot")?.parse().ok()
+}
+
 /// The newest snapshot at or below `end`, with its offset; snapshots above it are deleted.
 pub fn latest_snapshot(dir: &Path, end: i64) -> Result<Option<(i64, ProducerState)>, StorageError> {
-    let mut best: Option<i64> = None;
+    let mut offsets = Vec::new();
     for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let Some(offset) = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(".snapshot"))
-            .and_then(|n| n.parse::<i64>().ok())
-        else {
-            continue;
-        };
+        if let Some(offset) = snapshot_offset(&entry?.file_name().to_string_lossy()) {
+            offsets.push(offset);
+        }
+    }
+    latest_snapshot_of(dir, &offsets, end)
+}
+
+/// `latest_snapshot` given the snapshot offsets in `dir`, for a caller that listed it already.
+pub fn latest_snapshot_of(
+    dir: &Path,
+    offsets: &[i64],
+    end: i64,
+) -> Result<Option<(i64, ProducerState)>, StorageError> {
+    let mut best: Option<i64> = None;
+    for &offset in offsets {
         if offset > end {
-            std::fs::remove_file(&path)?;
+            match std::fs::remove_file(snapshot_path(dir, offset)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+                _ => {}
+            }
         } else if best.is_none_or(|b| offset > b) {
             best = Some(offset);
         }

@@ -298,9 +298,8 @@ impl Segment {
             max_timestamp: view.max_timestamp(),
         };
         self.log.write_all_at(batch, self.size as u64)?;
-        self.index_batch(&location);
         self.size += batch.len() as u32;
-        Ok(())
+        self.index_batch(&location)
     }
 
     /// Appends a batch given as its (rewritten) header and the records after it, as they
@@ -332,20 +331,23 @@ impl Segment {
             self.log.write_all_at(header, at)?;
             self.log.write_all_at(records, at + HEADER_LEN as u64)?;
         }
-        self.index_batch(&location);
         self.size += size as u32;
-        Ok(())
+        self.index_batch(&location)
     }
 
-    fn index_batch(&mut self, batch: &BatchLocation) {
+    /// Notes a batch now in the file, adding index entries when due. A full index is not an
+    /// error here (the log rolls on `indexes_full`); failing to grow one is.
+    fn index_batch(&mut self, batch: &BatchLocation) -> Result<(), StorageError> {
         self.observe(batch);
         if self.bytes_since_last_index_entry > self.index_interval_bytes {
-            self.offset_index.append(batch.base_offset, batch.position);
+            self.offset_index
+                .append(batch.base_offset, batch.position)?;
             self.time_index
-                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
+                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp)?;
             self.bytes_since_last_index_entry = 0;
         }
         self.bytes_since_last_index_entry += batch.size as u64;
+        Ok(())
     }
 
     /// Reads the header of the batch at `position`; `None` at the end of the written data or
@@ -488,7 +490,7 @@ impl Segment {
             if !valid {
                 break;
             }
-            self.index_batch(&location);
+            self.index_batch(&location)?;
             expected_offset = location.last_offset + 1;
             position += location.size;
         }
@@ -524,7 +526,7 @@ impl Segment {
     pub fn seal(&mut self) -> Result<(), StorageError> {
         if self.max_timestamp >= 0 {
             self.time_index
-                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp);
+                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp)?;
         }
         self.offset_index.trim()?;
         self.time_index.trim()?;
