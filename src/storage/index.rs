@@ -263,6 +263,13 @@ impl OffsetIndex {
         }
     }
 
+    /// The last entry whose position is <= `position` (positions increase with offsets).
+    pub fn floor_by_position(&self, position: u32) -> Option<(i64, u32)> {
+        let n = self.file.floor(position as i64, |e| u32_at(e, 4) as i64)?;
+        let e = self.file.entry(n);
+        Some((self.base_offset + u32_at(e, 0) as i64, u32_at(e, 4)))
+    }
+
     /// Drops entries for offsets >= `offset`.
     pub fn truncate_to(&mut self, offset: i64) {
         let relative = offset - self.base_offset;

@@ -223,7 +223,8 @@ impl Segment {
         }
         let (_, start) = self.offset_index.lookup(i64::MAX);
         let mut position = start;
-        while let Some(batch) = self.read_location(position)? {
+        let mut window = HeaderWindow::new();
+        while let Some(batch) = window.location(self, position)? {
             self.observe(&batch);
             position = batch.position + batch.size;
         }
@@ -353,34 +354,21 @@ impl Segment {
     /// Reads the header of the batch at `position`; `None` at the end of the written data or
     /// when the remaining bytes cannot hold a batch.
     pub fn read_location(&self, position: u32) -> Result<Option<BatchLocation>, StorageError> {
-        if position as u64 + HEADER_LEN as u64 > self.size as u64 {
-            return Ok(None);
-        }
-        let mut header = [0u8; HEADER_LEN];
-        self.log.read_exact_at(&mut header, position as u64)?;
-        let Some((base_offset, size, batch_length)) = record::peek_offset_and_size(&header) else {
-            return Ok(None);
-        };
-        if batch_length < (HEADER_LEN - LOG_OVERHEAD) as i32
-            || position as u64 + size as u64 > self.size as u64
-        {
-            return Ok(None);
-        }
-        let last_offset_delta = record::read_i32(&header, 23);
-        let max_timestamp = record::read_i64(&header, 35);
-        Ok(Some(BatchLocation {
-            position,
-            size: size as u32,
-            base_offset,
-            last_offset: base_offset + last_offset_delta as i64,
-            max_timestamp,
-        }))
+        HeaderWindow::with_capacity(HEADER_LEN).location(self, position)
     }
 
     /// The first batch whose last offset is >= `offset`.
     pub fn find_batch(&self, offset: i64) -> Result<Option<BatchLocation>, StorageError> {
+        self.find_batch_with(&mut HeaderWindow::new(), offset)
+    }
+
+    fn find_batch_with(
+        &self,
+        window: &mut HeaderWindow,
+        offset: i64,
+    ) -> Result<Option<BatchLocation>, StorageError> {
         let (_, mut position) = self.offset_index.lookup(offset);
-        while let Some(batch) = self.read_location(position)? {
+        while let Some(batch) = window.location(self, position)? {
             if batch.last_offset >= offset {
                 return Ok(Some(batch));
             }
@@ -389,9 +377,10 @@ impl Segment {
         Ok(None)
     }
 
-    /// Reads whole batches starting with the one holding `offset`, up to `max_bytes` (the
-    /// first batch is returned even when larger when `min_one_batch`), and never past
-    /// `max_offset` (exclusive: the high watermark).
+    /// Whole batches starting with the one holding `offset`, up to `max_bytes` (the first
+    /// batch is returned even when larger when `min_one_batch`), and never past `max_offset`
+    /// (exclusive: the high watermark). The range comes from the indexes and a few batch
+    /// headers near its two ends; the records themselves are not read here.
     pub fn read(
         &self,
         offset: i64,
@@ -399,27 +388,32 @@ impl Segment {
         max_offset: i64,
         min_one_batch: bool,
     ) -> Result<Option<SegmentRead>, StorageError> {
-        let Some(first) = self.find_batch(offset)? else {
+        let mut window = HeaderWindow::new();
+        let Some(first) = self.find_batch_with(&mut window, offset)? else {
             return Ok(None);
         };
-        if first.base_offset >= max_offset {
+        if first.last_offset >= max_offset {
             return Ok(None);
         }
         let start = first.position;
-        let mut end = start;
-        let mut next_offset = first.base_offset;
-        let mut current = Some(first);
-        while let Some(batch) = current {
-            if batch.last_offset >= max_offset {
-                break;
+        // Where readable data ends: the segment end, or the first batch reaching max_offset.
+        let (readable_end, offset_after_readable) = if max_offset >= self.next_offset {
+            (self.size, self.next_offset)
+        } else {
+            match self.find_batch_with(&mut window, max_offset)? {
+                Some(stop) => (stop.position, stop.base_offset),
+                None => (self.size, self.next_offset),
             }
-            let would_be = (batch.position + batch.size - start) as usize;
-            if would_be > max_bytes && !(min_one_batch && end == start) {
-                break;
-            }
-            end = batch.position + batch.size;
-            next_offset = batch.last_offset + 1;
-            current = self.read_location(end)?;
+        };
+        let budget_end = (start as u64 + max_bytes as u64).min(u32::MAX as u64) as u32;
+        let (mut end, mut next_offset) = if readable_end <= budget_end {
+            (readable_end, offset_after_readable)
+        } else {
+            self.last_boundary_within(&mut window, start, budget_end)?
+        };
+        if end == start && min_one_batch {
+            end = first.position + first.size;
+            next_offset = first.last_offset + 1;
         }
         if end == start {
             return Ok(None);
@@ -432,6 +426,34 @@ impl Segment {
             },
             next_offset,
         }))
+    }
+
+    /// The end of the last whole batch that ends by `limit`, walking from `start` (a batch
+    /// boundary), with the offset after it; `(start, -1)` when not even the first fits. The
+    /// walk begins at the last index entry at or below `limit`, so only about
+    /// `index.interval.bytes` of headers are read however large the range.
+    fn last_boundary_within(
+        &self,
+        window: &mut HeaderWindow,
+        start: u32,
+        limit: u32,
+    ) -> Result<(u32, i64), StorageError> {
+        // An indexed position is where a batch starts, so the batch before it ends there.
+        let (mut end, mut next_offset) = match self.offset_index.floor_by_position(limit) {
+            Some((offset, indexed)) if indexed > start => (indexed, offset),
+            _ => (start, -1),
+        };
+        let mut position = end;
+        while let Some(batch) = window.location(self, position)? {
+            let batch_end = batch.position + batch.size;
+            if batch_end > limit {
+                break;
+            }
+            end = batch_end;
+            next_offset = batch.last_offset + 1;
+            position = batch_end;
+        }
+        Ok((end, next_offset))
     }
 
     /// Reads the whole batch at `location`.
@@ -448,7 +470,8 @@ impl Segment {
     ) -> Result<Option<BatchLocation>, StorageError> {
         let start_offset = self.time_index.lookup(timestamp);
         let (_, mut position) = self.offset_index.lookup(start_offset);
-        while let Some(batch) = self.read_location(position)? {
+        let mut window = HeaderWindow::new();
+        while let Some(batch) = window.location(self, position)? {
             if batch.max_timestamp >= timestamp {
                 return Ok(Some(batch));
             }
@@ -653,6 +676,75 @@ impl Segment {
     }
 }
 
+/// Batch headers read through a window of the file: walking consecutive small batches costs
+/// one read per window instead of one per header.
+struct HeaderWindow {
+    start: u32,
+    bytes: Vec<u8>,
+    capacity: usize,
+}
+
+/// About `index.interval.bytes` of batches plus a header: a walk from an index entry to the
+/// batch it looks for usually fits in one window.
+const HEADER_WINDOW_BYTES: usize = 8 * 1024;
+
+impl HeaderWindow {
+    fn new() -> Self {
+        Self::with_capacity(HEADER_WINDOW_BYTES)
+    }
+
+    fn with_capacity(capacity: usize) -> Self {
+        Self {
+            start: 0,
+            bytes: Vec::new(),
+            capacity: capacity.max(HEADER_LEN),
+        }
+    }
+
+    /// The batch at `position` as its header describes it; `None` at the end of the written
+    /// data or when the remaining bytes cannot hold a batch.
+    fn location(
+        &mut self,
+        segment: &Segment,
+        position: u32,
+    ) -> Result<Option<BatchLocation>, StorageError> {
+        let size = segment.size as u64;
+        if position as u64 + HEADER_LEN as u64 > size {
+            return Ok(None);
+        }
+        let inside = position >= self.start
+            && (position - self.start) as usize + HEADER_LEN <= self.bytes.len();
+        if !inside {
+            let len = (size - position as u64).min(self.capacity as u64) as usize;
+            self.bytes.resize(len, 0);
+            segment
+                .log
+                .read_exact_at(&mut self.bytes, position as u64)?;
+            self.start = position;
+        }
+        let at = (position - self.start) as usize;
+        let header = &self.bytes[at..at + HEADER_LEN];
+        let Some((base_offset, batch_size, batch_length)) = record::peek_offset_and_size(header)
+        else {
+            return Ok(None);
+        };
+        if batch_length < (HEADER_LEN - LOG_OVERHEAD) as i32
+            || position as u64 + batch_size as u64 > size
+        {
+            return Ok(None);
+        }
+        let last_offset_delta = record::read_i32(header, 23);
+        let max_timestamp = record::read_i64(header, 35);
+        Ok(Some(BatchLocation {
+            position,
+            size: batch_size as u32,
+            base_offset,
+            last_offset: base_offset + last_offset_delta as i64,
+            max_timestamp,
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -683,6 +775,70 @@ mod tests {
             "stops before the batch crossing max_offset"
         );
         assert!(segment.read(50, 1 << 20, i64::MAX, true).unwrap().is_none());
+    }
+
+    /// Every read agrees with a plain walk over all batches: the index shortcuts at both ends
+    /// of the range change nothing.
+    #[test]
+    fn reads_match_a_walk_over_every_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut segment = Segment::create(dir.path(), 0, 4096, 300, 0).unwrap();
+        let mut all = Vec::new();
+        let mut next = 0i64;
+        for i in 0..60i64 {
+            let count = 1 + (i % 4) as i32;
+            let mut b = batch(0, count, 1000 + i, 20 + (i as usize * 37) % 400);
+            record::assign_offsets(&mut b, next, 0, None);
+            segment.append(&b).unwrap();
+            all.push(
+                segment
+                    .read_location(segment.size() - b.len() as u32)
+                    .unwrap()
+                    .unwrap(),
+            );
+            next += count as i64;
+        }
+        assert!(
+            segment.offset_index.entries() > 5,
+            "the test needs index entries"
+        );
+        let expected = |offset: i64, max_bytes: usize, max_offset: i64, min_one: bool| {
+            let first = all.iter().position(|b| b.last_offset >= offset)?;
+            if all[first].last_offset >= max_offset {
+                return None;
+            }
+            let start = all[first].position;
+            let mut end = start;
+            let mut next_offset = 0;
+            for b in &all[first..] {
+                if b.last_offset >= max_offset
+                    || ((b.position + b.size - start) as usize > max_bytes
+                        && !(min_one && end == start))
+                {
+                    break;
+                }
+                end = b.position + b.size;
+                next_offset = b.last_offset + 1;
+            }
+            (end > start).then_some((start as u64, (end - start) as usize, next_offset))
+        };
+        for offset in (0..next + 2).step_by(3) {
+            for max_bytes in [1, 100, 500, 1000, 3000, 7000, 100_000] {
+                for max_offset in [next / 3, next / 2 + 1, next - 1, next, i64::MAX] {
+                    for min_one in [false, true] {
+                        let got = segment
+                            .read(offset, max_bytes, max_offset, min_one)
+                            .unwrap()
+                            .map(|r| (r.records.position(), r.records.len(), r.next_offset));
+                        assert_eq!(
+                            got,
+                            expected(offset, max_bytes, max_offset, min_one),
+                            "offset {offset} max_bytes {max_bytes} max_offset {max_offset} min_one {min_one}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
