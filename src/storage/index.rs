@@ -39,12 +39,14 @@ impl IndexFile {
     /// Opens or creates the file. With `writable`, appends may grow it to `max_bytes`;
     /// existing entries are `existing_entries` (callers decide whether to trust them).
     fn open(path: &Path, entry_size: usize, max_bytes: u64, writable: bool) -> io::Result<Self> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
+        let file = super::open_file(
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false),
+            path,
+        )?;
         let current_len = file.metadata()?.len();
         let entries = (current_len / entry_size as u64) as usize;
         if current_len != (entries * entry_size) as u64 {
@@ -282,6 +284,14 @@ impl OffsetIndex {
     /// Drops all entries (before a rebuild).
     pub fn clear(&mut self) {
         self.file.entries = 0;
+    }
+
+    /// The last entry points inside the segment (an O(1) check, Kafka's `sanityCheck`).
+    pub fn last_entry_sane(&self, segment_size: u64) -> bool {
+        match self.file.entries {
+            0 => true,
+            n => (u32_at(self.file.entry(n - 1), 4) as u64) < segment_size.max(1),
+        }
     }
 
     /// Entries must strictly increase in offset and position; anything else means the file

@@ -130,11 +130,9 @@ impl Log {
     ) -> Result<(Self, LoadReport), StorageError> {
         let mut bases = Vec::new();
         let mut snapshots = Vec::new();
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            let name = entry.file_name().to_string_lossy().into_owned();
+        for name in super::list_dir(dir)? {
             if TEMP_SUFFIXES.iter().any(|s| name.ends_with(s)) {
-                std::fs::remove_file(entry.path())?;
+                std::fs::remove_file(dir.join(&name))?;
                 continue;
             }
             if let Some(stem) = name.strip_suffix(".log")
@@ -191,7 +189,7 @@ impl Log {
                 config.index_interval_bytes,
                 now_ms,
             )?;
-            if *base >= first_to_recover || !segment.indexes_consistent() {
+            if *base >= first_to_recover || !segment.indexes_consistent(!clean_shutdown) {
                 let dropped = segment.recover(config.max_message_bytes)?;
                 report.recovered_segments += 1;
                 if dropped > 0 {
@@ -403,18 +401,18 @@ impl Log {
         incoming_timestamp: i64,
         now_ms: i64,
     ) -> Result<(), StorageError> {
-        let Some(active) = self.active() else {
+        let max_age = self
+            .config
+            .segment_ms
+            .saturating_sub(self.config.segment_jitter_ms);
+        let Some(active) = self.segments.values_mut().next_back() else {
             return Ok(());
         };
         if active.is_empty() {
             return Ok(());
         }
         let full = active.size() as u64 + batch_size as u64 > self.config.segment_bytes;
-        let aged = active.time_waited_for_roll(now_ms, incoming_timestamp)
-            > self
-                .config
-                .segment_ms
-                .saturating_sub(self.config.segment_jitter_ms);
+        let aged = active.time_waited_for_roll(now_ms, incoming_timestamp)? > max_age;
         let overflow = last_offset - active.base_offset() > u32::MAX as i64 - 1;
         if full || aged || active.indexes_full() || overflow {
             self.roll(now_ms)?;

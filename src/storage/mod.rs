@@ -20,7 +20,46 @@ pub mod producer_state;
 pub mod segment;
 
 use crate::record::RecordError;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 use thiserror::Error;
+
+/// The names in a log directory, read without updating its access time (see `open_file`).
+pub(crate) fn list_dir(dir: &Path) -> std::io::Result<Vec<String>> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let fd = match rustix::fs::open(dir, flags | OFlags::NOATIME, Mode::empty()) {
+        Err(rustix::io::Errno::PERM) => rustix::fs::open(dir, flags, Mode::empty())?,
+        other => other?,
+    };
+    let mut names = Vec::new();
+    for entry in rustix::fs::Dir::new(fd)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy();
+        if name != "." && name != ".." {
+            names.push(name.into_owned());
+        }
+    }
+    Ok(names)
+}
+
+/// Opens a log file without access-time updates where the file's owner allows it
+/// (`O_NOATIME`). Under `relatime`, the first read of a file written since its last read
+/// dirties its inode, a journal write per file; a restart right after heavy writes reads
+/// thousands of such files while the journal is still busy, and each of those updates
+/// waits for it. Nothing here uses access times.
+pub(crate) fn open_file(options: &OpenOptions, path: &Path) -> std::io::Result<File> {
+    let mut without_atime = options.clone();
+    without_atime.custom_flags(rustix::fs::OFlags::NOATIME.bits() as i32);
+    match without_atime.open(path) {
+        // Not the owner (and no CAP_FOWNER): open as usual.
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PERM.raw_os_error()) => {
+            options.open(path)
+        }
+        other => other,
+    }
+}
 
 #[derive(Debug, Error)]
 pub enum StorageError {

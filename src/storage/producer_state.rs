@@ -224,6 +224,13 @@ impl ProducerState {
     }
 }
 
+fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    super::open_file(std::fs::OpenOptions::new().read(true), path)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 pub fn snapshot_path(dir: &Path, offset: i64) -> PathBuf {
     dir.join(format!("{offset:020}.snapshot"))
 }
@@ -262,7 +269,7 @@ pub fn latest_snapshot_of(
         }
     }
     let Some(offset) = best else { return Ok(None) };
-    match std::fs::read(snapshot_path(dir, offset))
+    match read_file(&snapshot_path(dir, offset))
         .ok()
         .and_then(|bytes| ProducerState::decode(&bytes))
     {

@@ -102,6 +102,10 @@ pub struct Segment {
     next_offset: i64,
     /// Max timestamp of the first batch (Kafka's rolling-based timestamp for `segment.ms`).
     first_batch_timestamp: Option<i64>,
+    /// The segment was loaded from its indexes, so its first batch is not read yet: it is
+    /// read when `segment.ms` first needs it (Kafka loads its rolling timestamp lazily too),
+    /// which keeps a restart from reading the oldest, likely evicted, page of every log.
+    first_batch_unread: bool,
     /// Wall-clock time this segment object was created or loaded, for `segment.ms` when the
     /// segment holds no timestamps.
     created_ms: i64,
@@ -121,12 +125,14 @@ impl Segment {
         now_ms: i64,
     ) -> Result<Self, StorageError> {
         let log_path = dir.join(file_name(base_offset, "log"));
-        let log = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&log_path)?;
+        let log = super::open_file(
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true),
+            &log_path,
+        )?;
         Self::assemble(
             dir,
             base_offset,
@@ -152,7 +158,7 @@ impl Segment {
         now_ms: i64,
     ) -> Result<Self, StorageError> {
         let log_path = dir.join(file_name(base_offset, "log"));
-        let log = OpenOptions::new().read(true).write(true).open(&log_path)?;
+        let log = super::open_file(OpenOptions::new().read(true).write(true), &log_path)?;
         let len = log.metadata()?.len();
         let size = u32::try_from(len).map_err(|_| {
             StorageError::Corrupt(format!("{} is larger than 4 GiB", log_path.display()))
@@ -210,6 +216,7 @@ impl Segment {
             offset_of_max_timestamp: base_offset,
             next_offset: base_offset,
             first_batch_timestamp: None,
+            first_batch_unread: false,
             created_ms: now_ms,
         })
     }
@@ -222,6 +229,7 @@ impl Segment {
             self.offset_of_max_timestamp = offset;
         }
         let (_, start) = self.offset_index.lookup(i64::MAX);
+        self.first_batch_unread = start > 0;
         let mut position = start;
         let mut window = HeaderWindow::new();
         while let Some(batch) = window.location(self, position)? {
@@ -229,9 +237,6 @@ impl Segment {
             position = batch.position + batch.size;
         }
         self.bytes_since_last_index_entry = (position - start) as u64;
-        if self.size > 0 {
-            self.first_batch_timestamp = self.read_location(0)?.map(|b| b.max_timestamp);
-        }
         Ok(())
     }
 
@@ -241,7 +246,7 @@ impl Segment {
             self.offset_of_max_timestamp = batch.base_offset;
         }
         self.next_offset = batch.last_offset + 1;
-        if self.first_batch_timestamp.is_none() {
+        if self.first_batch_timestamp.is_none() && !self.first_batch_unread {
             self.first_batch_timestamp = Some(batch.max_timestamp);
         }
     }
@@ -271,11 +276,19 @@ impl Segment {
     /// How long this segment has been filling, for `segment.ms` (Kafka's `timeWaitedForRoll`):
     /// the incoming batch's timestamp minus the first batch's when the segment has
     /// timestamps, else wall-clock time since the segment was created or loaded.
-    pub fn time_waited_for_roll(&self, now_ms: i64, incoming_max_timestamp: i64) -> i64 {
-        match self.first_batch_timestamp.filter(|ts| *ts >= 0) {
+    pub fn time_waited_for_roll(
+        &mut self,
+        now_ms: i64,
+        incoming_max_timestamp: i64,
+    ) -> Result<i64, StorageError> {
+        if self.first_batch_unread {
+            self.first_batch_timestamp = self.read_location(0)?.map(|b| b.max_timestamp);
+            self.first_batch_unread = false;
+        }
+        Ok(match self.first_batch_timestamp.filter(|ts| *ts >= 0) {
             Some(first) => incoming_max_timestamp - first,
             None => now_ms - self.created_ms,
-        }
+        })
     }
 
     /// The newest timestamp retention judges this segment by (Kafka's `largestTimestamp`):
@@ -495,6 +508,7 @@ impl Segment {
         self.offset_of_max_timestamp = self.base_offset;
         self.next_offset = self.base_offset;
         self.first_batch_timestamp = None;
+        self.first_batch_unread = false;
         let file_len = self.log.metadata()?.len();
         self.size = u32::try_from(file_len).unwrap_or(u32::MAX);
         let mut position: u32 = 0;
@@ -563,9 +577,16 @@ impl Segment {
         Ok(())
     }
 
-    /// Whether the stored indexes look sane; if not the segment must be recovered.
-    pub fn indexes_consistent(&self) -> bool {
-        self.offset_index.is_consistent(self.size as u64) && self.time_index.is_consistent()
+    /// Whether the stored indexes look sane; if not the segment must be recovered. After a
+    /// clean shutdown only their last entries are checked, as Kafka's `sanityCheck` does:
+    /// a full scan reads every index page of every log, from disk when evicted, and a
+    /// cleanly closed index was written and synced whole. `thorough` scans every entry.
+    pub fn indexes_consistent(&self, thorough: bool) -> bool {
+        if thorough {
+            self.offset_index.is_consistent(self.size as u64) && self.time_index.is_consistent()
+        } else {
+            self.offset_index.last_entry_sane(self.size as u64)
+        }
     }
 
     /// Duplicated handles of the segment's files, to fsync without holding the log.
@@ -842,6 +863,25 @@ mod tests {
     }
 
     #[test]
+    fn a_reloaded_segment_ages_from_its_first_batch_read_on_demand() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut segment = filled_segment(dir.path(), 40, 2);
+        assert!(
+            segment.offset_index.entries() > 0,
+            "loaded from an index entry on"
+        );
+        assert_eq!(segment.time_waited_for_roll(0, 5000).unwrap(), 5000 - 1001);
+        segment.seal().unwrap();
+        drop(segment);
+        let mut reloaded = Segment::open(dir.path(), 0, true, 4096, 100, 0).unwrap();
+        assert!(reloaded.first_batch_unread, "not read at load");
+        assert_eq!(reloaded.time_waited_for_roll(0, 5000).unwrap(), 5000 - 1001);
+        assert!(!reloaded.first_batch_unread);
+        assert_eq!(reloaded.next_offset(), 80);
+        assert_eq!(reloaded.max_timestamp(), 1000 + 39 * 10 + 1);
+    }
+
+    #[test]
     fn index_lookup_and_timestamp_search() {
         let dir = tempfile::tempdir().unwrap();
         let segment = filled_segment(dir.path(), 40, 2);
@@ -901,6 +941,6 @@ mod tests {
         segment.seal().unwrap();
         let reopened = Segment::open(dir.path(), 0, false, 4096, 100, 0).unwrap();
         assert_eq!(reopened.next_offset(), 8);
-        assert!(reopened.indexes_consistent());
+        assert!(reopened.indexes_consistent(true));
     }
 }
