@@ -68,7 +68,12 @@ pub async fn serve(
         match codec::handle_frame(&ctx, frame.freeze()).await {
             Ok(Some(response)) => {
                 if let Err(e) = write_frame(&mut write_half, &response).await {
-                    tracing::debug!(%peer, error = %e, "connection write failed");
+                    if e.kind() == io::ErrorKind::UnexpectedEof {
+                        // Our side failed (a segment file cut short), not the client.
+                        tracing::warn!(%peer, error = %e, "closing connection: response could not be sent whole");
+                    } else {
+                        tracing::debug!(%peer, error = %e, "connection write failed");
+                    }
                     return;
                 }
             }
@@ -125,5 +130,50 @@ fn log_rejected(peer: SocketAddr, summary: Option<codec::RequestSummary>, error:
             tracing::warn!(%peer, api_key = s.api_key, version = s.version, correlation_id = s.correlation_id, "closing connection: {error}")
         }
         None => tracing::warn!(%peer, "closing connection: {error}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::sync::Arc;
+    use tokio::net::TcpListener;
+
+    async fn socket_pair() -> (TcpStream, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        (server, client)
+    }
+
+    #[tokio::test]
+    async fn file_parts_arrive_byte_for_byte_and_a_short_file_fails_the_send() {
+        let mut file = tempfile::tempfile().unwrap();
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        file.write_all(&data).unwrap();
+        let file = Arc::new(file);
+        let (server, mut client) = socket_pair().await;
+
+        let slice = FileSlice::for_test(file.clone(), 1000, 250_000);
+        let reader = tokio::spawn(async move {
+            let mut received = vec![0u8; 250_000];
+            client.read_exact(&mut received).await.unwrap();
+            (client, received)
+        });
+        send_file(&server, &slice).await.unwrap();
+        let (_client, received) = reader.await.unwrap();
+        assert!(
+            received == data[1000..251_000],
+            "the bytes of the range, in order"
+        );
+
+        // A file shorter than the slice (truncated since the fetch found the range): the
+        // send fails instead of sending anything else.
+        let beyond = FileSlice::for_test(file, 290_000, 20_000);
+        let error = send_file(&server, &beyond).await.unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::UnexpectedEof);
     }
 }
