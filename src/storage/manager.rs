@@ -78,9 +78,9 @@ fn on_threads<T: Send, R: Send>(
             .into_iter()
             .map(|handle| {
                 handle.join().unwrap_or_else(|_| {
-                    Err(StorageError::Corrupt(
-                        "a log loading thread panicked".into(),
-                    ))
+                    Err(StorageError::Io(std::io::Error::other(
+                        "a log loading or closing thread panicked",
+                    )))
                 })
             })
             .collect()
