@@ -231,6 +231,8 @@ impl Error {
                 | StorageError::Offline
                 | StorageError::Corrupt(_)
                 | StorageError::Locked(_) => code::KAFKA_STORAGE_ERROR,
+                // A follower's own fetch went wrong; no client request gets this.
+                StorageError::UnexpectedAppendOffset { .. } => code::UNKNOWN_SERVER_ERROR,
             },
             Error::Record(r) => record_code(r),
         }

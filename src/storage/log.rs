@@ -6,6 +6,7 @@
 
 use super::StorageError;
 use super::cleaner::{self, CleanStats};
+use super::epoch::LeaderEpochCache;
 use super::producer_state::{self, Admission, ProducerState};
 use super::segment::{BatchLocation, Segment, SegmentRead};
 use crate::config::LogConfig;
@@ -78,6 +79,13 @@ pub struct Log {
     cleaned_up_to: i64,
     /// Idempotent producers writing to this partition.
     producers: ProducerState,
+    /// The first offset of each leader epoch (OffsetForLeaderEpoch, follower truncation).
+    leader_epochs: LeaderEpochCache,
+    /// The high watermark while the log is replicated (see [`Log::set_replicated`]).
+    high_watermark: i64,
+    /// Whether other replicas must have a record before it counts as committed; until then
+    /// everything written is committed and the high watermark is the log end offset.
+    replicated: bool,
 }
 
 const TEMP_SUFFIXES: &[&str] = &[".tmp", ".cleaned", ".swap", ".deleted"];
@@ -100,6 +108,7 @@ impl Log {
         )?;
         let mut segments = BTreeMap::new();
         segments.insert(0, segment);
+        let leader_epochs = LeaderEpochCache::create_empty(dir)?;
         Ok(Self {
             tp,
             dir: dir.to_path_buf(),
@@ -113,6 +122,9 @@ impl Log {
             failed: false,
             cleaned_up_to: 0,
             producers: ProducerState::default(),
+            leader_epochs,
+            high_watermark: 0,
+            replicated: false,
         })
     }
 
@@ -217,6 +229,9 @@ impl Log {
             failed: false,
             cleaned_up_to: 0,
             producers: ProducerState::default(),
+            leader_epochs: LeaderEpochCache::load(dir)?,
+            high_watermark: 0,
+            replicated: false,
         };
         let end = log.log_end_offset();
         log.recovery_point = if clean_shutdown {
@@ -230,7 +245,34 @@ impl Log {
             log.reset_to(start, now_ms)?;
         }
         log.load_producer_state(&snapshots)?;
+        log.load_leader_epochs()?;
         Ok((log, report))
+    }
+
+    /// Aligns the leader-epoch cache with the log that survived loading. A log written
+    /// before the cache existed (or whose file was lost) gets it rebuilt from batch headers.
+    fn load_leader_epochs(&mut self) -> Result<(), StorageError> {
+        let end = self.log_end_offset();
+        self.leader_epochs.truncate_from_end(end)?;
+        if !self.leader_epochs.file_exists() && end > self.log_start_offset {
+            let mut found = Vec::new();
+            for segment in self.segments.values() {
+                segment.for_each_batch_from(self.log_start_offset, |batch| {
+                    let epoch = batch.partition_leader_epoch();
+                    if found.last().is_none_or(|(last, _)| *last < epoch) {
+                        found.push((epoch, batch.base_offset()));
+                    }
+                })?;
+            }
+            for (epoch, start) in found {
+                self.leader_epochs.assign(epoch, start)?;
+            }
+            // Also when no batch carried an epoch, so the next start does not scan again.
+            self.leader_epochs.persist()?;
+        }
+        self.leader_epochs
+            .truncate_from_start(self.log_start_offset)?;
+        Ok(())
     }
 
     /// Producer state from the newest snapshot at or below the log end, plus the batch headers
@@ -288,9 +330,52 @@ impl Log {
             .unwrap_or(self.log_start_offset)
     }
 
-    /// On a single replica everything appended is committed.
+    /// The offset below which records are committed: what consumers may read. A log that is
+    /// not replicated commits everything it writes.
     pub fn high_watermark(&self) -> i64 {
-        self.log_end_offset()
+        if self.replicated {
+            self.high_watermark.min(self.log_end_offset())
+        } else {
+            self.log_end_offset()
+        }
+    }
+
+    /// Keeps the stored high watermark at the log end while writes commit at once, so it is
+    /// current when replication takes over and when it is checkpointed.
+    fn commit_if_unreplicated(&mut self) {
+        if !self.replicated {
+            self.high_watermark = self.log_end_offset();
+        }
+    }
+
+    /// Switches between a log whose writes are committed at once (its partition has one
+    /// replica) and one whose high watermark the replication layer sets. Switching to
+    /// replicated keeps the current high watermark as the starting point.
+    pub fn set_replicated(&mut self, replicated: bool) {
+        self.replicated = replicated;
+        self.set_high_watermark(self.high_watermark);
+    }
+
+    pub fn is_replicated(&self) -> bool {
+        self.replicated
+    }
+
+    /// Sets the high watermark of a replicated log (clamped to [log start, log end]). It
+    /// may move backwards only when a new leader starts below it; the caller decides.
+    pub fn set_high_watermark(&mut self, offset: i64) {
+        self.high_watermark = offset.clamp(self.log_start_offset, self.log_end_offset());
+    }
+
+    /// The latest leader epoch of a batch in this log.
+    pub fn latest_epoch(&self) -> Option<i32> {
+        self.leader_epochs.latest_epoch()
+    }
+
+    /// OffsetForLeaderEpoch: the largest epoch at or below `epoch` this log knows, and the
+    /// offset where it ends (see [`LeaderEpochCache::end_offset_for`]).
+    pub fn end_offset_for_epoch(&self, epoch: i32) -> (i32, i64) {
+        self.leader_epochs
+            .end_offset_for(epoch, self.log_end_offset())
     }
 
     pub fn size_bytes(&self) -> u64 {
@@ -375,6 +460,9 @@ impl Log {
         self.maybe_roll(batch.len(), base_offset + delta, incoming_timestamp, now_ms)?;
         let log_append_time = self.config.log_append_time.then_some(now_ms);
         let header = record::stamped_header(batch, base_offset, leader_epoch, log_append_time)?;
+        // Before the write: a crash between the two leaves an entry past the log end, which
+        // loading drops; the other order could lose an epoch the log holds.
+        self.leader_epochs.assign(leader_epoch, base_offset)?;
         let active = self
             .segments
             .values_mut()
@@ -383,6 +471,7 @@ impl Log {
         active.append_stamped(&header, &batch[record::HEADER_LEN..])?;
         self.producers.update(&BatchView::new(batch)?, base_offset);
         self.unflushed_messages += count;
+        self.commit_if_unreplicated();
         Ok(AppendInfo {
             base_offset,
             last_offset: base_offset + delta,
@@ -390,6 +479,106 @@ impl Log {
             log_start_offset: self.log_start_offset,
             flush_due: self.unflushed_messages >= self.config.flush_messages,
         })
+    }
+
+    /// Appends batches fetched from the leader exactly as they are (the leader assigned
+    /// offsets, epochs and timestamps). They must continue the log and pass validation;
+    /// when any fails nothing is appended. A partial batch at the end (a fetch cut at its
+    /// byte limit) is ignored. Returns the last offset appended, `None` for no batch.
+    pub fn append_as_follower(
+        &mut self,
+        records: &[u8],
+        now_ms: i64,
+    ) -> Result<Option<i64>, StorageError> {
+        self.check_online()?;
+        let mut expected = self.log_end_offset();
+        let mut batches = Vec::new();
+        for batch in record::BatchIter::new(records) {
+            let batch = batch?;
+            batch.validate()?;
+            if batch.base_offset() != expected {
+                return Err(StorageError::UnexpectedAppendOffset {
+                    expected,
+                    got: batch.base_offset(),
+                });
+            }
+            expected = batch.last_offset() + 1;
+            batches.push(batch);
+        }
+        let result = self.append_replicated(&batches, now_ms);
+        self.guard(result)?;
+        Ok(batches.last().map(|b| b.last_offset()))
+    }
+
+    fn append_replicated(
+        &mut self,
+        batches: &[BatchView<'_>],
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
+        for batch in batches {
+            self.maybe_roll(
+                batch.size(),
+                batch.last_offset(),
+                batch.max_timestamp(),
+                now_ms,
+            )?;
+            self.leader_epochs
+                .assign(batch.partition_leader_epoch(), batch.base_offset())?;
+            let active = self
+                .segments
+                .values_mut()
+                .next_back()
+                .ok_or(StorageError::Offline)?;
+            active.append(batch.bytes())?;
+            self.producers.update(batch, batch.base_offset());
+            self.unflushed_messages += batch.records_count() as i64;
+        }
+        self.commit_if_unreplicated();
+        Ok(())
+    }
+
+    /// Removes every record at or after `offset`, whole batches: a batch holding `offset`
+    /// goes too, so the log may end below it (Kafka's `truncateTo`). Followers do this when
+    /// their log diverges from the new leader's. Returns the new log end offset.
+    pub fn truncate_to(&mut self, offset: i64) -> Result<i64, StorageError> {
+        self.check_online()?;
+        if offset >= self.log_end_offset() {
+            return Ok(self.log_end_offset());
+        }
+        let result = self.truncate_inner(offset);
+        self.guard(result)
+    }
+
+    fn truncate_inner(&mut self, offset: i64) -> Result<i64, StorageError> {
+        if offset <= self.log_start_offset {
+            let start = offset.max(0);
+            let now = crate::types::now_ms();
+            self.reset_to(start, now)?;
+            return Ok(start);
+        }
+        let doomed: Vec<i64> = self.segments.range(offset..).map(|(b, _)| *b).collect();
+        // The segment holding `offset` is truncated; the ones starting after it go.
+        // `offset` is above the log start, so the segment holding it starts below it.
+        for base in doomed.iter().rev() {
+            if let Some(segment) = self.segments.remove(base) {
+                segment.delete()?;
+            }
+        }
+        let end = match self.segments.values_mut().next_back() {
+            Some(active) => {
+                active.truncate_to(offset)?;
+                active.reopen_for_append(self.config.segment_index_bytes)?;
+                active.next_offset()
+            }
+            None => offset,
+        };
+        self.leader_epochs.truncate_from_end(end)?;
+        self.producers.truncate_to(end);
+        self.recovery_point = self.recovery_point.min(end);
+        self.high_watermark = self.high_watermark.min(end);
+        self.cleaned_up_to = self.cleaned_up_to.min(end);
+        tracing::info!(partition = %self.tp, offset, log_end_offset = end, "truncated log");
+        Ok(end)
     }
 
     /// Kafka's `shouldRoll`: size, age (less jitter), full indexes, or relative offsets that
@@ -579,7 +768,9 @@ impl Log {
         }
         if offset > self.log_start_offset {
             self.log_start_offset = offset;
-            let result = self.delete_segments_below_start();
+            let result = self
+                .delete_segments_below_start()
+                .and_then(|_| self.leader_epochs.truncate_from_start(offset));
             self.guard(result)?;
         }
         Ok(self.log_start_offset)
@@ -616,9 +807,13 @@ impl Log {
             return self.delete_segments_below_start();
         }
         let mut doomed: Vec<i64> = Vec::new();
+        // Only committed data may go: a segment holding records above the high watermark
+        // stays (Kafka's upper bound for deletable segments).
+        let high_watermark = self.high_watermark();
         if self.config.retention_ms >= 0 {
             for segment in self.segments.values() {
                 if segment.is_empty()
+                    || segment.next_offset() > high_watermark
                     || now_ms - segment.largest_timestamp() <= self.config.retention_ms
                 {
                     break;
@@ -629,7 +824,10 @@ impl Log {
         if self.config.retention_bytes >= 0 {
             let mut excess = self.size_bytes() as i64 - self.config.retention_bytes;
             for segment in self.segments.values() {
-                if excess < segment.size() as i64 || segment.is_empty() {
+                if excess < segment.size() as i64
+                    || segment.is_empty()
+                    || segment.next_offset() > high_watermark
+                {
                     break;
                 }
                 excess -= segment.size() as i64;
@@ -654,6 +852,8 @@ impl Log {
             self.log_start_offset = self.log_start_offset.max(*first);
         }
         deleted += self.delete_segments_below_start()?;
+        self.leader_epochs
+            .truncate_from_start(self.log_start_offset)?;
         Ok(deleted)
     }
 
@@ -806,6 +1006,9 @@ impl Log {
         self.segments.insert(offset, segment);
         self.log_start_offset = offset;
         self.recovery_point = offset;
+        self.high_watermark = offset;
+        self.producers = ProducerState::default();
+        self.leader_epochs.clear()?;
         Ok(())
     }
 }
@@ -1078,5 +1281,179 @@ mod tests {
         let (reloaded, report) = Log::load(dir.path(), tp, cfg, 0, 0, false, 3_000).unwrap();
         assert_eq!(report.truncated_bytes, 0, "compacted segments are valid");
         assert_eq!(read_all(&reloaded), records);
+    }
+
+    /// The raw batches of `log` from `offset` to its end, as a leader's fetch would send them.
+    fn raw_from(log: &Log, offset: i64) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut next = offset;
+        while next < log.log_end_offset() {
+            let read = log
+                .read(next, 1 << 20, i64::MAX, true)
+                .unwrap()
+                .expect("data below the log end");
+            out.extend_from_slice(&read.records.read().unwrap());
+            next = read.next_offset;
+        }
+        out
+    }
+
+    #[test]
+    fn a_follower_copies_the_leaders_batches_byte_for_byte_across_segments() {
+        let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+        let tp = TopicPartition::new("r", 0);
+        let cfg = config(&[("segment.bytes", "700")]);
+        let mut leader = Log::create(dirs[0].path(), tp.clone(), cfg.clone(), 0).unwrap();
+        let mut follower = Log::create(dirs[1].path(), tp.clone(), cfg.clone(), 0).unwrap();
+        for (i, epoch) in [0, 0, 0, 2, 2, 5, 5, 5].iter().enumerate() {
+            leader
+                .append_as_leader(&batch(0, 3, i as i64, 60), *epoch, i as i64)
+                .unwrap();
+        }
+        // In two fetches, the second ending in a partial batch that is left for later.
+        let all = raw_from(&leader, 0);
+        let cut = raw_from(&leader, 9).len();
+        let first = &all[..all.len() - cut];
+        assert_eq!(follower.append_as_follower(first, 0).unwrap(), Some(8));
+        let rest = &all[all.len() - cut..];
+        assert_eq!(
+            follower
+                .append_as_follower(&rest[..rest.len() - 10], 0)
+                .unwrap(),
+            Some(20)
+        );
+        assert_eq!(follower.append_as_follower(&[], 0).unwrap(), None);
+        let last_batch = raw_from(&leader, 21);
+        assert_eq!(
+            follower.append_as_follower(&last_batch, 0).unwrap(),
+            Some(23)
+        );
+        assert!(follower.segment_count() > 1, "rolled like the leader");
+        assert_eq!(raw_from(&follower, 0), all);
+        assert_eq!(follower.latest_epoch(), Some(5));
+        assert_eq!(follower.end_offset_for_epoch(2), (2, 15));
+        assert_eq!(follower.end_offset_for_epoch(5), (5, 24));
+
+        // Not continuing the log, or corrupt: rejected, nothing written.
+        assert!(matches!(
+            follower.append_as_follower(&raw_from(&leader, 3), 0),
+            Err(StorageError::UnexpectedAppendOffset {
+                expected: 24,
+                got: 3
+            })
+        ));
+        let mut next = batch(24, 2, 0, 10).to_vec();
+        let crc_covered = next.len() - 1;
+        next[crc_covered] ^= 1;
+        assert!(follower.append_as_follower(&next, 0).is_err());
+        assert_eq!(follower.log_end_offset(), 24);
+        assert!(!follower.is_failed());
+    }
+
+    #[test]
+    fn truncation_removes_whole_batches_and_the_epochs_after_them_and_survives_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let cfg = config(&[("segment.bytes", "500")]);
+        let mut log = Log::create(dir.path(), tp.clone(), cfg.clone(), 0).unwrap();
+        for (i, epoch) in [1, 1, 1, 1, 3, 3, 3, 4].iter().enumerate() {
+            log.append_as_leader(&batch(0, 2, i as i64, 80), *epoch, i as i64)
+                .unwrap();
+        }
+        let segments_before = log.segment_count();
+        assert!(segments_before > 2);
+        // Offset 11 is inside the batch 10..=11: that batch goes too.
+        assert_eq!(log.truncate_to(11).unwrap(), 10);
+        assert_eq!(log.log_end_offset(), 10);
+        assert!(log.segment_count() < segments_before);
+        assert_eq!(log.latest_epoch(), Some(3));
+        assert_eq!(log.end_offset_for_epoch(1), (1, 8));
+        assert_eq!(log.end_offset_for_epoch(4), (-1, -1));
+        // Truncating past the end changes nothing.
+        assert_eq!(log.truncate_to(50).unwrap(), 10);
+        // The log goes on from there, in a new epoch.
+        assert_eq!(
+            log.append_as_leader(&batch(0, 1, 9, 10), 6, 9)
+                .unwrap()
+                .base_offset,
+            10
+        );
+        log.close(9).unwrap();
+        drop(log);
+        let (log, _) = Log::load(dir.path(), tp.clone(), cfg.clone(), 0, 0, true, 10).unwrap();
+        assert_eq!(log.log_end_offset(), 11);
+        assert_eq!(log.end_offset_for_epoch(3), (3, 10));
+        assert_eq!(log.end_offset_for_epoch(6), (6, 11));
+        let offsets: Vec<i64> = {
+            let raw = raw_from(&log, 0);
+            record::BatchIter::new(&raw)
+                .map(|b| b.unwrap().base_offset())
+                .collect()
+        };
+        assert_eq!(offsets, vec![0, 2, 4, 6, 8, 10]);
+    }
+
+    #[test]
+    fn truncating_to_the_log_start_empties_the_log_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let mut log = Log::create(dir.path(), tp, config(&[]), 0).unwrap();
+        for i in 0..4 {
+            append(&mut log, 5, i);
+        }
+        log.delete_records_before(5).unwrap();
+        assert_eq!(log.truncate_to(3).unwrap(), 3);
+        assert_eq!(log.log_start_offset(), 3);
+        assert_eq!(log.log_end_offset(), 3);
+        assert_eq!(log.latest_epoch(), None);
+        assert_eq!(append(&mut log, 1, 9).base_offset, 3);
+    }
+
+    #[test]
+    fn a_replicated_log_exposes_only_its_high_watermark() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let cfg = config(&[("segment.bytes", "300"), ("retention.bytes", "0")]);
+        let mut log = Log::create(dir.path(), tp, cfg, 0).unwrap();
+        log.set_replicated(true);
+        for i in 0..6 {
+            append(&mut log, 2, i);
+        }
+        assert_eq!(log.high_watermark(), 0);
+        // Retention may not delete what is not committed.
+        log.apply_retention(10).unwrap();
+        assert_eq!(log.log_start_offset(), 0);
+        log.set_high_watermark(6);
+        assert_eq!(log.high_watermark(), 6);
+        log.set_high_watermark(100);
+        assert_eq!(log.high_watermark(), 12, "clamped to the log end");
+        log.set_high_watermark(6);
+        log.apply_retention(10).unwrap();
+        assert!(log.log_start_offset() > 0 && log.log_start_offset() <= 6);
+        log.set_replicated(false);
+        assert_eq!(log.high_watermark(), 12);
+    }
+
+    #[test]
+    fn a_log_without_an_epoch_file_rebuilds_it_from_batch_headers_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let cfg = config(&[("segment.bytes", "400")]);
+        let mut log = Log::create(dir.path(), tp.clone(), cfg.clone(), 0).unwrap();
+        for (i, epoch) in [0, 0, 2, 2, 7].iter().enumerate() {
+            log.append_as_leader(&batch(0, 3, i as i64, 50), *epoch, i as i64)
+                .unwrap();
+        }
+        log.close(5).unwrap();
+        drop(log);
+        let file = dir
+            .path()
+            .join(super::super::epoch::LEADER_EPOCH_CHECKPOINT);
+        std::fs::remove_file(&file).unwrap();
+        let (log, _) = Log::load(dir.path(), tp, cfg, 0, 0, true, 5).unwrap();
+        assert_eq!(log.end_offset_for_epoch(0), (0, 6));
+        assert_eq!(log.end_offset_for_epoch(2), (2, 12));
+        assert_eq!(log.end_offset_for_epoch(7), (7, 15));
+        assert!(file.exists());
     }
 }

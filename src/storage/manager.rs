@@ -1,6 +1,6 @@
 //! The log directory (Kafka's `LogManager`): takes an exclusive lock on it, loads every
 //! partition log at startup (recovering after an unclean stop), creates and deletes logs, writes
-//! the recovery-point and log-start-offset checkpoints, and the clean-shutdown marker.
+//! the recovery-point, log-start-offset and high-watermark checkpoints, and the clean-shutdown marker.
 //!
 //! ```text
 //! {log.dirs}/
@@ -8,6 +8,7 @@
 //!   .kafka_cleanshutdown               present only after a clean shutdown; removed at startup
 //!   recovery-point-offset-checkpoint   text checkpoint (see checkpoint.rs)
 //!   log-start-offset-checkpoint
+//!   replication-offset-checkpoint      high watermarks (what replication has committed)
 //!   {topic}-{partition}/               one directory per partition log
 //!   {topic}-{partition}.{id}-delete/   a deleted log waiting for removal
 //! ```
@@ -26,6 +27,7 @@ pub const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
 const LOCK_FILE: &str = ".lock";
 const RECOVERY_POINT_FILE: &str = "recovery-point-offset-checkpoint";
 const LOG_START_FILE: &str = "log-start-offset-checkpoint";
+const HIGH_WATERMARK_FILE: &str = "replication-offset-checkpoint";
 const DELETE_SUFFIX: &str = "-delete";
 
 /// A partition log shared between request handlers and background tasks. `std::sync::Mutex`:
@@ -50,6 +52,7 @@ struct LogToLoad {
     config: LogConfig,
     recovery_point: i64,
     log_start: i64,
+    high_watermark: i64,
 }
 
 /// Runs `work` on every item, spread over `threads` threads, and returns the results (in no
@@ -141,6 +144,7 @@ impl LogManager {
         let clean = marker.exists();
         let recovery_points = checkpoint::read_offsets(&dir.join(RECOVERY_POINT_FILE))?;
         let log_starts = checkpoint::read_offsets(&dir.join(LOG_START_FILE))?;
+        let high_watermarks = checkpoint::read_offsets(&dir.join(HIGH_WATERMARK_FILE))?;
         let mut to_load = Vec::new();
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
@@ -164,6 +168,7 @@ impl LogManager {
                 path: entry.path(),
                 recovery_point: recovery_points.get(&tp).copied().unwrap_or(0),
                 log_start: log_starts.get(&tp).copied().unwrap_or(0),
+                high_watermark: high_watermarks.get(&tp).copied().unwrap_or(0),
                 tp,
                 config,
             });
@@ -171,7 +176,7 @@ impl LogManager {
         let mut logs = HashMap::new();
         let mut reports = Vec::new();
         for (log, report) in on_threads(to_load, threads, |next| {
-            Log::load(
+            let (mut log, report) = Log::load(
                 &next.path,
                 next.tp,
                 next.config,
@@ -179,7 +184,9 @@ impl LogManager {
                 next.log_start,
                 clean,
                 now_ms,
-            )
+            )?;
+            log.set_high_watermark(next.high_watermark);
+            Ok((log, report))
         })? {
             let tp = log.topic_partition().clone();
             if report.truncated_bytes > 0 {
@@ -309,6 +316,7 @@ impl LogManager {
     pub fn checkpoint(&self) -> Result<(), StorageError> {
         let mut recovery = BTreeMap::new();
         let mut starts = BTreeMap::new();
+        let mut high_watermarks = BTreeMap::new();
         for log in self.all() {
             let log = lock(&log);
             if log.is_failed() {
@@ -316,9 +324,11 @@ impl LogManager {
             }
             recovery.insert(log.topic_partition().clone(), log.recovery_point());
             starts.insert(log.topic_partition().clone(), log.log_start_offset());
+            high_watermarks.insert(log.topic_partition().clone(), log.high_watermark());
         }
         checkpoint::write_offsets(&self.dir.join(RECOVERY_POINT_FILE), &recovery)?;
         checkpoint::write_offsets(&self.dir.join(LOG_START_FILE), &starts)?;
+        checkpoint::write_offsets(&self.dir.join(HIGH_WATERMARK_FILE), &high_watermarks)?;
         Ok(())
     }
 

@@ -10,9 +10,11 @@
 //! | `checkpoint.rs` | atomic text checkpoint files |
 //! | `cleaner.rs` | log compaction: latest record per key |
 //! | `producer_state.rs` | idempotent producers: sequences, duplicates, snapshots |
+//! | `epoch.rs` | the leader-epoch cache and its `leader-epoch-checkpoint` |
 
 pub mod checkpoint;
 pub mod cleaner;
+pub mod epoch;
 pub mod index;
 pub mod log;
 pub mod manager;
@@ -77,4 +79,7 @@ pub enum StorageError {
     Locked(String),
     #[error(transparent)]
     Producer(#[from] producer_state::ProducerError),
+    /// Replicated batches that do not continue the log (Kafka's `UnexpectedAppendOffset`).
+    #[error("replicated batch at offset {got} does not continue the log at {expected}")]
+    UnexpectedAppendOffset { expected: i64, got: i64 },
 }

@@ -539,17 +539,17 @@ impl Segment {
         Ok(dropped)
     }
 
-    /// Removes every batch at or after `offset` (which must be a batch boundary or beyond).
+    /// Removes every batch whose last offset is at or after `offset`: a batch holding it
+    /// goes whole, as in Kafka's `LogSegment.truncateTo`.
     pub fn truncate_to(&mut self, offset: i64) -> Result<(), StorageError> {
-        let position = match self.find_batch(offset)? {
-            Some(batch) if batch.base_offset >= offset => batch.position,
-            Some(batch) => batch.position + batch.size,
-            None => self.size,
+        let (position, end) = match self.find_batch(offset)? {
+            Some(batch) => (batch.position, batch.base_offset),
+            None => (self.size, self.next_offset),
         };
         self.log.set_len(position as u64)?;
         self.size = position;
-        self.offset_index.truncate_to(offset);
-        self.time_index.truncate_to(offset);
+        self.offset_index.truncate_to(end);
+        self.time_index.truncate_to(end);
         // Re-derive the summary from what is left.
         self.max_timestamp = -1;
         self.next_offset = self.base_offset;
