@@ -90,6 +90,13 @@ pub struct Broker {
 impl Broker {
     /// Opens the log directory, loads topics and logs (recovering after an unclean stop).
     pub fn open(config: BrokerConfig) -> Result<Self, Error> {
+        if !config.cluster.is_single_node() {
+            // Until the controller quorum and replication are wired in, a node configured as
+            // part of a larger cluster would silently run alone.
+            return Err(Error::InvalidConfig(
+                "this build runs single-node only: multi-voter quorums and broker-only or controller-only nodes are not finished yet".into(),
+            ));
+        }
         std::fs::create_dir_all(&config.log_dir).map_err(StorageError::from)?;
         let cluster_id = load_or_create_meta(
             &config.log_dir,

@@ -271,6 +271,24 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.consumer.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Heartbeat interval given to KIP-848 consumer group members."),
     def!("group.consumer.assignors", List, Some("uniform,range"), Validator::ListOf(&["uniform", "range"]), None, "Server-side assignors; the first is the default."),
     def!("group.consumer.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a KIP-848 consumer group may have."),
+    def!("process.roles", List, Some("broker,controller"), Validator::ListOf(&["broker", "controller"]), None, "This node's roles: broker (serves clients and hosts partitions), controller (votes in the metadata quorum), or both."),
+    def!("controller.quorum.voters", List, None, Validator::Any, None, "The controller quorum as id@host:port,...; unset on a single node, which is then its own one-voter quorum."),
+    def!("controller.quorum.bootstrap.servers", List, None, Validator::Any, None, "host:port of controllers a broker-only node contacts when controller.quorum.voters is unset."),
+    def!("controller.listener.names", List, Some("CONTROLLER"), Validator::Any, None, "Listener names used by the controller quorum; the first is the one controllers bind and brokers dial."),
+    def!("listener.security.protocol.map", List, Some("PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"), Validator::Any, None, "Security protocol of each listener name (unlisted names are PLAINTEXT; only PLAINTEXT is supported)."),
+    def!("inter.broker.listener.name", String, None, Validator::Any, None, "Listener brokers use to replicate from each other; defaults to PLAINTEXT, else the first broker listener."),
+    def!("broker.rack", String, None, Validator::Any, None, "Rack of this broker; replicas of a partition are spread over racks when set."),
+    def!("replica.lag.time.max.ms", Long, Some("30000"), Validator::AtLeast(1), None, "A follower that has not caught up with the leader for this long leaves the ISR."),
+    def!("replica.fetch.max.bytes", Int, Some("1048576"), Validator::AtLeast(0), None, "Bytes a follower asks for per partition in one fetch."),
+    def!("replica.fetch.response.max.bytes", Int, Some("10485760"), Validator::AtLeast(0), None, "Bytes a follower asks for in one fetch response."),
+    def!("replica.fetch.wait.max.ms", Int, Some("500"), Validator::AtLeast(0), None, "How long a follower's fetch waits at the leader for new data."),
+    def!("replica.fetch.min.bytes", Int, Some("1"), Validator::AtLeast(1), None, "Bytes a follower's fetch waits for."),
+    def!("replica.fetch.backoff.ms", Int, Some("1000"), Validator::AtLeast(0), None, "Pause after a failed follower fetch."),
+    def!("replica.socket.timeout.ms", Int, Some("30000"), Validator::AtLeast(1), None, "Timeout of inter-broker requests."),
+    def!("broker.session.timeout.ms", Int, Some("9000"), Validator::AtLeast(1), None, "A broker without a heartbeat to the controller for this long is fenced."),
+    def!("broker.heartbeat.interval.ms", Int, Some("2000"), Validator::AtLeast(1), None, "How often a broker heartbeats to the active controller."),
+    def!("controller.quorum.election.timeout.ms", Int, Some("1000"), Validator::AtLeast(1), None, "A voter that hears nothing from a leader for this long (randomised up to twice it) starts an election."),
+    def!("offsets.topic.replication.factor", Int, None, Validator::AtLeast(1), None, "Replication factor of __consumer_offsets; defaults to 1 on a one-voter node and 3 in a cluster (Kafka's default)."),
     def!("producer.id.expiration.ms", Int, Some("86400000"), Validator::AtLeast(1), None, "How long an idempotent producer's state is kept after its last write."),
 ];
 
@@ -286,18 +304,10 @@ pub static ACCEPTED_WITHOUT_EFFECT: &[&str] = &[
     "log.cleaner.threads",
     "log.cleaner.enable",
     "queued.max.requests",
-    "offsets.topic.replication.factor",
     "transaction.state.log.replication.factor",
     "transaction.state.log.min.isr",
     "share.coordinator.state.topic.replication.factor",
     "share.coordinator.state.topic.min.isr",
-    // KRaft settings of single-node compose files: a single node is its own controller.
-    "process.roles",
-    "controller.quorum.voters",
-    "controller.quorum.bootstrap.servers",
-    "controller.listener.names",
-    "listener.security.protocol.map",
-    "inter.broker.listener.name",
 ];
 
 /// Environment variables of Kafka's own images that configure the JVM or the image, not the
@@ -492,6 +502,238 @@ impl ListenerConfig {
     }
 }
 
+/// One controller quorum voter from `controller.quorum.voters`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Voter {
+    pub id: i32,
+    pub host: String,
+    pub port: u16,
+}
+
+/// This node's place in the cluster: roles, the controller quorum, inter-broker settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterConfig {
+    pub broker_role: bool,
+    pub controller_role: bool,
+    /// The quorum's voters. On a single node left unconfigured: this node alone, with no
+    /// address (it never talks to another voter).
+    pub voters: Vec<Voter>,
+    /// Controller addresses a broker-only node contacts when `voters` is empty.
+    pub bootstrap_servers: Vec<(String, u16)>,
+    /// The listener controllers bind for quorum traffic (the first controller listener name).
+    pub controller_listener: String,
+    /// The listener followers fetch from and brokers advertise to each other.
+    pub inter_broker_listener: String,
+    pub rack: Option<String>,
+    pub replica_lag_time_max_ms: i64,
+    pub replica_fetch_max_bytes: i32,
+    pub replica_fetch_response_max_bytes: i32,
+    pub replica_fetch_wait_max_ms: i32,
+    pub replica_fetch_min_bytes: i32,
+    pub replica_fetch_backoff_ms: u64,
+    pub replica_socket_timeout_ms: u64,
+    pub broker_session_timeout_ms: i64,
+    pub broker_heartbeat_interval_ms: u64,
+    pub election_timeout_ms: u64,
+    pub offsets_topic_replication_factor: i32,
+}
+
+impl ClusterConfig {
+    /// One node that is the whole cluster: the zero-configuration default.
+    pub fn is_single_node(&self) -> bool {
+        self.voters.len() <= 1 && self.broker_role && self.controller_role
+    }
+
+    fn parse_voters(value: &str) -> Result<Vec<Voter>, ConfigError> {
+        let name = "controller.quorum.voters";
+        let mut voters: Vec<Voter> = Vec::new();
+        for item in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let bad = || invalid(name, item, "expected id@host:port");
+            let (id, address) = item.split_once('@').ok_or_else(bad)?;
+            let (host, port) = address.rsplit_once(':').ok_or_else(bad)?;
+            let voter = Voter {
+                id: id.parse().map_err(|_| bad())?,
+                host: host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_string(),
+                port: port.parse().map_err(|_| bad())?,
+            };
+            if voter.id < 0 || voters.iter().any(|v| v.id == voter.id) {
+                return Err(invalid(name, item, "voter ids must be distinct and >= 0"));
+            }
+            voters.push(voter);
+        }
+        Ok(voters)
+    }
+
+    fn parse_bootstrap(value: &str) -> Result<Vec<(String, u16)>, ConfigError> {
+        let name = "controller.quorum.bootstrap.servers";
+        value
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|item| {
+                let (host, port) = item
+                    .rsplit_once(':')
+                    .ok_or_else(|| invalid(name, item, "expected host:port"))?;
+                let port = port
+                    .parse()
+                    .map_err(|_| invalid(name, item, "expected host:port"))?;
+                Ok((host.to_string(), port))
+            })
+            .collect()
+    }
+
+    /// Kafka's KRaft checks, in its words where it has them.
+    fn from_values(
+        get: &dyn Fn(&str) -> Option<String>,
+        int: &dyn Fn(&str) -> i64,
+        node_id: i32,
+        listeners: &[ListenerConfig],
+    ) -> Result<Self, ConfigError> {
+        let roles_text = get("process.roles").unwrap_or_default();
+        let roles: Vec<&str> = roles_text.split(',').map(str::trim).collect();
+        let broker_role = roles.contains(&"broker");
+        let controller_role = roles.contains(&"controller");
+        let controller_names: Vec<String> = get("controller.listener.names")
+            .unwrap_or_default()
+            .split(',')
+            .map(|n| n.trim().to_string())
+            .filter(|n| !n.is_empty())
+            .collect();
+        let controller_listener = controller_names
+            .first()
+            .cloned()
+            .ok_or_else(|| invalid("controller.listener.names", "", "no listener name given"))?;
+        let map_text = get("listener.security.protocol.map").unwrap_or_default();
+        for entry in map_text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let Some((listener, protocol)) = entry.split_once(':') else {
+                return Err(invalid(
+                    "listener.security.protocol.map",
+                    entry,
+                    "expected NAME:PROTOCOL",
+                ));
+            };
+            if listeners.iter().any(|l| l.name == listener) && protocol != "PLAINTEXT" {
+                return Err(invalid(
+                    "listener.security.protocol.map",
+                    entry,
+                    "only PLAINTEXT listeners are supported",
+                ));
+            }
+        }
+        let voters = match get("controller.quorum.voters") {
+            Some(text) => Self::parse_voters(&text)?,
+            None => Vec::new(),
+        };
+        let bootstrap_servers = match get("controller.quorum.bootstrap.servers") {
+            Some(text) => Self::parse_bootstrap(&text)?,
+            None => Vec::new(),
+        };
+        let is_controller_listener = |l: &ListenerConfig| controller_names.contains(&l.name);
+        let voters_text = get("controller.quorum.voters").unwrap_or_default();
+        if controller_role {
+            if voters.is_empty() && !bootstrap_servers.is_empty() {
+                return Err(invalid(
+                    "controller.quorum.bootstrap.servers",
+                    &get("controller.quorum.bootstrap.servers").unwrap_or_default(),
+                    "controllers need a static quorum: set controller.quorum.voters (dynamic quorums, KIP-853, are not supported)",
+                ));
+            }
+            if !voters.is_empty() && !voters.iter().any(|v| v.id == node_id) {
+                return Err(invalid(
+                    "controller.quorum.voters",
+                    &voters_text,
+                    format!("node.id {node_id} has the controller role but is not a voter"),
+                ));
+            }
+            if voters.len() > 1 && !listeners.iter().any(|l| l.name == controller_listener) {
+                return Err(invalid(
+                    "listeners",
+                    "",
+                    format!(
+                        "a controller in a multi-voter quorum needs a {controller_listener} listener (controller.listener.names)"
+                    ),
+                ));
+            }
+        } else if voters.iter().any(|v| v.id == node_id) {
+            return Err(invalid(
+                "process.roles",
+                &roles_text,
+                format!(
+                    "node.id {node_id} is a voter in controller.quorum.voters, so process.roles must include controller"
+                ),
+            ));
+        }
+        if broker_role && !controller_role && voters.is_empty() && bootstrap_servers.is_empty() {
+            return Err(invalid(
+                "controller.quorum.voters",
+                "",
+                "a broker-only node needs controller.quorum.voters or controller.quorum.bootstrap.servers",
+            ));
+        }
+        if !broker_role && listeners.iter().any(|l| !is_controller_listener(l)) {
+            return Err(invalid(
+                "listeners",
+                "",
+                "a controller-only node may only have controller listeners",
+            ));
+        }
+        if broker_role && listeners.iter().all(is_controller_listener) {
+            return Err(invalid(
+                "listeners",
+                "",
+                "a broker needs a listener that is not a controller listener",
+            ));
+        }
+        let inter_broker_listener = match get("inter.broker.listener.name") {
+            Some(name) => {
+                if !listeners.iter().any(|l| l.name == name) || controller_names.contains(&name) {
+                    return Err(invalid(
+                        "inter.broker.listener.name",
+                        &name,
+                        "must name a broker listener in listeners",
+                    ));
+                }
+                name
+            }
+            None => listeners
+                .iter()
+                .filter(|l| !is_controller_listener(l))
+                .find(|l| l.name == "PLAINTEXT")
+                .or_else(|| listeners.iter().find(|l| !is_controller_listener(l)))
+                .map(|l| l.name.clone())
+                .unwrap_or_default(),
+        };
+        let cluster_of_one = voters.len() <= 1 && broker_role && controller_role;
+        Ok(Self {
+            broker_role,
+            controller_role,
+            voters,
+            bootstrap_servers,
+            controller_listener,
+            inter_broker_listener,
+            rack: get("broker.rack").filter(|r| !r.is_empty()),
+            replica_lag_time_max_ms: int("replica.lag.time.max.ms"),
+            replica_fetch_max_bytes: int("replica.fetch.max.bytes") as i32,
+            replica_fetch_response_max_bytes: int("replica.fetch.response.max.bytes") as i32,
+            replica_fetch_wait_max_ms: int("replica.fetch.wait.max.ms") as i32,
+            replica_fetch_min_bytes: int("replica.fetch.min.bytes") as i32,
+            replica_fetch_backoff_ms: int("replica.fetch.backoff.ms").max(0) as u64,
+            replica_socket_timeout_ms: int("replica.socket.timeout.ms").max(1) as u64,
+            broker_session_timeout_ms: int("broker.session.timeout.ms"),
+            broker_heartbeat_interval_ms: int("broker.heartbeat.interval.ms").max(1) as u64,
+            election_timeout_ms: int("controller.quorum.election.timeout.ms").max(1) as u64,
+            offsets_topic_replication_factor: match get("offsets.topic.replication.factor") {
+                Some(v) => v.trim().parse().unwrap_or(3),
+                None if cluster_of_one => 1,
+                None => 3,
+            },
+        })
+    }
+}
+
 /// The process-wide configuration. Every value has been validated; topic defaults are kept as
 /// the effective broker-level values of each topic config's synonym.
 #[derive(Debug, Clone)]
@@ -527,6 +769,7 @@ pub struct BrokerConfig {
     pub consumer_assignors: Vec<String>,
     pub consumer_max_size: usize,
     pub producer_id_expiration_ms: i64,
+    pub cluster: ClusterConfig,
     /// Every known broker property with its effective value and whether it was set explicitly.
     pub values: BTreeMap<&'static str, ConfigValue>,
     /// Effective default of each topic config, keyed by the topic config name.
@@ -593,6 +836,7 @@ impl BrokerConfig {
         for listener in &listeners {
             listener.bind_address()?;
         }
+        let cluster = ClusterConfig::from_values(&get, &int, node_id, &listeners)?;
         let advertised_listeners = match explicit("advertised.listeners") {
             Some(text) => ListenerConfig::parse_list("advertised.listeners", &text)?,
             None => listeners.clone(),
@@ -725,6 +969,7 @@ impl BrokerConfig {
                 .collect(),
             consumer_max_size: int("group.consumer.max.size").max(1) as usize,
             producer_id_expiration_ms: int("producer.id.expiration.ms").max(1),
+            cluster,
             values,
             topic_defaults,
             without_effect,
@@ -1046,7 +1291,79 @@ mod tests {
         props.remove("some_weird-name");
         let config = BrokerConfig::from_properties(&props).unwrap();
         assert_eq!(config.num_partitions, 6);
-        assert_eq!(config.without_effect, vec!["process.roles".to_string()]);
+        assert!(config.without_effect.is_empty());
+        assert!(config.cluster.broker_role && config.cluster.controller_role);
+    }
+
+    #[test]
+    fn kraft_settings_follow_kafkas_rules() {
+        let single = BrokerConfig::with_overrides(&[]).unwrap();
+        assert!(single.cluster.is_single_node());
+        assert_eq!(single.cluster.offsets_topic_replication_factor, 1);
+        assert_eq!(single.cluster.inter_broker_listener, "PLAINTEXT");
+
+        let node = |extra: &[(&str, &str)]| {
+            let mut pairs = vec![
+                ("node.id", "2"),
+                ("process.roles", "broker,controller"),
+                (
+                    "controller.quorum.voters",
+                    "1@127.0.0.1:9101,2@127.0.0.1:9102,3@127.0.0.1:9103",
+                ),
+                (
+                    "listeners",
+                    "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9102",
+                ),
+            ];
+            pairs.extend_from_slice(extra);
+            BrokerConfig::with_overrides(&pairs)
+        };
+        let config = node(&[("broker.rack", "r1")]).unwrap();
+        assert!(!config.cluster.is_single_node());
+        assert_eq!(config.cluster.voters.len(), 3);
+        assert_eq!(config.cluster.voters[1].port, 9102);
+        assert_eq!(config.cluster.offsets_topic_replication_factor, 3);
+        assert_eq!(config.cluster.rack.as_deref(), Some("r1"));
+        assert_eq!(config.cluster.controller_listener, "CONTROLLER");
+
+        for bad in [
+            vec![("node.id", "4")],
+            vec![("process.roles", "broker")],
+            vec![("listeners", "PLAINTEXT://127.0.0.1:9092")],
+            vec![("inter.broker.listener.name", "CONTROLLER")],
+            vec![("controller.quorum.voters", "1@h:1,1@h:2")],
+            vec![("controller.quorum.voters", "one@h:1")],
+            vec![(
+                "listener.security.protocol.map",
+                "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
+            )],
+        ] {
+            assert!(node(&bad).is_err(), "{bad:?}");
+        }
+        // A broker-only node needs to know where the controllers are.
+        let broker_only = [
+            ("node.id", "4"),
+            ("process.roles", "broker"),
+            ("listeners", "PLAINTEXT://127.0.0.1:9092"),
+        ];
+        assert!(BrokerConfig::with_overrides(&broker_only).is_err());
+        let mut with_bootstrap = broker_only.to_vec();
+        with_bootstrap.push(("controller.quorum.bootstrap.servers", "127.0.0.1:9101"));
+        let config = BrokerConfig::with_overrides(&with_bootstrap).unwrap();
+        assert_eq!(
+            config.cluster.bootstrap_servers,
+            vec![("127.0.0.1".to_string(), 9101)]
+        );
+        // A controller-only node serves no clients.
+        assert!(
+            BrokerConfig::with_overrides(&[
+                ("node.id", "1"),
+                ("process.roles", "controller"),
+                ("controller.quorum.voters", "1@127.0.0.1:9101"),
+                ("listeners", "PLAINTEXT://127.0.0.1:9092"),
+            ])
+            .is_err()
+        );
     }
 
     #[test]

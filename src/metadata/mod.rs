@@ -12,6 +12,9 @@
 //! Each topic file is replaced atomically. The KRaft metadata log (issue 6) will take over this
 //! persistence in a cluster; the in-memory image keeps the same shape.
 
+pub mod image;
+pub mod records;
+
 use crate::config::parse_properties;
 use crate::storage::StorageError;
 use crate::storage::checkpoint::write_atomically;

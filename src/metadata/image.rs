@@ -1,0 +1,500 @@
+//! The cluster as the committed metadata log describes it (KRaft's `MetadataImage`): brokers,
+//! topics with their partitions' replicas, ISR and leaders, dynamic configs and the producer
+//! id high-water mark. Built by applying [`MetadataRecord`]s in log order. Cheap to clone:
+//! topics are shared `Arc`s, so a node keeps the previous image and diffs it against the new
+//! one to learn which partitions it must lead, follow or drop.
+
+use super::records::{ConfigResource, Endpoint, MetadataRecord, NO_LEADER};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerRegistration {
+    pub id: i32,
+    pub incarnation_id: Uuid,
+    pub epoch: i64,
+    pub endpoints: Vec<Endpoint>,
+    pub rack: Option<String>,
+    pub fenced: bool,
+    pub in_controlled_shutdown: bool,
+}
+
+impl BrokerRegistration {
+    /// May lead partitions and be placed on: registered, unfenced, not shutting down.
+    pub fn is_active(&self) -> bool {
+        !self.fenced && !self.in_controlled_shutdown
+    }
+
+    pub fn endpoint(&self, listener: &str) -> Option<&Endpoint> {
+        self.endpoints.iter().find(|e| e.name == listener)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionRegistration {
+    /// Preferred replica first.
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+    /// [`NO_LEADER`] when no replica can lead.
+    pub leader: i32,
+    pub leader_epoch: i32,
+    /// Bumped by every change (AlterPartition's `partitionEpoch`).
+    pub partition_epoch: i32,
+}
+
+impl PartitionRegistration {
+    pub fn leader(&self) -> Option<i32> {
+        (self.leader != NO_LEADER).then_some(self.leader)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicImage {
+    pub name: Arc<str>,
+    pub id: Uuid,
+    /// Indexed by partition id.
+    pub partitions: Vec<PartitionRegistration>,
+    /// Topic config overrides.
+    pub configs: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[error("metadata record does not apply: {0}")]
+pub struct ApplyError(pub String);
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetadataImage {
+    /// The log offset (Raft index) of the last record applied; 0 before any.
+    pub offset: u64,
+    pub cluster_id: Option<String>,
+    pub brokers: BTreeMap<i32, BrokerRegistration>,
+    pub topics: BTreeMap<Arc<str>, Arc<TopicImage>>,
+    pub topic_names: BTreeMap<Uuid, Arc<str>>,
+    pub broker_configs: BTreeMap<String, BTreeMap<String, String>>,
+    /// Producer ids below this were handed out.
+    pub next_producer_id: i64,
+}
+
+impl MetadataImage {
+    pub fn topic(&self, name: &str) -> Option<&Arc<TopicImage>> {
+        self.topics.get(name)
+    }
+
+    pub fn topic_by_id(&self, id: Uuid) -> Option<&Arc<TopicImage>> {
+        self.topic_names.get(&id).and_then(|n| self.topics.get(n))
+    }
+
+    pub fn partition(&self, topic: &str, partition: i32) -> Option<&PartitionRegistration> {
+        self.topic(topic)?
+            .partitions
+            .get(usize::try_from(partition).ok()?)
+    }
+
+    /// Brokers that may lead partitions and receive new replicas.
+    pub fn active_brokers(&self) -> impl Iterator<Item = &BrokerRegistration> {
+        self.brokers.values().filter(|b| b.is_active())
+    }
+
+    pub fn is_active(&self, broker: i32) -> bool {
+        self.brokers.get(&broker).is_some_and(|b| b.is_active())
+    }
+
+    /// Brokers not fenced (controlled shutdown included: they still serve until they stop).
+    pub fn is_unfenced(&self, broker: i32) -> bool {
+        self.brokers.get(&broker).is_some_and(|b| !b.fenced)
+    }
+
+    /// Applies the records of one log entry at `offset`. Records are checked against the
+    /// image first; on error nothing is applied (the controller never writes such records,
+    /// so an error means the log and this code disagree).
+    pub fn apply(&mut self, offset: u64, records: &[MetadataRecord]) -> Result<(), ApplyError> {
+        let mut next = self.clone();
+        for record in records {
+            next.apply_one(record)?;
+        }
+        next.offset = offset;
+        *self = next;
+        Ok(())
+    }
+
+    fn topic_mut(&mut self, id: Uuid) -> Result<&mut TopicImage, ApplyError> {
+        let name = self
+            .topic_names
+            .get(&id)
+            .ok_or_else(|| ApplyError(format!("unknown topic id {id}")))?;
+        let topic = self
+            .topics
+            .get_mut(name)
+            .ok_or_else(|| ApplyError(format!("topic id {id} has no topic")))?;
+        Ok(Arc::make_mut(topic))
+    }
+
+    fn apply_one(&mut self, record: &MetadataRecord) -> Result<(), ApplyError> {
+        match record {
+            MetadataRecord::ClusterId { cluster_id } => {
+                if let Some(existing) = &self.cluster_id
+                    && existing != cluster_id
+                {
+                    return Err(ApplyError(format!(
+                        "cluster id {cluster_id} after {existing}"
+                    )));
+                }
+                self.cluster_id = Some(cluster_id.clone());
+            }
+            MetadataRecord::RegisterBroker {
+                broker_id,
+                incarnation_id,
+                broker_epoch,
+                endpoints,
+                rack,
+                fenced,
+            } => {
+                self.brokers.insert(
+                    *broker_id,
+                    BrokerRegistration {
+                        id: *broker_id,
+                        incarnation_id: *incarnation_id,
+                        epoch: *broker_epoch,
+                        endpoints: endpoints.clone(),
+                        rack: rack.clone(),
+                        fenced: *fenced,
+                        in_controlled_shutdown: false,
+                    },
+                );
+            }
+            MetadataRecord::UnregisterBroker {
+                broker_id,
+                broker_epoch,
+            } => {
+                if self.brokers.get(broker_id).map(|b| b.epoch) == Some(*broker_epoch) {
+                    self.brokers.remove(broker_id);
+                }
+            }
+            MetadataRecord::BrokerRegistrationChange {
+                broker_id,
+                broker_epoch,
+                fenced,
+                in_controlled_shutdown,
+            } => {
+                let broker = self
+                    .brokers
+                    .get_mut(broker_id)
+                    .filter(|b| b.epoch == *broker_epoch)
+                    .ok_or_else(|| {
+                        ApplyError(format!("broker {broker_id} epoch {broker_epoch} unknown"))
+                    })?;
+                if let Some(fenced) = fenced {
+                    broker.fenced = *fenced;
+                }
+                if let Some(shutdown) = in_controlled_shutdown {
+                    broker.in_controlled_shutdown = *shutdown;
+                }
+            }
+            MetadataRecord::Topic { name, topic_id } => {
+                if self.topics.contains_key(name.as_str())
+                    || self.topic_names.contains_key(topic_id)
+                {
+                    return Err(ApplyError(format!("topic {name} exists")));
+                }
+                let name: Arc<str> = Arc::from(name.as_str());
+                self.topic_names.insert(*topic_id, name.clone());
+                self.topics.insert(
+                    name.clone(),
+                    Arc::new(TopicImage {
+                        name,
+                        id: *topic_id,
+                        partitions: Vec::new(),
+                        configs: BTreeMap::new(),
+                    }),
+                );
+            }
+            MetadataRecord::Partition {
+                topic_id,
+                partition_id,
+                replicas,
+                isr,
+                leader,
+                leader_epoch,
+                partition_epoch,
+            } => {
+                let topic = self.topic_mut(*topic_id)?;
+                if *partition_id as usize != topic.partitions.len() {
+                    return Err(ApplyError(format!(
+                        "partition {partition_id} of {} out of order",
+                        topic.name
+                    )));
+                }
+                topic.partitions.push(PartitionRegistration {
+                    replicas: replicas.clone(),
+                    isr: isr.clone(),
+                    leader: *leader,
+                    leader_epoch: *leader_epoch,
+                    partition_epoch: *partition_epoch,
+                });
+            }
+            MetadataRecord::PartitionChange {
+                topic_id,
+                partition_id,
+                leader,
+                isr,
+                replicas,
+            } => {
+                let topic = self.topic_mut(*topic_id)?;
+                let name = topic.name.clone();
+                let partition = usize::try_from(*partition_id)
+                    .ok()
+                    .and_then(|p| topic.partitions.get_mut(p))
+                    .ok_or_else(|| ApplyError(format!("{name}-{partition_id} unknown")))?;
+                if let Some(leader) = leader
+                    && *leader != partition.leader
+                {
+                    partition.leader = *leader;
+                    partition.leader_epoch += 1;
+                }
+                if let Some(isr) = isr {
+                    partition.isr = isr.clone();
+                }
+                if let Some(replicas) = replicas {
+                    partition.replicas = replicas.clone();
+                }
+                partition.partition_epoch += 1;
+            }
+            MetadataRecord::RemoveTopic { topic_id } => {
+                let name = self
+                    .topic_names
+                    .remove(topic_id)
+                    .ok_or_else(|| ApplyError(format!("unknown topic id {topic_id}")))?;
+                self.topics.remove(&name);
+            }
+            MetadataRecord::Config {
+                resource,
+                resource_name,
+                name,
+                value,
+            } => {
+                let configs = match resource {
+                    ConfigResource::Topic => {
+                        let topic = self
+                            .topics
+                            .get_mut(resource_name.as_str())
+                            .ok_or_else(|| ApplyError(format!("unknown topic {resource_name}")))?;
+                        &mut Arc::make_mut(topic).configs
+                    }
+                    ConfigResource::Broker => self
+                        .broker_configs
+                        .entry(resource_name.clone())
+                        .or_default(),
+                };
+                match value {
+                    Some(value) => configs.insert(name.clone(), value.clone()),
+                    None => configs.remove(name),
+                };
+            }
+            MetadataRecord::ProducerIds {
+                next_producer_id, ..
+            } => {
+                if *next_producer_id < self.next_producer_id {
+                    return Err(ApplyError(format!(
+                        "producer ids moving back to {next_producer_id}"
+                    )));
+                }
+                self.next_producer_id = *next_producer_id;
+            }
+            MetadataRecord::NoOp => {}
+        }
+        Ok(())
+    }
+}
+
+/// How one broker's role for a partition differs between two images.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocalChange {
+    /// Lead the partition from `leader_epoch` on.
+    Lead {
+        topic: Arc<str>,
+        topic_id: Uuid,
+        partition: i32,
+        registration: PartitionRegistration,
+    },
+    /// Follow `leader` (or wait for one: [`NO_LEADER`]).
+    Follow {
+        topic: Arc<str>,
+        topic_id: Uuid,
+        partition: i32,
+        registration: PartitionRegistration,
+    },
+    /// No longer a replica: stop and delete the local log.
+    Remove { topic: Arc<str>, partition: i32 },
+}
+
+/// The partitions whose leader, epoch or replica set changed for `broker` between `old`
+/// and `new` (KRaft's `TopicsDelta.localChanges`). Unchanged topics are skipped by pointer.
+pub fn local_changes(old: &MetadataImage, new: &MetadataImage, broker: i32) -> Vec<LocalChange> {
+    let mut changes = Vec::new();
+    for (name, topic) in &new.topics {
+        let before = old.topics.get(name).filter(|t| t.id == topic.id);
+        if before.is_some_and(|b| Arc::ptr_eq(b, topic)) {
+            continue;
+        }
+        for (p, registration) in topic.partitions.iter().enumerate() {
+            let previous = before.and_then(|b| b.partitions.get(p));
+            let hosted_before = previous.is_some_and(|r| r.replicas.contains(&broker));
+            if !registration.replicas.contains(&broker) {
+                if hosted_before {
+                    changes.push(LocalChange::Remove {
+                        topic: name.clone(),
+                        partition: p as i32,
+                    });
+                }
+                continue;
+            }
+            if previous == Some(registration) {
+                continue;
+            }
+            let (topic_name, topic_id, partition, registration) =
+                (name.clone(), topic.id, p as i32, registration.clone());
+            changes.push(if registration.leader == broker {
+                LocalChange::Lead {
+                    topic: topic_name,
+                    topic_id,
+                    partition,
+                    registration,
+                }
+            } else {
+                LocalChange::Follow {
+                    topic: topic_name,
+                    topic_id,
+                    partition,
+                    registration,
+                }
+            });
+        }
+    }
+    for (name, topic) in &old.topics {
+        let gone = new.topics.get(name).is_none_or(|t| t.id != topic.id);
+        if !gone {
+            continue;
+        }
+        for (p, registration) in topic.partitions.iter().enumerate() {
+            if registration.replicas.contains(&broker) {
+                changes.push(LocalChange::Remove {
+                    topic: name.clone(),
+                    partition: p as i32,
+                });
+            }
+        }
+    }
+    changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn topic_records(name: &str, id: Uuid, assignment: &[&[i32]]) -> Vec<MetadataRecord> {
+        let mut records = vec![MetadataRecord::Topic {
+            name: name.into(),
+            topic_id: id,
+        }];
+        for (p, replicas) in assignment.iter().enumerate() {
+            records.push(MetadataRecord::Partition {
+                topic_id: id,
+                partition_id: p as i32,
+                replicas: replicas.to_vec(),
+                isr: replicas.to_vec(),
+                leader: replicas[0],
+                leader_epoch: 0,
+                partition_epoch: 0,
+            });
+        }
+        records
+    }
+
+    #[test]
+    fn partition_changes_bump_epochs_and_deltas_name_local_roles() {
+        let id = Uuid::new_v4();
+        let mut image = MetadataImage::default();
+        image
+            .apply(1, &topic_records("t", id, &[&[1, 2, 3], &[2, 3, 1]]))
+            .unwrap();
+        let before = image.clone();
+        image
+            .apply(
+                2,
+                &[MetadataRecord::PartitionChange {
+                    topic_id: id,
+                    partition_id: 0,
+                    leader: Some(2),
+                    isr: Some(vec![2, 3]),
+                    replicas: None,
+                }],
+            )
+            .unwrap();
+        let p0 = image.partition("t", 0).unwrap();
+        assert_eq!((p0.leader, p0.leader_epoch, p0.partition_epoch), (2, 1, 1));
+        assert_eq!(p0.isr, vec![2, 3]);
+        assert_eq!(image.offset, 2);
+        // An ISR-only change keeps the leader epoch.
+        image
+            .apply(
+                3,
+                &[MetadataRecord::PartitionChange {
+                    topic_id: id,
+                    partition_id: 0,
+                    leader: None,
+                    isr: Some(vec![2, 3, 1]),
+                    replicas: None,
+                }],
+            )
+            .unwrap();
+        let p0 = image.partition("t", 0).unwrap();
+        assert_eq!((p0.leader_epoch, p0.partition_epoch), (1, 2));
+
+        let changes = local_changes(&before, &image, 2);
+        assert_eq!(changes.len(), 1);
+        assert!(matches!(
+            &changes[0],
+            LocalChange::Lead { partition: 0, .. }
+        ));
+        let changes = local_changes(&before, &image, 1);
+        assert!(
+            matches!(&changes[0], LocalChange::Follow { partition: 0, registration, .. } if registration.leader == 2)
+        );
+        // Broker 1 learns of both partitions from an empty image.
+        assert_eq!(local_changes(&MetadataImage::default(), &image, 1).len(), 2);
+        // Removing the topic removes both partitions on every replica.
+        let mut removed = image.clone();
+        removed
+            .apply(4, &[MetadataRecord::RemoveTopic { topic_id: id }])
+            .unwrap();
+        assert_eq!(local_changes(&image, &removed, 3).len(), 2);
+        assert!(removed.topic_by_id(id).is_none());
+    }
+
+    #[test]
+    fn a_record_that_does_not_apply_leaves_the_image_unchanged() {
+        let id = Uuid::new_v4();
+        let mut image = MetadataImage::default();
+        image.apply(1, &topic_records("t", id, &[&[1]])).unwrap();
+        let before = image.clone();
+        let bad = [
+            MetadataRecord::Config {
+                resource: ConfigResource::Topic,
+                resource_name: "t".into(),
+                name: "retention.ms".into(),
+                value: Some("1".into()),
+            },
+            MetadataRecord::PartitionChange {
+                topic_id: id,
+                partition_id: 5,
+                leader: None,
+                isr: None,
+                replicas: None,
+            },
+        ];
+        assert!(image.apply(2, &bad).is_err());
+        assert_eq!(image, before);
+        assert!(image.apply(2, &topic_records("t", id, &[&[1]])).is_err());
+    }
+}
