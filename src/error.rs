@@ -47,6 +47,30 @@ pub enum Error {
     LogDirNotFound(String),
     #[error("this broker hosts no replica of the partition")]
     ReplicaNotAvailable,
+    #[error("this broker is not the leader of the partition")]
+    NotLeaderOrFollower,
+    #[error("this node is not the active controller")]
+    NotController,
+    #[error("the request timed out")]
+    RequestTimedOut,
+    #[error("broker epoch {got} is not the current one ({current})")]
+    StaleBrokerEpoch { got: i64, current: i64 },
+    #[error("broker {0} is not registered")]
+    BrokerIdNotRegistered(i32),
+    #[error("broker {0} is registered by a live process with another incarnation")]
+    DuplicateBrokerRegistration(i32),
+    #[error("cluster id {got} does not match this cluster's {expected}")]
+    InconsistentClusterId { got: String, expected: String },
+    #[error("leader epoch {got} is not the partition's current {current}")]
+    FencedLeaderEpoch { got: i32, current: i32 },
+    #[error("partition epoch {got} is not the current {current}")]
+    InvalidUpdateVersion { got: i32, current: i32 },
+    #[error("replica {0} may not join the ISR: {1}")]
+    IneligibleReplica(i32, String),
+    #[error(
+        "written to the leader but the ISR shrank below min.insync.replicas ({isr} < {required})"
+    )]
+    NotEnoughReplicasAfterAppend { isr: i32, required: i32 },
     #[error(transparent)]
     Storage(#[from] StorageError),
     #[error(transparent)]
@@ -194,6 +218,17 @@ pub mod code {
     pub const UNSUPPORTED_ASSIGNOR: i16 = 112;
     pub const STALE_MEMBER_EPOCH: i16 = 113;
     pub const UNSUPPORTED_ENDPOINT_TYPE: i16 = 115;
+    pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
+    pub const REQUEST_TIMED_OUT: i16 = 7;
+    pub const NOT_ENOUGH_REPLICAS_AFTER_APPEND: i16 = 20;
+    pub const NOT_CONTROLLER: i16 = 41;
+    pub const FENCED_LEADER_EPOCH: i16 = 74;
+    pub const STALE_BROKER_EPOCH: i16 = 77;
+    pub const INVALID_UPDATE_VERSION: i16 = 95;
+    pub const DUPLICATE_BROKER_REGISTRATION: i16 = 101;
+    pub const BROKER_ID_NOT_REGISTERED: i16 = 102;
+    pub const INCONSISTENT_CLUSTER_ID: i16 = 104;
+    pub const INELIGIBLE_REPLICA: i16 = 107;
 }
 
 impl Error {
@@ -218,6 +253,17 @@ impl Error {
             Error::NoReassignmentInProgress => code::NO_REASSIGNMENT_IN_PROGRESS,
             Error::LogDirNotFound(_) => code::LOG_DIR_NOT_FOUND,
             Error::ReplicaNotAvailable => code::REPLICA_NOT_AVAILABLE,
+            Error::NotLeaderOrFollower => code::NOT_LEADER_OR_FOLLOWER,
+            Error::NotController => code::NOT_CONTROLLER,
+            Error::RequestTimedOut => code::REQUEST_TIMED_OUT,
+            Error::StaleBrokerEpoch { .. } => code::STALE_BROKER_EPOCH,
+            Error::BrokerIdNotRegistered(_) => code::BROKER_ID_NOT_REGISTERED,
+            Error::DuplicateBrokerRegistration(_) => code::DUPLICATE_BROKER_REGISTRATION,
+            Error::InconsistentClusterId { .. } => code::INCONSISTENT_CLUSTER_ID,
+            Error::FencedLeaderEpoch { .. } => code::FENCED_LEADER_EPOCH,
+            Error::InvalidUpdateVersion { .. } => code::INVALID_UPDATE_VERSION,
+            Error::IneligibleReplica(..) => code::INELIGIBLE_REPLICA,
+            Error::NotEnoughReplicasAfterAppend { .. } => code::NOT_ENOUGH_REPLICAS_AFTER_APPEND,
             Error::Storage(e) => match e {
                 StorageError::OffsetOutOfRange { .. } => code::OFFSET_OUT_OF_RANGE,
                 StorageError::Record(r) => record_code(r),
@@ -296,6 +342,23 @@ mod tests {
                 R::EligibleLeadersNotAvailable,
             ),
             (code::ELECTION_NOT_NEEDED, R::ElectionNotNeeded),
+            (code::NOT_LEADER_OR_FOLLOWER, R::NotLeaderOrFollower),
+            (code::REQUEST_TIMED_OUT, R::RequestTimedOut),
+            (
+                code::NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                R::NotEnoughReplicasAfterAppend,
+            ),
+            (code::NOT_CONTROLLER, R::NotController),
+            (code::FENCED_LEADER_EPOCH, R::FencedLeaderEpoch),
+            (code::STALE_BROKER_EPOCH, R::StaleBrokerEpoch),
+            (code::INVALID_UPDATE_VERSION, R::InvalidUpdateVersion),
+            (
+                code::DUPLICATE_BROKER_REGISTRATION,
+                R::DuplicateBrokerRegistration,
+            ),
+            (code::BROKER_ID_NOT_REGISTERED, R::BrokerIdNotRegistered),
+            (code::INCONSISTENT_CLUSTER_ID, R::InconsistentClusterId),
+            (code::INELIGIBLE_REPLICA, R::IneligibleReplica),
             (
                 code::NO_REASSIGNMENT_IN_PROGRESS,
                 R::NoReassignmentInProgress,

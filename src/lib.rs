@@ -21,6 +21,7 @@
 pub mod api;
 pub mod broker;
 pub mod config;
+pub mod controller;
 pub mod error;
 pub mod group;
 pub mod metadata;
