@@ -1,4 +1,6 @@
 //! The KRaft-style controller: the decisions of the active controller over the metadata
-//! image ([`control`]). The Raft quorum that replicates its records comes next.
+//! image ([`control`]) and the `__cluster_metadata` log that the Raft quorum replicates
+//! ([`metadata_log`]).
 
 pub mod control;
+pub mod metadata_log;

@@ -105,6 +105,77 @@ impl MetadataImage {
         self.brokers.get(&broker).is_some_and(|b| !b.fenced)
     }
 
+    /// Records that rebuild this image from an empty one (a snapshot's contents).
+    pub fn to_records(&self) -> Vec<MetadataRecord> {
+        let mut records = Vec::new();
+        if let Some(cluster_id) = &self.cluster_id {
+            records.push(MetadataRecord::ClusterId {
+                cluster_id: cluster_id.clone(),
+            });
+        }
+        for broker in self.brokers.values() {
+            records.push(MetadataRecord::RegisterBroker {
+                broker_id: broker.id,
+                incarnation_id: broker.incarnation_id,
+                broker_epoch: broker.epoch,
+                endpoints: broker.endpoints.clone(),
+                rack: broker.rack.clone(),
+                fenced: broker.fenced,
+            });
+            if broker.in_controlled_shutdown {
+                records.push(MetadataRecord::BrokerRegistrationChange {
+                    broker_id: broker.id,
+                    broker_epoch: broker.epoch,
+                    fenced: None,
+                    in_controlled_shutdown: Some(true),
+                });
+            }
+        }
+        for topic in self.topics.values() {
+            records.push(MetadataRecord::Topic {
+                name: topic.name.to_string(),
+                topic_id: topic.id,
+            });
+            for (name, value) in &topic.configs {
+                records.push(MetadataRecord::Config {
+                    resource: ConfigResource::Topic,
+                    resource_name: topic.name.to_string(),
+                    name: name.clone(),
+                    value: Some(value.clone()),
+                });
+            }
+            for (p, partition) in topic.partitions.iter().enumerate() {
+                records.push(MetadataRecord::Partition {
+                    topic_id: topic.id,
+                    partition_id: p as i32,
+                    replicas: partition.replicas.clone(),
+                    isr: partition.isr.clone(),
+                    leader: partition.leader,
+                    leader_epoch: partition.leader_epoch,
+                    partition_epoch: partition.partition_epoch,
+                });
+            }
+        }
+        for (broker, configs) in &self.broker_configs {
+            for (name, value) in configs {
+                records.push(MetadataRecord::Config {
+                    resource: ConfigResource::Broker,
+                    resource_name: broker.clone(),
+                    name: name.clone(),
+                    value: Some(value.clone()),
+                });
+            }
+        }
+        if self.next_producer_id > 0 {
+            records.push(MetadataRecord::ProducerIds {
+                broker_id: -1,
+                broker_epoch: -1,
+                next_producer_id: self.next_producer_id,
+            });
+        }
+        records
+    }
+
     /// Applies the records of one log entry at `offset`. Records are checked against the
     /// image first; on error nothing is applied (the controller never writes such records,
     /// so an error means the log and this code disagree).
@@ -470,6 +541,54 @@ mod tests {
             .unwrap();
         assert_eq!(local_changes(&image, &removed, 3).len(), 2);
         assert!(removed.topic_by_id(id).is_none());
+    }
+
+    #[test]
+    fn an_image_rebuilt_from_its_records_is_the_same_image() {
+        let id = Uuid::new_v4();
+        let mut image = MetadataImage::default();
+        let mut records = vec![
+            MetadataRecord::ClusterId {
+                cluster_id: "c".into(),
+            },
+            MetadataRecord::RegisterBroker {
+                broker_id: 1,
+                incarnation_id: Uuid::new_v4(),
+                broker_epoch: 2,
+                endpoints: Vec::new(),
+                rack: Some("r".into()),
+                fenced: false,
+            },
+            MetadataRecord::BrokerRegistrationChange {
+                broker_id: 1,
+                broker_epoch: 2,
+                fenced: None,
+                in_controlled_shutdown: Some(true),
+            },
+        ];
+        records.extend(topic_records("t", id, &[&[1], &[1]]));
+        records.push(MetadataRecord::PartitionChange {
+            topic_id: id,
+            partition_id: 1,
+            leader: Some(NO_LEADER),
+            isr: None,
+            replicas: None,
+        });
+        records.push(MetadataRecord::Config {
+            resource: ConfigResource::Topic,
+            resource_name: "t".into(),
+            name: "retention.ms".into(),
+            value: Some("5".into()),
+        });
+        records.push(MetadataRecord::ProducerIds {
+            broker_id: 1,
+            broker_epoch: 2,
+            next_producer_id: 3000,
+        });
+        image.apply(9, &records).unwrap();
+        let mut rebuilt = MetadataImage::default();
+        rebuilt.apply(9, &image.to_records()).unwrap();
+        assert_eq!(rebuilt, image);
     }
 
     #[test]

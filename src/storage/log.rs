@@ -581,6 +581,14 @@ impl Log {
         Ok(end)
     }
 
+    /// Deletes everything and restarts the log, empty, at `offset` (a follower given a
+    /// snapshot past its log, Kafka's `truncateFullyAndStartAt`).
+    pub fn truncate_fully_and_start_at(&mut self, offset: i64) -> Result<(), StorageError> {
+        self.check_online()?;
+        let result = self.reset_to(offset, crate::types::now_ms());
+        self.guard(result)
+    }
+
     /// Kafka's `shouldRoll`: size, age (less jitter), full indexes, or relative offsets that
     /// would no longer fit in the index's 32 bits.
     fn maybe_roll(

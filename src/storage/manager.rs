@@ -10,6 +10,7 @@
 //!   log-start-offset-checkpoint
 //!   replication-offset-checkpoint      high watermarks (what replication has committed)
 //!   {topic}-{partition}/               one directory per partition log
+//!   __cluster_metadata-0/              the controller quorum's log (not managed here)
 //!   {topic}-{partition}.{id}-delete/   a deleted log waiting for removal
 //! ```
 
@@ -29,6 +30,8 @@ const RECOVERY_POINT_FILE: &str = "recovery-point-offset-checkpoint";
 const LOG_START_FILE: &str = "log-start-offset-checkpoint";
 const HIGH_WATERMARK_FILE: &str = "replication-offset-checkpoint";
 const DELETE_SUFFIX: &str = "-delete";
+/// The controller quorum's log, owned by the controller, not by this manager.
+pub const CLUSTER_METADATA_DIR: &str = "__cluster_metadata-0";
 
 /// A partition log shared between request handlers and background tasks. `std::sync::Mutex`:
 /// nothing awaits while holding it; the operations under it are synchronous file I/O.
@@ -154,6 +157,9 @@ impl LogManager {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.ends_with(DELETE_SUFFIX) {
                 std::fs::remove_dir_all(entry.path())?;
+                continue;
+            }
+            if name == CLUSTER_METADATA_DIR {
                 continue;
             }
             let Some(tp) = TopicPartition::from_dir_name(&name) else {

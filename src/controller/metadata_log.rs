@@ -1,0 +1,567 @@
+//! The `__cluster_metadata` log on disk, as the storage of the Raft library (raft-rs's
+//! `Storage`): entries in a partition log of the ordinary kind, the quorum's hard state, and
+//! snapshots.
+//!
+//! ```text
+//! {log.dirs}/__cluster_metadata-0/
+//!   00000000000000000000.log/.index/.timeindex   Raft entry i = the record batch at offset
+//!                                                i - 1, its partition leader epoch = the
+//!                                                entry's term, its one record's value = the
+//!                                                entry's data (as KRaft stores its log)
+//!   quorum-state                                 {"term":..,"vote":..,"commit":..,"voters":[..]}
+//!   {index:020}-{term:010}.checkpoint            the latest snapshot: a raft `Snapshot`
+//!                                                (protobuf) followed by its CRC32C
+//! ```
+//!
+//! Entries are fsynced before [`MetadataLog::append`] returns and the hard state is written
+//! atomically, so nothing a node has acknowledged to its peers is lost in a crash. All
+//! entries after the snapshot are also kept in memory: snapshots bound their number, and
+//! Raft reads recent entries constantly.
+
+use crate::config::{BrokerConfig, LogConfig};
+use crate::record::{self, NewRecord};
+use crate::storage::StorageError;
+use crate::storage::checkpoint::write_atomically;
+use crate::storage::log::Log;
+use crate::types::{TopicPartition, now_ms};
+use protobuf::Message as _;
+use raft::prelude::{ConfState, Entry, EntryType, HardState, Snapshot};
+use raft::{GetEntriesContext, RaftState, Storage};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+pub use crate::storage::manager::CLUSTER_METADATA_DIR;
+
+const QUORUM_STATE_FILE: &str = "quorum-state";
+const SNAPSHOT_SUFFIX: &str = ".checkpoint";
+
+#[derive(Debug, thiserror::Error)]
+pub enum MetadataLogError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error("corrupt metadata log: {0}")]
+    Corrupt(String),
+    #[error(
+        "controller.quorum.voters changed from {stored:?} to {configured:?}; changing the voters of an existing quorum is not supported"
+    )]
+    VotersChanged {
+        stored: Vec<u64>,
+        configured: Vec<u64>,
+    },
+}
+
+impl From<crate::record::RecordError> for MetadataLogError {
+    fn from(e: crate::record::RecordError) -> Self {
+        Self::Storage(e.into())
+    }
+}
+
+impl From<std::io::Error> for MetadataLogError {
+    fn from(e: std::io::Error) -> Self {
+        Self::Storage(e.into())
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct QuorumStateFile {
+    term: u64,
+    vote: u64,
+    commit: u64,
+    voters: Vec<u64>,
+}
+
+pub struct MetadataLog {
+    dir: PathBuf,
+    log: Log,
+    /// Entries after the snapshot, in order: `entries[i].index == snapshot index + 1 + i`.
+    entries: Vec<Entry>,
+    hard_state: HardState,
+    conf_state: ConfState,
+    snapshot: Snapshot,
+}
+
+impl std::fmt::Debug for MetadataLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetadataLog")
+            .field("dir", &self.dir)
+            .field("first_index", &self.first())
+            .field("last_index", &self.last())
+            .field("hard_state", &self.hard_state)
+            .finish()
+    }
+}
+
+fn corrupt(what: impl Into<String>) -> MetadataLogError {
+    MetadataLogError::Corrupt(what.into())
+}
+
+/// The metadata log's own settings over the broker's topic defaults.
+pub fn log_config(broker: &BrokerConfig) -> LogConfig {
+    let overrides = [
+        ("segment.bytes", "16777216"),
+        ("segment.index.bytes", "1048576"),
+        ("retention.ms", "-1"),
+        ("retention.bytes", "-1"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    LogConfig::resolve(&broker.topic_defaults, &overrides)
+}
+
+impl MetadataLog {
+    /// Opens (creating on first start) the metadata log in `log_dir` for a quorum of
+    /// `voters`. A torn tail is truncated; the voters must be the ones it was created with.
+    pub fn open(
+        log_dir: &Path,
+        voters: &[u64],
+        config: LogConfig,
+    ) -> Result<Self, MetadataLogError> {
+        let dir = log_dir.join(CLUSTER_METADATA_DIR);
+        std::fs::create_dir_all(&dir)?;
+        let snapshot = Self::load_latest_snapshot(&dir)?;
+        let snapshot_index = snapshot.get_metadata().index;
+        let tp = TopicPartition::new("__cluster_metadata", 0);
+        // Always recovered from the start: the log is small (snapshots bound it) and has no
+        // entry in the log manager's checkpoints.
+        let (mut log, _) = Log::load(&dir, tp, config, 0, snapshot_index as i64, false, now_ms())?;
+        if (log.log_start_offset() as u64) < snapshot_index {
+            log.truncate_fully_and_start_at(snapshot_index as i64)?;
+        }
+        let entries = Self::read_entries(&log, snapshot_index)?;
+        let mut hard_state = HardState::default();
+        let mut configured: Vec<u64> = voters.to_vec();
+        configured.sort_unstable();
+        match std::fs::read(dir.join(QUORUM_STATE_FILE)) {
+            Ok(bytes) => {
+                let state: QuorumStateFile = serde_json::from_slice(&bytes)
+                    .map_err(|e| corrupt(format!("{QUORUM_STATE_FILE}: {e}")))?;
+                if state.voters != configured {
+                    return Err(MetadataLogError::VotersChanged {
+                        stored: state.voters,
+                        configured,
+                    });
+                }
+                hard_state.term = state.term;
+                hard_state.vote = state.vote;
+                hard_state.commit = state.commit;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        let last = snapshot_index + entries.len() as u64;
+        // A commit index past a torn tail cannot stand; Raft re-learns it from the leader.
+        hard_state.commit = hard_state.commit.clamp(snapshot_index, last);
+        hard_state.term = hard_state
+            .term
+            .max(snapshot.get_metadata().term)
+            .max(entries.last().map_or(0, |e| e.term));
+        let conf_state = ConfState {
+            voters: configured,
+            ..Default::default()
+        };
+        let metadata_log = Self {
+            dir,
+            log,
+            entries,
+            hard_state,
+            conf_state,
+            snapshot,
+        };
+        metadata_log.write_quorum_state()?;
+        Ok(metadata_log)
+    }
+
+    fn snapshot_name(index: u64, term: u64) -> String {
+        format!("{index:020}-{term:010}{SNAPSHOT_SUFFIX}")
+    }
+
+    /// The newest snapshot file that is intact; older ones and broken ones are removed.
+    fn load_latest_snapshot(dir: &Path) -> Result<Snapshot, MetadataLogError> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.ends_with(SNAPSHOT_SUFFIX))
+            .collect();
+        names.sort_unstable();
+        let mut found = None;
+        while let Some(name) = names.pop() {
+            let path = dir.join(&name);
+            if found.is_some() {
+                std::fs::remove_file(&path)?;
+                continue;
+            }
+            match Self::read_snapshot(&path) {
+                Ok(snapshot) => found = Some(snapshot),
+                Err(e) => {
+                    tracing::warn!(file = %path.display(), error = %e, "removing unreadable metadata snapshot");
+                    std::fs::remove_file(&path)?;
+                }
+            }
+        }
+        Ok(found.unwrap_or_default())
+    }
+
+    fn read_snapshot(path: &Path) -> Result<Snapshot, MetadataLogError> {
+        let bytes = std::fs::read(path)?;
+        if bytes.len() < 4 {
+            return Err(corrupt("snapshot shorter than its checksum"));
+        }
+        let (body, crc) = bytes.split_at(bytes.len() - 4);
+        let expected = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+        if crc32c::crc32c(body) != expected {
+            return Err(corrupt("snapshot checksum mismatch"));
+        }
+        Snapshot::parse_from_bytes(body).map_err(|e| corrupt(format!("snapshot: {e}")))
+    }
+
+    fn read_entries(log: &Log, snapshot_index: u64) -> Result<Vec<Entry>, MetadataLogError> {
+        let mut entries = Vec::new();
+        let mut offset = log.log_start_offset();
+        while offset < log.log_end_offset() {
+            let Some(read) = log.read(offset, 1 << 20, i64::MAX, true)? else {
+                break;
+            };
+            let bytes = read.records.read()?;
+            for batch in record::BatchIter::new(&bytes) {
+                let batch = batch?;
+                let expected = snapshot_index + entries.len() as u64 + 1;
+                if batch.base_offset() as u64 + 1 != expected || batch.records_count() != 1 {
+                    return Err(corrupt(format!(
+                        "batch at offset {} is not entry {expected}",
+                        batch.base_offset()
+                    )));
+                }
+                let records =
+                    record::records::parse_records(batch.records_payload(), batch.records_count())?;
+                let data = records.first().and_then(|r| r.value).unwrap_or_default();
+                entries.push(Entry {
+                    index: expected,
+                    term: batch.partition_leader_epoch() as u64,
+                    entry_type: EntryType::EntryNormal,
+                    data: data.to_vec().into(),
+                    ..Default::default()
+                });
+            }
+            offset = read.next_offset;
+        }
+        Ok(entries)
+    }
+
+    fn write_quorum_state(&self) -> Result<(), MetadataLogError> {
+        let state = QuorumStateFile {
+            term: self.hard_state.term,
+            vote: self.hard_state.vote,
+            commit: self.hard_state.commit,
+            voters: self.conf_state.voters.clone(),
+        };
+        let text = serde_json::to_vec(&state).map_err(|e| corrupt(e.to_string()))?;
+        write_atomically(&self.dir.join(QUORUM_STATE_FILE), &text)?;
+        Ok(())
+    }
+
+    fn first(&self) -> u64 {
+        self.snapshot.get_metadata().index + 1
+    }
+
+    fn last(&self) -> u64 {
+        self.snapshot.get_metadata().index + self.entries.len() as u64
+    }
+
+    pub fn hard_state(&self) -> &HardState {
+        &self.hard_state
+    }
+
+    pub fn latest_snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// Persists the hard state (term, vote, commit) when it changed.
+    pub fn set_hard_state(&mut self, hard_state: &HardState) -> Result<(), MetadataLogError> {
+        if *hard_state == self.hard_state {
+            return Ok(());
+        }
+        self.hard_state = hard_state.clone();
+        self.write_quorum_state()
+    }
+
+    pub fn set_commit(&mut self, commit: u64) -> Result<(), MetadataLogError> {
+        let mut hard_state = self.hard_state.clone();
+        hard_state.commit = commit;
+        self.set_hard_state(&hard_state)
+    }
+
+    /// Appends entries, replacing any conflicting suffix, and fsyncs them.
+    pub fn append(&mut self, entries: &[Entry]) -> Result<(), MetadataLogError> {
+        let Some(first) = entries.first() else {
+            return Ok(());
+        };
+        if first.index < self.first() || first.index > self.last() + 1 {
+            return Err(corrupt(format!(
+                "entries from {} do not fit a log of {}..={}",
+                first.index,
+                self.first(),
+                self.last()
+            )));
+        }
+        if first.index <= self.last() {
+            self.log.truncate_to(first.index as i64 - 1)?;
+            self.entries.truncate((first.index - self.first()) as usize);
+        }
+        let mut bytes = Vec::new();
+        for entry in entries {
+            let term = i32::try_from(entry.term)
+                .map_err(|_| corrupt(format!("term {} does not fit a leader epoch", entry.term)))?;
+            let mut batch = record::build_batch(&[NewRecord {
+                key: None,
+                value: Some(&entry.data),
+                timestamp: now_ms(),
+            }]);
+            record::assign_offsets(&mut batch, entry.index as i64 - 1, term, None);
+            bytes.extend_from_slice(&batch);
+        }
+        self.log.append_as_follower(&bytes, now_ms())?;
+        self.log.flush(now_ms())?;
+        self.entries.extend_from_slice(entries);
+        Ok(())
+    }
+
+    /// Takes a snapshot of the applied state at `index` (its term from the log), writes it
+    /// and drops the entries it covers.
+    pub fn compact(&mut self, index: u64, data: Vec<u8>) -> Result<(), MetadataLogError> {
+        if index <= self.snapshot.get_metadata().index {
+            return Ok(());
+        }
+        let term = self
+            .term(index)
+            .map_err(|e| corrupt(format!("no term for entry {index}: {e}")))?;
+        let mut snapshot = Snapshot {
+            data: data.into(),
+            ..Default::default()
+        };
+        let metadata = snapshot.mut_metadata();
+        metadata.index = index;
+        metadata.term = term;
+        metadata.set_conf_state(self.conf_state.clone());
+        self.write_snapshot(&snapshot)?;
+        let drop = (index + 1 - self.first()) as usize;
+        self.entries.drain(..drop.min(self.entries.len()));
+        self.snapshot = snapshot;
+        self.log.delete_records_before(index as i64)?;
+        Ok(())
+    }
+
+    /// Installs a snapshot received from the leader: the log restarts after it.
+    pub fn apply_snapshot(&mut self, snapshot: Snapshot) -> Result<(), MetadataLogError> {
+        let index = snapshot.get_metadata().index;
+        if index < self.first() {
+            return Ok(());
+        }
+        self.write_snapshot(&snapshot)?;
+        self.log.truncate_fully_and_start_at(index as i64)?;
+        self.entries.clear();
+        self.hard_state.term = self.hard_state.term.max(snapshot.get_metadata().term);
+        self.hard_state.commit = index;
+        self.snapshot = snapshot;
+        self.write_quorum_state()
+    }
+
+    fn write_snapshot(&self, snapshot: &Snapshot) -> Result<(), MetadataLogError> {
+        let mut bytes = snapshot
+            .write_to_bytes()
+            .map_err(|e| corrupt(format!("encoding a snapshot: {e}")))?;
+        let crc = crc32c::crc32c(&bytes);
+        bytes.extend_from_slice(&crc.to_be_bytes());
+        let metadata = snapshot.get_metadata();
+        let name = Self::snapshot_name(metadata.index, metadata.term);
+        write_atomically(&self.dir.join(&name), &bytes)?;
+        for old in std::fs::read_dir(&self.dir)?.filter_map(|e| e.ok()) {
+            let old_name = old.file_name().to_string_lossy().into_owned();
+            if old_name.ends_with(SNAPSHOT_SUFFIX) && old_name < name {
+                std::fs::remove_file(old.path())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes and closes the underlying log.
+    pub fn close(&mut self) -> Result<(), MetadataLogError> {
+        self.log.close(now_ms())?;
+        Ok(())
+    }
+}
+
+fn other(e: impl std::error::Error + Send + Sync + 'static) -> raft::Error {
+    raft::Error::Store(raft::StorageError::Other(Box::new(e)))
+}
+
+impl Storage for MetadataLog {
+    fn initial_state(&self) -> raft::Result<RaftState> {
+        Ok(RaftState::new(
+            self.hard_state.clone(),
+            self.conf_state.clone(),
+        ))
+    }
+
+    fn entries(
+        &self,
+        low: u64,
+        high: u64,
+        max_size: impl Into<Option<u64>>,
+        _context: GetEntriesContext,
+    ) -> raft::Result<Vec<Entry>> {
+        if low < self.first() {
+            return Err(raft::Error::Store(raft::StorageError::Compacted));
+        }
+        if high > self.last() + 1 {
+            return Err(other(MetadataLogError::Corrupt(format!(
+                "entries up to {high} asked of a log ending at {}",
+                self.last()
+            ))));
+        }
+        let from = (low - self.first()) as usize;
+        let to = (high - self.first()) as usize;
+        let mut entries = self.entries[from..to].to_vec();
+        raft::util::limit_size(&mut entries, max_size.into());
+        Ok(entries)
+    }
+
+    fn term(&self, idx: u64) -> raft::Result<u64> {
+        let snapshot = self.snapshot.get_metadata();
+        if idx == snapshot.index {
+            return Ok(snapshot.term);
+        }
+        if idx < self.first() {
+            return Err(raft::Error::Store(raft::StorageError::Compacted));
+        }
+        if idx > self.last() {
+            return Err(raft::Error::Store(raft::StorageError::Unavailable));
+        }
+        Ok(self.entries[(idx - self.first()) as usize].term)
+    }
+
+    fn first_index(&self) -> raft::Result<u64> {
+        Ok(self.first())
+    }
+
+    fn last_index(&self) -> raft::Result<u64> {
+        Ok(self.last())
+    }
+
+    fn snapshot(&self, request_index: u64, _to: u64) -> raft::Result<Snapshot> {
+        if self.snapshot.get_metadata().index < request_index {
+            return Err(raft::Error::Store(
+                raft::StorageError::SnapshotTemporarilyUnavailable,
+            ));
+        }
+        Ok(self.snapshot.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> LogConfig {
+        log_config(&BrokerConfig::with_overrides(&[]).unwrap())
+    }
+
+    fn entry(index: u64, term: u64, data: &[u8]) -> Entry {
+        Entry {
+            index,
+            term,
+            data: data.to_vec().into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn entries_state_and_snapshots_survive_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = MetadataLog::open(dir.path(), &[1, 2, 3], config()).unwrap();
+        assert_eq!((log.first(), log.last()), (1, 0));
+        log.append(&[entry(1, 1, b""), entry(2, 1, b"a"), entry(3, 2, b"b")])
+            .unwrap();
+        // A new leader overwrites the uncommitted entry 3.
+        log.append(&[entry(3, 3, b"c"), entry(4, 3, b"d")]).unwrap();
+        let hard_state = HardState {
+            term: 3,
+            vote: 2,
+            commit: 3,
+            ..Default::default()
+        };
+        log.set_hard_state(&hard_state).unwrap();
+        drop(log);
+
+        let mut log = MetadataLog::open(dir.path(), &[3, 2, 1], config()).unwrap();
+        assert_eq!(log.hard_state(), &hard_state);
+        let all = log
+            .entries(1, 5, None, GetEntriesContext::empty(false))
+            .unwrap();
+        let seen: Vec<(u64, u64, Vec<u8>)> = all
+            .iter()
+            .map(|e| (e.index, e.term, e.data.to_vec()))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (1, 1, vec![]),
+                (2, 1, b"a".to_vec()),
+                (3, 3, b"c".to_vec()),
+                (4, 3, b"d".to_vec())
+            ]
+        );
+        log.compact(3, b"image at 3".to_vec()).unwrap();
+        assert_eq!(log.first_index().unwrap(), 4);
+        assert_eq!(log.term(3).unwrap(), 3);
+        assert!(matches!(
+            log.entries(2, 4, None, GetEntriesContext::empty(false)),
+            Err(raft::Error::Store(raft::StorageError::Compacted))
+        ));
+        drop(log);
+
+        let mut log = MetadataLog::open(dir.path(), &[1, 2, 3], config()).unwrap();
+        assert_eq!((log.first(), log.last()), (4, 4));
+        assert_eq!(&log.snapshot(0, 2).unwrap().data[..], b"image at 3");
+        // A snapshot from the leader past the log replaces it.
+        let mut snapshot = Snapshot {
+            data: b"image at 10".to_vec().into(),
+            ..Default::default()
+        };
+        snapshot.mut_metadata().index = 10;
+        snapshot.mut_metadata().term = 4;
+        log.apply_snapshot(snapshot).unwrap();
+        log.append(&[entry(11, 4, b"e")]).unwrap();
+        drop(log);
+        let log = MetadataLog::open(dir.path(), &[1, 2, 3], config()).unwrap();
+        assert_eq!((log.first(), log.last()), (11, 11));
+        assert_eq!(log.hard_state().commit, 10);
+        assert_eq!(log.term(10).unwrap(), 4);
+    }
+
+    #[test]
+    fn other_voters_are_refused_and_a_torn_tail_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = MetadataLog::open(dir.path(), &[1, 2, 3], config()).unwrap();
+        log.append(&[entry(1, 1, b"x"), entry(2, 1, b"y")]).unwrap();
+        log.set_commit(2).unwrap();
+        drop(log);
+        assert!(matches!(
+            MetadataLog::open(dir.path(), &[1, 2], config()),
+            Err(MetadataLogError::VotersChanged { .. })
+        ));
+        let segment = dir
+            .path()
+            .join(CLUSTER_METADATA_DIR)
+            .join("00000000000000000000.log");
+        let len = std::fs::metadata(&segment).unwrap().len();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&segment)
+            .unwrap();
+        file.set_len(len - 3).unwrap();
+        let log = MetadataLog::open(dir.path(), &[1, 2, 3], config()).unwrap();
+        assert_eq!(log.last(), 1);
+        assert_eq!(log.hard_state().commit, 1, "commit never past the log end");
+    }
+}
