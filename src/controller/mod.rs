@@ -4,3 +4,4 @@
 
 pub mod control;
 pub mod metadata_log;
+pub mod quorum;

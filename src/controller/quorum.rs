@@ -1,0 +1,538 @@
+//! One voter of the controller quorum: tikv's Raft (`raft-rs`) over the
+//! [`MetadataLog`], applying committed entries to the [`MetadataImage`]. Synchronous and
+//! driven from outside, as raft-rs intends: `tick` on a timer, `step` for each message from a
+//! peer, `propose` for the active controller's records, then `handle_ready` to persist, learn
+//! what to send and apply what committed. Tests run several voters over a simulated network
+//! with no clock at all.
+//!
+//! Raft settings: pre-vote (a voter cut off from the others cannot disrupt them when it
+//! returns) and check-quorum (a leader that cannot reach a majority steps down within an
+//! election timeout, so an isolated leader stops accepting proposals). Voters are fixed by
+//! `controller.quorum.voters` (no membership changes).
+
+use super::metadata_log::{MetadataLog, MetadataLogError};
+use crate::config::LogConfig;
+use crate::metadata::image::{ApplyError, MetadataImage};
+use crate::metadata::records::{MetadataRecord, RecordDecodeError, decode_batch, encode_batch};
+use protobuf::Message as _;
+use raft::prelude::{Entry, Message, Snapshot};
+use raft::{RawNode, StateRole};
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum QuorumError {
+    #[error(transparent)]
+    Log(#[from] MetadataLogError),
+    #[error("raft: {0}")]
+    Raft(#[from] raft::Error),
+    #[error("metadata log entry {index}: {source}")]
+    Decode {
+        index: u64,
+        source: RecordDecodeError,
+    },
+    #[error("metadata log entry {index}: {source}")]
+    Apply { index: u64, source: ApplyError },
+    #[error("not the leader of the controller quorum")]
+    NotLeader,
+}
+
+#[derive(Debug, Clone)]
+pub struct QuorumSettings {
+    pub node_id: u64,
+    pub voters: Vec<u64>,
+    /// Ticks without hearing from a leader before a voter campaigns (raft-rs randomises
+    /// it between this and twice this).
+    pub election_ticks: usize,
+    /// Ticks between a leader's heartbeats.
+    pub heartbeat_ticks: usize,
+    /// A snapshot is taken once this many entries were applied since the last one.
+    pub snapshot_after_entries: u64,
+}
+
+/// What one round of [`Quorum::handle_ready`] produced.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Raft messages to deliver to their `to` voter.
+    pub messages: Vec<Message>,
+    /// Entries applied to the image, in order: (index, records). Empty entries (a new
+    /// leader's first) have no records.
+    pub applied: Vec<(u64, Vec<MetadataRecord>)>,
+    /// The image was replaced by a snapshot from the leader.
+    pub snapshot_installed: bool,
+}
+
+/// Forwards raft-rs's slog output to `tracing` (target `raft`).
+struct TracingDrain;
+
+impl slog::Drain for TracingDrain {
+    type Ok = ();
+    type Err = slog::Never;
+
+    fn log(&self, record: &slog::Record, _: &slog::OwnedKVList) -> Result<(), slog::Never> {
+        match record.level() {
+            slog::Level::Critical | slog::Level::Error => {
+                tracing::error!(target: "raft", "{}", record.msg())
+            }
+            slog::Level::Warning => tracing::warn!(target: "raft", "{}", record.msg()),
+            slog::Level::Info => tracing::info!(target: "raft", "{}", record.msg()),
+            slog::Level::Debug | slog::Level::Trace => {
+                tracing::trace!(target: "raft", "{}", record.msg())
+            }
+        }
+        Ok(())
+    }
+}
+
+pub struct Quorum {
+    raw: RawNode<MetadataLog>,
+    image: MetadataImage,
+    snapshot_after_entries: u64,
+}
+
+impl std::fmt::Debug for Quorum {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Quorum")
+            .field("id", &self.raw.raft.id)
+            .field("term", &self.raw.raft.term)
+            .field("role", &self.raw.raft.state)
+            .field("applied", &self.image.offset)
+            .finish()
+    }
+}
+
+fn image_from_snapshot(snapshot: &Snapshot) -> Result<MetadataImage, QuorumError> {
+    let mut image = MetadataImage::default();
+    let index = snapshot.get_metadata().index;
+    if index > 0 {
+        let records =
+            decode_batch(&snapshot.data).map_err(|source| QuorumError::Decode { index, source })?;
+        image
+            .apply(index, &records)
+            .map_err(|source| QuorumError::Apply { index, source })?;
+    }
+    Ok(image)
+}
+
+impl Quorum {
+    /// Opens this voter's metadata log and rebuilds the image from its snapshot; committed
+    /// entries after it are applied again by the first rounds of `handle_ready`.
+    pub fn open(
+        log_dir: &Path,
+        settings: &QuorumSettings,
+        log_config: LogConfig,
+    ) -> Result<Self, QuorumError> {
+        let storage = MetadataLog::open(log_dir, &settings.voters, log_config)?;
+        let image = image_from_snapshot(storage.latest_snapshot())?;
+        let config = raft::Config {
+            id: settings.node_id,
+            election_tick: settings.election_ticks,
+            heartbeat_tick: settings.heartbeat_ticks,
+            applied: image.offset,
+            check_quorum: true,
+            pre_vote: true,
+            max_size_per_msg: 1 << 20,
+            max_inflight_msgs: 256,
+            ..Default::default()
+        };
+        config.validate()?;
+        let logger = slog::Logger::root(TracingDrain, slog::o!());
+        let mut raw = RawNode::new(&config, storage, &logger)?;
+        if settings.voters == [settings.node_id] {
+            // The only voter need not wait an election timeout to lead.
+            raw.campaign()?;
+        }
+        Ok(Self {
+            raw,
+            image,
+            snapshot_after_entries: settings.snapshot_after_entries.max(1),
+        })
+    }
+
+    pub fn node_id(&self) -> u64 {
+        self.raw.raft.id
+    }
+
+    pub fn term(&self) -> u64 {
+        self.raw.raft.term
+    }
+
+    /// The leader this voter knows of.
+    pub fn leader_id(&self) -> Option<u64> {
+        (self.raw.raft.leader_id != raft::INVALID_ID).then_some(self.raw.raft.leader_id)
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.raw.raft.state == StateRole::Leader
+    }
+
+    /// The leader has applied an entry of its own term: its image holds everything ever
+    /// committed, so it may decide as the active controller.
+    pub fn is_active_leader(&self) -> bool {
+        self.is_leader()
+            && self.raw.raft.raft_log.term(self.image.offset).ok() == Some(self.raw.raft.term)
+    }
+
+    /// The committed metadata, applied.
+    pub fn image(&self) -> &MetadataImage {
+        &self.image
+    }
+
+    /// The index the next proposal will get.
+    pub fn next_index(&self) -> u64 {
+        self.raw.raft.raft_log.last_index() + 1
+    }
+
+    pub fn tick(&mut self) {
+        self.raw.tick();
+    }
+
+    /// Takes a message from a peer. Messages from voters this quorum does not have, or
+    /// meant for another node, are dropped by raft-rs with an error.
+    pub fn step(&mut self, message: Message) -> Result<(), QuorumError> {
+        Ok(self.raw.step(message)?)
+    }
+
+    /// Proposes one entry holding `records`; returns its index. It is committed when it
+    /// shows up in [`Progress::applied`]; a lost leadership may drop it instead.
+    pub fn propose(&mut self, records: &[MetadataRecord]) -> Result<u64, QuorumError> {
+        if !self.is_leader() {
+            return Err(QuorumError::NotLeader);
+        }
+        let index = self.next_index();
+        self.raw
+            .propose(Vec::new(), encode_batch(records))
+            .map_err(|e| match e {
+                raft::Error::ProposalDropped => QuorumError::NotLeader,
+                other => QuorumError::Raft(other),
+            })?;
+        Ok(index)
+    }
+
+    /// Persists what Raft needs persisted, returns the messages to send, and applies what
+    /// committed (Raft's ready loop). Call after every tick, step and propose.
+    pub fn handle_ready(&mut self) -> Result<Progress, QuorumError> {
+        let mut progress = Progress::default();
+        if !self.raw.has_ready() {
+            return Ok(progress);
+        }
+        let mut ready = self.raw.ready();
+        progress.messages.extend(ready.take_messages());
+        if !ready.snapshot().is_empty() {
+            let snapshot = ready.snapshot().clone();
+            self.image = image_from_snapshot(&snapshot)?;
+            self.raw.mut_store().apply_snapshot(snapshot)?;
+            progress.snapshot_installed = true;
+        }
+        self.apply(ready.take_committed_entries(), &mut progress)?;
+        self.raw.mut_store().append(ready.entries())?;
+        if let Some(hard_state) = ready.hs() {
+            self.raw.mut_store().set_hard_state(hard_state)?;
+        }
+        progress.messages.extend(ready.take_persisted_messages());
+        let mut light = self.raw.advance(ready);
+        if let Some(commit) = light.commit_index() {
+            self.raw.mut_store().set_commit(commit)?;
+        }
+        progress.messages.extend(light.take_messages());
+        self.apply(light.take_committed_entries(), &mut progress)?;
+        self.raw.advance_apply();
+        self.maybe_snapshot()?;
+        Ok(progress)
+    }
+
+    fn apply(&mut self, entries: Vec<Entry>, progress: &mut Progress) -> Result<(), QuorumError> {
+        for entry in entries {
+            let index = entry.index;
+            if index <= self.image.offset {
+                continue;
+            }
+            if entry.data.is_empty() {
+                self.image.offset = index;
+                progress.applied.push((index, Vec::new()));
+                continue;
+            }
+            let records = decode_batch(&entry.data)
+                .map_err(|source| QuorumError::Decode { index, source })?;
+            self.image
+                .apply(index, &records)
+                .map_err(|source| QuorumError::Apply { index, source })?;
+            progress.applied.push((index, records));
+        }
+        Ok(())
+    }
+
+    fn maybe_snapshot(&mut self) -> Result<(), QuorumError> {
+        let applied = self.image.offset;
+        let snapshot_index = self.raw.store().latest_snapshot().get_metadata().index;
+        if applied >= snapshot_index + self.snapshot_after_entries {
+            let data = encode_batch(&self.image.to_records());
+            self.raw.mut_store().compact(applied, data)?;
+            tracing::debug!(index = applied, "metadata snapshot");
+        }
+        Ok(())
+    }
+
+    /// Tells Raft a peer could not be reached (it then probes instead of streaming).
+    pub fn report_unreachable(&mut self, peer: u64) {
+        self.raw.report_unreachable(peer);
+    }
+
+    /// Flushes the metadata log for a clean stop.
+    pub fn close(&mut self) -> Result<(), QuorumError> {
+        Ok(self.raw.mut_store().close()?)
+    }
+}
+
+/// Encodes a Raft message for the wire.
+pub fn encode_message(message: &Message) -> Result<Vec<u8>, QuorumError> {
+    message
+        .write_to_bytes()
+        .map_err(|e| QuorumError::Raft(raft::Error::CodecError(e)))
+}
+
+/// Decodes a Raft message from a peer.
+pub fn decode_message(bytes: &[u8]) -> Result<Message, QuorumError> {
+    Message::parse_from_bytes(bytes).map_err(|e| QuorumError::Raft(raft::Error::CodecError(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::BrokerConfig;
+    use crate::controller::metadata_log::log_config;
+    use std::collections::{BTreeMap, BTreeSet};
+    use uuid::Uuid;
+
+    /// Voters over a simulated network: messages are delivered in rounds; an isolated
+    /// voter neither sends nor receives.
+    struct Cluster {
+        dirs: BTreeMap<u64, tempfile::TempDir>,
+        nodes: BTreeMap<u64, Quorum>,
+        isolated: BTreeSet<u64>,
+        settings: QuorumSettings,
+        /// (term, leader) pairs ever observed: one leader per term, always.
+        leaders_by_term: BTreeMap<u64, u64>,
+    }
+
+    impl Cluster {
+        fn new(size: u64, snapshot_after_entries: u64) -> Self {
+            let voters: Vec<u64> = (1..=size).collect();
+            let settings = QuorumSettings {
+                node_id: 0,
+                voters: voters.clone(),
+                election_ticks: 10,
+                heartbeat_ticks: 2,
+                snapshot_after_entries,
+            };
+            let mut cluster = Self {
+                dirs: BTreeMap::new(),
+                nodes: BTreeMap::new(),
+                isolated: BTreeSet::new(),
+                settings,
+                leaders_by_term: BTreeMap::new(),
+            };
+            for id in voters {
+                cluster
+                    .dirs
+                    .insert(id, tempfile::tempdir().expect("temp dir"));
+                cluster.start(id);
+            }
+            cluster
+        }
+
+        fn start(&mut self, id: u64) {
+            let settings = QuorumSettings {
+                node_id: id,
+                ..self.settings.clone()
+            };
+            let config = log_config(&BrokerConfig::with_overrides(&[]).unwrap());
+            let node = Quorum::open(self.dirs[&id].path(), &settings, config).unwrap();
+            self.nodes.insert(id, node);
+        }
+
+        fn stop(&mut self, id: u64) {
+            self.nodes.remove(&id);
+        }
+
+        /// Delivers messages until the network is quiet.
+        fn settle(&mut self) {
+            for _ in 0..1000 {
+                let mut messages = Vec::new();
+                for (id, node) in &mut self.nodes {
+                    let progress = node.handle_ready().unwrap();
+                    if !self.isolated.contains(id) {
+                        messages.extend(progress.messages);
+                    }
+                    if node.is_leader() {
+                        let previous = self.leaders_by_term.insert(node.term(), *id);
+                        assert!(
+                            previous.is_none_or(|p| p == *id),
+                            "two leaders in term {}: {previous:?} and {id}",
+                            node.term()
+                        );
+                    }
+                }
+                if messages.is_empty() {
+                    return;
+                }
+                for message in messages {
+                    if self.isolated.contains(&message.to) {
+                        continue;
+                    }
+                    // Through the wire encoding, as the network would carry it.
+                    let bytes = encode_message(&message).unwrap();
+                    if let Some(node) = self.nodes.get_mut(&message.to) {
+                        node.step(decode_message(&bytes).unwrap()).unwrap();
+                    }
+                }
+            }
+            panic!("the network never went quiet");
+        }
+
+        fn tick(&mut self, ticks: usize) {
+            for _ in 0..ticks {
+                for node in self.nodes.values_mut() {
+                    node.tick();
+                }
+                self.settle();
+            }
+        }
+
+        fn leaders(&self) -> Vec<u64> {
+            self.nodes
+                .iter()
+                .filter(|(id, n)| n.is_leader() && !self.isolated.contains(id))
+                .map(|(id, _)| *id)
+                .collect()
+        }
+
+        fn elect(&mut self) -> u64 {
+            for _ in 0..100 {
+                self.tick(1);
+                let leaders = self.leaders();
+                if leaders.len() == 1 && self.nodes[&leaders[0]].is_active_leader() {
+                    return leaders[0];
+                }
+            }
+            panic!("no leader elected");
+        }
+
+        fn topic(&mut self, leader: u64, name: &str) -> Result<u64, QuorumError> {
+            let record = MetadataRecord::Topic {
+                name: name.into(),
+                topic_id: Uuid::new_v4(),
+            };
+            let index = self.nodes.get_mut(&leader).unwrap().propose(&[record])?;
+            self.settle();
+            Ok(index)
+        }
+
+        fn topics_of(&self, id: u64) -> Vec<String> {
+            self.nodes[&id]
+                .image()
+                .topics
+                .keys()
+                .map(|t| t.to_string())
+                .collect()
+        }
+    }
+
+    #[test]
+    fn a_single_voter_leads_at_once_and_commits_alone() {
+        let mut cluster = Cluster::new(1, 1000);
+        cluster.settle();
+        assert!(cluster.nodes[&1].is_active_leader());
+        let index = cluster.topic(1, "a").unwrap();
+        assert_eq!(cluster.nodes[&1].image().offset, index);
+        assert_eq!(cluster.topics_of(1), vec!["a"]);
+    }
+
+    #[test]
+    fn three_voters_elect_one_leader_and_agree_on_the_log() {
+        let mut cluster = Cluster::new(3, 1000);
+        let leader = cluster.elect();
+        for name in ["a", "b", "c"] {
+            cluster.topic(leader, name).unwrap();
+        }
+        cluster.tick(3);
+        for id in 1..=3 {
+            assert_eq!(cluster.topics_of(id), vec!["a", "b", "c"], "voter {id}");
+        }
+        // A follower cannot propose.
+        let follower = (1..=3).find(|id| *id != leader).unwrap();
+        assert!(matches!(
+            cluster.topic(follower, "d"),
+            Err(QuorumError::NotLeader)
+        ));
+    }
+
+    #[test]
+    fn an_isolated_leader_steps_down_and_its_uncommitted_entries_are_dropped() {
+        let mut cluster = Cluster::new(3, 1000);
+        let old = cluster.elect();
+        cluster.topic(old, "before").unwrap();
+        cluster.tick(3);
+        let old_term = cluster.nodes[&old].term();
+
+        cluster.isolated.insert(old);
+        // Proposed on the wrong side of the partition: can never commit.
+        cluster.topic(old, "lost").unwrap();
+        let new = cluster.elect();
+        assert_ne!(new, old);
+        assert!(cluster.nodes[&new].term() > old_term);
+        cluster.topic(new, "after").unwrap();
+        // Check-quorum: the old leader gives up within an election timeout, so it stops
+        // taking proposals it could never commit.
+        cluster.tick(25);
+        assert!(!cluster.nodes[&old].is_leader());
+        assert!(matches!(
+            cluster.topic(old, "refused"),
+            Err(QuorumError::NotLeader)
+        ));
+        assert_eq!(cluster.topics_of(old), vec!["before"]);
+
+        cluster.isolated.clear();
+        cluster.tick(10);
+        assert_eq!(
+            cluster.leaders(),
+            vec![new],
+            "pre-vote: the returning voter does not disrupt"
+        );
+        for id in 1..=3 {
+            assert_eq!(cluster.topics_of(id), vec!["after", "before"], "voter {id}");
+        }
+    }
+
+    #[test]
+    fn a_restarted_voter_rebuilds_its_image_and_a_lagging_one_catches_up_by_snapshot() {
+        let mut cluster = Cluster::new(3, 5);
+        let leader = cluster.elect();
+        let lagging = (1..=3).find(|id| *id != leader).unwrap();
+        cluster.stop(lagging);
+        for i in 0..20 {
+            cluster.topic(leader, &format!("t{i:02}")).unwrap();
+        }
+        cluster.tick(3);
+        let expected = cluster.topics_of(leader);
+        assert_eq!(expected.len(), 20);
+        // The leader has compacted past what the lagging voter has: only a snapshot helps.
+        let leader_log = cluster.nodes[&leader].raw.store();
+        assert!(leader_log.latest_snapshot().get_metadata().index > 5);
+        cluster.start(lagging);
+        cluster.tick(10);
+        assert_eq!(cluster.topics_of(lagging), expected);
+
+        // Every voter restarted from disk, one at a time: nothing is lost.
+        for id in 1..=3 {
+            cluster.stop(id);
+            cluster.start(id);
+            cluster.tick(30);
+        }
+        let leader = cluster.elect();
+        cluster.topic(leader, "last").unwrap();
+        cluster.tick(3);
+        for id in 1..=3 {
+            assert_eq!(cluster.topics_of(id).len(), 21, "voter {id}");
+        }
+    }
+}
