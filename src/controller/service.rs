@@ -1,0 +1,704 @@
+//! The controller's event loop: one thread owns this node's quorum voter and, while it is the
+//! active controller, the [`ClusterControl`] decisions. It ticks Raft, steps messages from
+//! peers, turns commands into proposals, answers each command once its records are
+//! committed, and publishes every newly committed image. A thread rather than a task: the
+//! loop fsyncs the metadata log and must not stall the runtime's workers.
+//!
+//! Raft messages leave through the `outbound` channel given to [`start`]; whoever carries
+//! them (the TCP transport, or a test) hands replies back with [`ControllerHandle::deliver`].
+
+use super::control::{
+    BrokerRegistrationRequest, ClusterControl, ControlConfig, CreatedTopic, Election,
+    HeartbeatReply, HeartbeatRequest, IsrChange, Outcome, TopicRequest,
+};
+use super::quorum::{Quorum, QuorumError, QuorumSettings};
+use crate::config::LogConfig;
+use crate::error::Error;
+use crate::metadata::image::{MetadataImage, PartitionRegistration};
+use crate::types::now_ms;
+use raft::prelude::Message;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
+use tokio::sync::{oneshot, watch};
+use uuid::Uuid;
+
+/// How often the active controller checks broker sessions.
+const SESSION_CHECK_EVERY: Duration = Duration::from_millis(250);
+
+/// What a command asks of the active controller.
+#[derive(Debug, Clone)]
+pub enum ControllerOp {
+    RegisterBroker(BrokerRegistrationRequest),
+    Heartbeat(HeartbeatRequest),
+    UnregisterBroker(i32),
+    CreateTopic {
+        request: TopicRequest,
+        validate_only: bool,
+    },
+    DeleteTopic(String),
+    CreatePartitions {
+        name: String,
+        count: i32,
+        assignments: Option<Vec<Vec<i32>>>,
+        validate_only: bool,
+    },
+    SetTopicConfigs {
+        name: String,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    },
+    AlterPartition(IsrChange),
+    ElectLeader {
+        topic: String,
+        partition: i32,
+        election: Election,
+    },
+    AllocateProducerIds {
+        broker: i32,
+        broker_epoch: i64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ControllerReply {
+    BrokerEpoch(i64),
+    Heartbeat(HeartbeatReply),
+    TopicCreated(CreatedTopic),
+    TopicDeleted(Uuid),
+    Partition(PartitionRegistration),
+    ProducerIds { first: i64, count: i64 },
+    Done,
+}
+
+/// The quorum as this node sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QuorumStatus {
+    pub leader: Option<u64>,
+    pub term: u64,
+    /// This node is the active controller.
+    pub active: bool,
+}
+
+enum Event {
+    Command(
+        ControllerOp,
+        oneshot::Sender<Result<ControllerReply, Error>>,
+    ),
+    Raft(Message),
+    Unreachable(u64),
+    Shutdown,
+}
+
+#[derive(Debug, Clone)]
+pub struct ControllerSettings {
+    pub log_dir: PathBuf,
+    pub log_config: LogConfig,
+    pub quorum: QuorumSettings,
+    pub tick: Duration,
+    pub control: ControlConfig,
+    /// The cluster id the first active controller writes when the log has none.
+    pub cluster_id: String,
+}
+
+/// Talks to this node's controller thread.
+#[derive(Debug, Clone)]
+pub struct ControllerHandle {
+    events: Sender<Event>,
+    image: watch::Receiver<Arc<MetadataImage>>,
+    status: watch::Receiver<QuorumStatus>,
+}
+
+impl ControllerHandle {
+    /// Runs `op` on this node's controller: answered once its records are committed, or
+    /// NOT_CONTROLLER when this node is not (or stops being) the active controller.
+    pub async fn call(&self, op: ControllerOp) -> Result<ControllerReply, Error> {
+        let (reply, answer) = oneshot::channel();
+        self.events
+            .send(Event::Command(op, reply))
+            .map_err(|_| Error::NotController)?;
+        answer.await.unwrap_or(Err(Error::NotController))
+    }
+
+    /// Hands a Raft message from a peer to the quorum.
+    pub fn deliver(&self, message: Message) {
+        let _ = self.events.send(Event::Raft(message));
+    }
+
+    /// Tells Raft a peer could not be reached.
+    pub fn unreachable(&self, peer: u64) {
+        let _ = self.events.send(Event::Unreachable(peer));
+    }
+
+    /// The committed metadata, updated as entries commit.
+    pub fn image(&self) -> watch::Receiver<Arc<MetadataImage>> {
+        self.image.clone()
+    }
+
+    pub fn status(&self) -> watch::Receiver<QuorumStatus> {
+        self.status.clone()
+    }
+
+    /// Stops the thread (it flushes the metadata log first).
+    pub fn shutdown(&self) {
+        let _ = self.events.send(Event::Shutdown);
+    }
+}
+
+/// A command waiting for the entry at its index to commit.
+struct Pending {
+    term: u64,
+    reply: ControllerReply,
+    answer: oneshot::Sender<Result<ControllerReply, Error>>,
+}
+
+struct Loop {
+    quorum: Quorum,
+    settings: ControllerSettings,
+    control: Option<ClusterControl>,
+    /// The term `control` was activated in.
+    control_term: u64,
+    pending: BTreeMap<u64, Vec<Pending>>,
+    outbound: tokio::sync::mpsc::UnboundedSender<Message>,
+    image: watch::Sender<Arc<MetadataImage>>,
+    status: watch::Sender<QuorumStatus>,
+    next_session_check: Instant,
+}
+
+/// Opens the metadata log and starts the controller thread.
+pub fn start(
+    settings: ControllerSettings,
+    outbound: tokio::sync::mpsc::UnboundedSender<Message>,
+) -> Result<(ControllerHandle, std::thread::JoinHandle<()>), QuorumError> {
+    let quorum = Quorum::open(
+        &settings.log_dir,
+        &settings.quorum,
+        settings.log_config.clone(),
+    )?;
+    let (events, receiver) = std::sync::mpsc::channel();
+    let (image_tx, image_rx) = watch::channel(Arc::new(quorum.image().clone()));
+    let (status_tx, status_rx) = watch::channel(QuorumStatus::default());
+    let mut event_loop = Loop {
+        quorum,
+        settings,
+        control: None,
+        control_term: 0,
+        pending: BTreeMap::new(),
+        outbound,
+        image: image_tx,
+        status: status_tx,
+        next_session_check: Instant::now(),
+    };
+    let thread = std::thread::Builder::new()
+        .name("controller".into())
+        .spawn(move || event_loop.run(receiver))
+        .map_err(|e| QuorumError::Log(super::metadata_log::MetadataLogError::Storage(e.into())))?;
+    Ok((
+        ControllerHandle {
+            events,
+            image: image_rx,
+            status: status_rx,
+        },
+        thread,
+    ))
+}
+
+impl Loop {
+    fn run(&mut self, events: Receiver<Event>) {
+        let tick = self.settings.tick;
+        let mut next_tick = Instant::now() + tick;
+        loop {
+            let timeout = next_tick.saturating_duration_since(Instant::now());
+            let first = match events.recv_timeout(timeout) {
+                Ok(event) => Some(event),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
+            // Everything already queued goes into this round: one fsync for many.
+            let mut stop = false;
+            for event in first
+                .into_iter()
+                .chain(std::iter::from_fn(|| events.try_recv().ok()))
+            {
+                match event {
+                    Event::Command(op, answer) => self.command(op, answer),
+                    Event::Raft(message) => {
+                        if let Err(e) = self.quorum.step(message) {
+                            tracing::debug!(error = %e, "dropped a raft message");
+                        }
+                    }
+                    Event::Unreachable(peer) => self.quorum.report_unreachable(peer),
+                    Event::Shutdown => stop = true,
+                }
+            }
+            if Instant::now() >= next_tick {
+                self.quorum.tick();
+                next_tick += tick;
+                if next_tick < Instant::now() {
+                    next_tick = Instant::now() + tick;
+                }
+            }
+            if let Err(e) = self.round() {
+                tracing::error!(error = %e, "controller quorum failed; this node no longer takes part in it");
+                break;
+            }
+            if stop {
+                break;
+            }
+        }
+        self.fail_pending();
+        if let Err(e) = self.quorum.close() {
+            tracing::error!(error = %e, "closing the metadata log failed");
+        }
+        self.status.send_replace(QuorumStatus::default());
+    }
+
+    /// Persist, send, apply; then follow leadership changes and run periodic decisions.
+    fn round(&mut self) -> Result<(), QuorumError> {
+        let progress = self.quorum.handle_ready()?;
+        for message in progress.messages {
+            let _ = self.outbound.send(message);
+        }
+        if progress.snapshot_installed || !progress.applied.is_empty() {
+            self.image
+                .send_replace(Arc::new(self.quorum.image().clone()));
+        }
+        // After publishing: whoever is answered sees the image with the change.
+        if let Some((last, _)) = progress.applied.last() {
+            self.complete_through(*last);
+        }
+        self.follow_leadership()?;
+        if self.control.is_some() && Instant::now() >= self.next_session_check {
+            self.next_session_check = Instant::now() + SESSION_CHECK_EVERY;
+            // Fencings are proposed here and go out with the next round.
+            let _ = self.decide(|control, offset| control.tick(offset, now_ms()));
+        }
+        let status = QuorumStatus {
+            leader: self.quorum.leader_id(),
+            term: self.quorum.term(),
+            active: self.control.is_some(),
+        };
+        self.status.send_if_modified(|current| {
+            let modified = *current != status;
+            *current = status;
+            modified
+        });
+        Ok(())
+    }
+
+    fn follow_leadership(&mut self) -> Result<(), QuorumError> {
+        let lost = self.control.is_some()
+            && (!self.quorum.is_leader() || self.quorum.term() != self.control_term);
+        if lost {
+            tracing::info!(term = self.quorum.term(), "no longer the active controller");
+            self.control = None;
+            self.fail_pending();
+        }
+        if self.control.is_none() && self.quorum.is_active_leader() {
+            let now = now_ms();
+            self.control = Some(ClusterControl::activate(
+                self.settings.control.clone(),
+                self.quorum.image().clone(),
+                now,
+            ));
+            self.control_term = self.quorum.term();
+            self.next_session_check = Instant::now() + SESSION_CHECK_EVERY;
+            tracing::info!(
+                node = self.quorum.node_id(),
+                term = self.control_term,
+                "active controller"
+            );
+            let cluster_id = self.settings.cluster_id.clone();
+            let _ = self.decide(|control, offset| control.bootstrap(offset, &cluster_id));
+        }
+        Ok(())
+    }
+
+    /// Makes a decision with the active controller and proposes its records. Returns the
+    /// index the caller's answer must wait for (the proposal's, or for a decision without
+    /// records the last one already proposed) and the outcome's reply.
+    fn decide<T>(
+        &mut self,
+        decide: impl FnOnce(&mut ClusterControl, u64) -> Result<Outcome<T>, Error>,
+    ) -> Result<(u64, T), Error> {
+        let next = self.quorum.next_index();
+        let Some(control) = self.control.as_mut() else {
+            return Err(Error::NotController);
+        };
+        let outcome = decide(control, next)?;
+        if outcome.records.is_empty() {
+            return Ok((control.image().offset, outcome.reply));
+        }
+        match self.quorum.propose(&outcome.records) {
+            Ok(index) if index == next => Ok((index, outcome.reply)),
+            Ok(index) => {
+                tracing::error!(
+                    expected = next,
+                    got = index,
+                    "proposal landed at an unexpected index"
+                );
+                self.control = None;
+                Err(Error::NotController)
+            }
+            Err(e) => {
+                tracing::info!(error = %e, "proposal refused; giving up the controller role");
+                self.control = None;
+                Err(Error::NotController)
+            }
+        }
+    }
+
+    fn command(
+        &mut self,
+        op: ControllerOp,
+        answer: oneshot::Sender<Result<ControllerReply, Error>>,
+    ) {
+        let now = now_ms();
+        let decided = match op {
+            ControllerOp::RegisterBroker(request) => self
+                .decide(|c, o| c.register_broker(o, request, now))
+                .map(|(i, epoch)| (i, ControllerReply::BrokerEpoch(epoch))),
+            ControllerOp::Heartbeat(request) => self
+                .decide(|c, o| c.heartbeat(o, request, now))
+                .map(|(i, r)| (i, ControllerReply::Heartbeat(r))),
+            ControllerOp::UnregisterBroker(broker) => self
+                .decide(|c, o| c.unregister_broker(o, broker))
+                .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::CreateTopic {
+                request,
+                validate_only,
+            } => self
+                .decide(|c, o| c.create_topic(o, request, validate_only))
+                .map(|(i, r)| (i, ControllerReply::TopicCreated(r))),
+            ControllerOp::DeleteTopic(name) => self
+                .decide(|c, o| c.delete_topic(o, &name))
+                .map(|(i, id)| (i, ControllerReply::TopicDeleted(id))),
+            ControllerOp::CreatePartitions {
+                name,
+                count,
+                assignments,
+                validate_only,
+            } => self
+                .decide(|c, o| {
+                    c.create_partitions(o, &name, count, assignments.as_deref(), validate_only)
+                })
+                .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::SetTopicConfigs {
+                name,
+                configs,
+                validate_only,
+            } => self
+                .decide(|c, o| c.set_topic_configs(o, &name, configs, validate_only))
+                .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::AlterPartition(change) => self
+                .decide(|c, o| c.alter_partition(o, &change))
+                .map(|(i, p)| (i, ControllerReply::Partition(p))),
+            ControllerOp::ElectLeader {
+                topic,
+                partition,
+                election,
+            } => self
+                .decide(|c, o| c.elect_leader(o, &topic, partition, election))
+                .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::AllocateProducerIds {
+                broker,
+                broker_epoch,
+            } => self
+                .decide(|c, o| c.allocate_producer_ids(o, broker, broker_epoch))
+                .map(|(i, (first, count))| (i, ControllerReply::ProducerIds { first, count })),
+        };
+        match decided {
+            Err(e) => {
+                let _ = answer.send(Err(e));
+            }
+            Ok((index, reply)) if index <= self.quorum.image().offset => {
+                let _ = answer.send(Ok(reply));
+            }
+            Ok((index, reply)) => {
+                self.pending.entry(index).or_default().push(Pending {
+                    term: self.control_term,
+                    reply,
+                    answer,
+                });
+            }
+        }
+    }
+
+    /// Answers the commands whose entries are now applied.
+    fn complete_through(&mut self, applied: u64) {
+        let later = self.pending.split_off(&(applied + 1));
+        let done = std::mem::replace(&mut self.pending, later);
+        for pending in done.into_values().flatten() {
+            let outcome = if pending.term == self.quorum.term() {
+                Ok(pending.reply)
+            } else {
+                Err(Error::NotController)
+            };
+            let _ = pending.answer.send(outcome);
+        }
+    }
+
+    fn fail_pending(&mut self) {
+        for pending in std::mem::take(&mut self.pending).into_values().flatten() {
+            let _ = pending.answer.send(Err(Error::NotController));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::BrokerConfig;
+    use crate::controller::metadata_log::log_config;
+    use crate::metadata::records::Endpoint;
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    /// Voters whose messages are routed in memory; `cut` voters are unreachable.
+    struct TestQuorum {
+        handles: Arc<Mutex<HashMap<u64, ControllerHandle>>>,
+        cut: Arc<Mutex<Vec<u64>>>,
+        threads: Vec<(u64, std::thread::JoinHandle<()>)>,
+        _dirs: Vec<tempfile::TempDir>,
+    }
+
+    impl TestQuorum {
+        async fn start(size: u64) -> Self {
+            let handles: Arc<Mutex<HashMap<u64, ControllerHandle>>> = Arc::default();
+            let cut: Arc<Mutex<Vec<u64>>> = Arc::default();
+            let (outbound, mut routed) = tokio::sync::mpsc::unbounded_channel::<Message>();
+            let mut threads = Vec::new();
+            let mut dirs = Vec::new();
+            let broker_config = BrokerConfig::with_overrides(&[]).unwrap();
+            for id in 1..=size {
+                let dir = tempfile::tempdir().unwrap();
+                let settings = ControllerSettings {
+                    log_dir: dir.path().to_path_buf(),
+                    log_config: log_config(&broker_config),
+                    quorum: QuorumSettings {
+                        node_id: id,
+                        voters: (1..=size).collect(),
+                        election_ticks: 10,
+                        heartbeat_ticks: 2,
+                        snapshot_after_entries: 1000,
+                    },
+                    tick: Duration::from_millis(10),
+                    control: ControlConfig {
+                        broker_session_timeout_ms: 60_000,
+                        default_partitions: 1,
+                        default_replication_factor: 1,
+                        unclean_leader_election: false,
+                    },
+                    cluster_id: format!("cluster-from-{id}"),
+                };
+                let (handle, thread) = start(settings, outbound.clone()).unwrap();
+                handles.lock().unwrap().insert(id, handle);
+                threads.push((id, thread));
+                dirs.push(dir);
+            }
+            let (router_handles, router_cut) = (handles.clone(), cut.clone());
+            tokio::spawn(async move {
+                while let Some(message) = routed.recv().await {
+                    let cut = router_cut.lock().unwrap().clone();
+                    if cut.contains(&message.from) || cut.contains(&message.to) {
+                        continue;
+                    }
+                    if let Some(handle) = router_handles.lock().unwrap().get(&message.to) {
+                        handle.deliver(message);
+                    }
+                }
+            });
+            Self {
+                handles,
+                cut,
+                threads,
+                _dirs: dirs,
+            }
+        }
+
+        fn handle(&self, id: u64) -> ControllerHandle {
+            self.handles.lock().unwrap()[&id].clone()
+        }
+
+        /// Polls until one reachable voter is the active controller.
+        async fn active(&self) -> u64 {
+            for _ in 0..500 {
+                let cut = self.cut.lock().unwrap().clone();
+                let active: Vec<u64> = self
+                    .handles
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|(id, h)| !cut.contains(id) && h.status().borrow().active)
+                    .map(|(id, _)| *id)
+                    .collect();
+                if active.len() == 1 {
+                    return active[0];
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            panic!("no active controller");
+        }
+
+        fn stop(&mut self, id: u64) {
+            if let Some(handle) = self.handles.lock().unwrap().remove(&id) {
+                handle.shutdown();
+            }
+            if let Some(at) = self.threads.iter().position(|(t, _)| *t == id) {
+                let (_, thread) = self.threads.remove(at);
+                thread.join().unwrap();
+            }
+        }
+    }
+
+    impl Drop for TestQuorum {
+        fn drop(&mut self) {
+            let ids: Vec<u64> = self.threads.iter().map(|(id, _)| *id).collect();
+            for id in ids {
+                self.stop(id);
+            }
+        }
+    }
+
+    fn topic(name: &str) -> ControllerOp {
+        ControllerOp::CreateTopic {
+            request: TopicRequest {
+                name: name.into(),
+                partitions: 2,
+                replication_factor: 1,
+                assignments: Vec::new(),
+                configs: BTreeMap::new(),
+            },
+            validate_only: false,
+        }
+    }
+
+    fn registration(id: i32, cluster_id: &str) -> ControllerOp {
+        ControllerOp::RegisterBroker(BrokerRegistrationRequest {
+            broker_id: id,
+            cluster_id: cluster_id.into(),
+            incarnation_id: Uuid::new_v4(),
+            endpoints: vec![Endpoint {
+                name: "PLAINTEXT".into(),
+                host: "127.0.0.1".into(),
+                port: 9092,
+                security_protocol: 0,
+            }],
+            rack: None,
+        })
+    }
+
+    async fn register_unfenced(handle: &ControllerHandle, id: i32, cluster_id: &str) {
+        let ControllerReply::BrokerEpoch(epoch) =
+            handle.call(registration(id, cluster_id)).await.unwrap()
+        else {
+            panic!("not an epoch");
+        };
+        let heartbeat = ControllerOp::Heartbeat(HeartbeatRequest {
+            broker_id: id,
+            broker_epoch: epoch,
+            metadata_offset: epoch as u64,
+            want_fence: false,
+            want_shutdown: false,
+        });
+        handle.call(heartbeat).await.unwrap();
+    }
+
+    async fn wait_for(
+        mut image: watch::Receiver<Arc<MetadataImage>>,
+        check: impl Fn(&MetadataImage) -> bool,
+    ) {
+        tokio::time::timeout(Duration::from_secs(10), image.wait_for(|i| check(i)))
+            .await
+            .expect("image never got there")
+            .expect("controller stopped");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_broker_registers_and_a_topic_is_created_through_one_voter() {
+        let quorum = TestQuorum::start(1).await;
+        let id = quorum.active().await;
+        let handle = quorum.handle(id);
+        wait_for(handle.image(), |i| i.cluster_id.is_some()).await;
+        let cluster_id = handle.image().borrow().cluster_id.clone().unwrap();
+        assert_eq!(cluster_id, "cluster-from-1");
+        let ControllerReply::BrokerEpoch(epoch) =
+            handle.call(registration(1, &cluster_id)).await.unwrap()
+        else {
+            panic!("not an epoch");
+        };
+        let heartbeat = ControllerOp::Heartbeat(HeartbeatRequest {
+            broker_id: 1,
+            broker_epoch: epoch,
+            metadata_offset: epoch as u64,
+            want_fence: false,
+            want_shutdown: false,
+        });
+        let ControllerReply::Heartbeat(reply) = handle.call(heartbeat).await.unwrap() else {
+            panic!("not a heartbeat reply");
+        };
+        assert!(!reply.is_fenced);
+        // Answered only once committed: the image already holds the topic.
+        handle.call(topic("t")).await.unwrap();
+        assert_eq!(
+            handle.image().borrow().topic("t").unwrap().partitions.len(),
+            2
+        );
+        assert!(matches!(
+            handle.call(topic("t")).await,
+            Err(Error::TopicAlreadyExists(_))
+        ));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn when_the_active_controller_stops_another_takes_over_with_all_committed_metadata() {
+        // Five voters: one stopped and one cut off still leave a majority.
+        let mut quorum = TestQuorum::start(5).await;
+        let first = quorum.active().await;
+        let handle = quorum.handle(first);
+        wait_for(handle.image(), |i| i.cluster_id.is_some()).await;
+        let cluster_id = handle.image().borrow().cluster_id.clone().unwrap();
+        register_unfenced(&handle, 7, &cluster_id).await;
+        handle.call(topic("before")).await.unwrap();
+        // A follower refuses commands.
+        let follower = (1..=5).find(|id| *id != first).unwrap();
+        assert!(matches!(
+            quorum.handle(follower).call(topic("x")).await,
+            Err(Error::NotController)
+        ));
+
+        quorum.stop(first);
+        let second = quorum.active().await;
+        assert_ne!(second, first);
+        let handle = quorum.handle(second);
+        handle.call(topic("after")).await.unwrap();
+        let image = handle.image().borrow().clone();
+        assert!(image.topic("before").is_some() && image.topic("after").is_some());
+        assert_eq!(
+            image.cluster_id.as_deref(),
+            Some(cluster_id.as_str()),
+            "written once"
+        );
+        assert!(image.brokers.contains_key(&7));
+
+        // Cut the active controller off: the other side elects a new one; the cut one
+        // stops being active (check-quorum) and its commands fail.
+        quorum.cut.lock().unwrap().push(second);
+        let third = quorum.active().await;
+        assert_ne!(third, second);
+        quorum.handle(third).call(topic("while-cut")).await.unwrap();
+        let cut_handle = quorum.handle(second);
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            cut_handle.status().wait_for(|s| !s.active),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        assert!(cut_handle.call(topic("refused")).await.is_err());
+        quorum.cut.lock().unwrap().clear();
+        wait_for(cut_handle.image(), |i| i.topic("while-cut").is_some()).await;
+    }
+}
