@@ -1,25 +1,58 @@
-//! The node: owns the configuration, the cluster identity, the topic definitions, the log
-//! manager and the replica manager, and performs topic administration (create, delete, add
-//! partitions, alter configs) for a single node. The API layer talks to this and to the
-//! replica manager only. In a cluster (issue 6) topic administration moves to the controller
-//! quorum; this file then keeps only the broker-side wiring.
+//! The node: owns the configuration, the log manager, the replica manager, the group
+//! coordinator and this broker's metadata cache, and runs three threads that tie it to the
+//! cluster's metadata:
+//!
+//! - the controller: this node's voter of the controller quorum (see `controller/`);
+//! - the lifecycle: imports a single node's pre-quorum topics once, registers the broker with
+//!   the active controller, heartbeats, and at shutdown runs the controlled shutdown;
+//! - the metadata publisher: applies each committed image (Kafka's `BrokerMetadataPublisher`):
+//!   creates, leads, follows or deletes this broker's partitions, then makes the image the
+//!   one the API layer answers from.
+//!
+//! Topic administration is a command to the active controller; it answers once this broker
+//! has applied the result, so a client that created a topic can use it at once. For now a
+//! node is its own one-voter quorum (clusters of several nodes follow in issue 6).
 
-use crate::config::{BrokerConfig, LogConfig, validate_topic_overrides};
+use crate::config::{BrokerConfig, LogConfig};
+use crate::controller::control::{
+    BrokerRegistrationRequest, ControlConfig, Election, HeartbeatRequest, ImportedTopic,
+    TopicRequest,
+};
+use crate::controller::metadata_log::log_config as metadata_log_config;
+use crate::controller::quorum::QuorumSettings;
+use crate::controller::service::{
+    self, ControllerHandle, ControllerOp, ControllerReply, ControllerSettings,
+};
 use crate::error::Error;
 use crate::group::classic::GroupConfig;
 use crate::group::consumer::ConsumerGroupConfig;
 use crate::group::{CoordinatorConfig, GroupCoordinator, OFFSETS_TOPIC};
-use crate::metadata::{
-    ProducerIdAllocator, TopicInfo, TopicStore, load_or_create_meta, validate_topic_name,
-};
+use crate::metadata::cache::{ImageSlot, MetadataCache, Taken};
+use crate::metadata::image::{LocalChange, MetadataImage, local_changes};
+use crate::metadata::records::{Endpoint, NO_LEADER};
+use crate::metadata::{self, TopicInfo};
 use crate::replica::fetch_session::FetchSessionCache;
-use crate::replica::{Partition, ReplicaManager};
+use crate::replica::{Leadership, Partition, ReplicaManager};
 use crate::storage::StorageError;
 use crate::storage::manager::{LogDirUsage, LogManager, lock};
 use crate::types::{TopicPartition, now_ms};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use uuid::Uuid;
+
+/// How long a request waits for this broker to apply the metadata change it caused.
+const APPLY_WAIT: Duration = Duration::from_secs(10);
+/// How long startup waits for the broker to be registered and serving.
+const READY_WAIT: Duration = Duration::from_secs(30);
+/// Retry pause of the lifecycle's registration and heartbeats while fenced.
+const LIFECYCLE_RETRY: Duration = Duration::from_millis(50);
+/// Retry pause while the controller is not active yet (it becomes so within milliseconds
+/// on a single node).
+const CONTROLLER_WAIT: Duration = Duration::from_millis(2);
+/// How long the controlled shutdown may take before the broker stops anyway.
+const CONTROLLED_SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
 
 fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
     CoordinatorConfig {
@@ -47,6 +80,7 @@ fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
 pub struct PartitionState {
     /// `None` when no replica can lead.
     pub leader: Option<i32>,
+    pub leader_epoch: i32,
     /// Preferred replica first.
     pub replicas: Vec<i32>,
     pub isr: Vec<i32>,
@@ -76,42 +110,105 @@ pub struct NewTopic {
 #[derive(Debug)]
 pub struct Broker {
     config: Arc<BrokerConfig>,
-    cluster_id: String,
-    topics: Arc<TopicStore>,
+    cluster_id: Mutex<String>,
     logs: LogManager,
     replicas: Arc<ReplicaManager>,
     groups: Arc<GroupCoordinator>,
-    producer_ids: ProducerIdAllocator,
+    metadata: Arc<MetadataCache>,
+    controller: ControllerHandle,
+    /// Committed images from the controller, for the publisher.
+    images: Arc<ImageSlot>,
     fetch_sessions: FetchSessionCache,
-    /// Serialises topic administration so checks and changes happen atomically.
-    admin: Mutex<()>,
+    /// This process's registration: a new one each start.
+    incarnation: Uuid,
+    /// The broker epoch the controller gave this registration; -1 before it.
+    broker_epoch: AtomicI64,
+    /// The current block of producer ids: (next, end exclusive).
+    producer_ids: tokio::sync::Mutex<(i64, i64)>,
+    /// Set when the broker stops: the lifecycle runs the controlled shutdown and exits.
+    stopping: AtomicBool,
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    controller_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl Broker {
-    /// Opens the log directory, loads topics and logs (recovering after an unclean stop).
-    pub fn open(config: BrokerConfig) -> Result<Self, Error> {
+    /// Opens the log directory: starts this node's controller (replaying the metadata log),
+    /// loads the partition logs (recovering after an unclean stop) and the consumer groups,
+    /// and starts applying metadata. [`Broker::start`] then registers the broker.
+    pub fn open(config: BrokerConfig) -> Result<Arc<Self>, Error> {
         if !config.cluster.is_single_node() {
-            // Until the controller quorum and replication are wired in, a node configured as
+            // Until inter-node transport and replication are wired in, a node configured as
             // part of a larger cluster would silently run alone.
             return Err(Error::InvalidConfig(
                 "this build runs single-node only: multi-voter quorums and broker-only or controller-only nodes are not finished yet".into(),
             ));
         }
         std::fs::create_dir_all(&config.log_dir).map_err(StorageError::from)?;
-        let cluster_id = load_or_create_meta(
-            &config.log_dir,
-            config.node_id,
-            config.cluster_id.as_deref(),
-        )?;
-        let topics = Arc::new(TopicStore::open(&config.log_dir)?);
+        let stored_cluster_id = metadata::read_meta(&config.log_dir, config.node_id)?;
+        if let (Some(stored), Some(wanted)) = (&stored_cluster_id, &config.cluster_id)
+            && stored != wanted
+        {
+            return Err(StorageError::Corrupt(format!(
+                "cluster.id {wanted} does not match {stored} stored in meta.properties"
+            ))
+            .into());
+        }
+        let bootstrap_cluster_id = stored_cluster_id
+            .clone()
+            .or_else(|| config.cluster_id.clone())
+            .unwrap_or_else(metadata::generate_cluster_id);
+        let images = Arc::new(ImageSlot::default());
+        let settings = ControllerSettings {
+            log_dir: config.log_dir.clone(),
+            log_config: metadata_log_config(&config),
+            quorum: QuorumSettings {
+                node_id: config.node_id as u64,
+                voters: vec![config.node_id as u64],
+                election_ticks: 10,
+                heartbeat_ticks: 1,
+                snapshot_after_entries: 10_000,
+            },
+            tick: Duration::from_millis((config.cluster.election_timeout_ms / 10).clamp(10, 1000)),
+            control: ControlConfig {
+                own_node: config.node_id,
+                broker_session_timeout_ms: config.cluster.broker_session_timeout_ms,
+                default_partitions: config.num_partitions,
+                default_replication_factor: config.default_replication_factor,
+                unclean_leader_election: config
+                    .topic_defaults
+                    .get("unclean.leader.election.enable")
+                    .and_then(|v| v.value.as_deref())
+                    .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+            },
+            cluster_id: bootstrap_cluster_id.clone(),
+        };
+        // One voter: nothing to send. The receiver is dropped, so sends are no-ops.
+        let (outbound, _) = tokio::sync::mpsc::unbounded_channel();
+        let (controller, controller_thread) =
+            service::start(settings, outbound, Some(images.clone())).map_err(|e| {
+                StorageError::Corrupt(format!("cannot start the controller quorum: {e}"))
+            })?;
+        let replayed = controller.image().borrow().clone();
+        let legacy = metadata::legacy_topics(&config.log_dir)?;
+
         let now = now_ms();
         let loading = std::time::Instant::now();
+        // Logs of topics the metadata does not (yet) know load with the defaults; the first
+        // image applied removes those this broker does not host.
         let (logs, reports) = LogManager::open(
             &config.log_dir,
             |topic| {
-                topics
-                    .get(topic)
-                    .map(|t| LogConfig::resolve(&config.topic_defaults, &t.configs))
+                let overrides = replayed
+                    .topic(topic)
+                    .map(|t| t.configs.clone())
+                    .or_else(|| {
+                        legacy
+                            .iter()
+                            .find(|t| &*t.name == topic)
+                            .map(|t| t.configs.clone())
+                    })
+                    .unwrap_or_default();
+                Some(LogConfig::resolve(&config.topic_defaults, &overrides))
             },
             now,
             config.recovery_threads,
@@ -125,52 +222,379 @@ impl Broker {
             elapsed_ms = loading.elapsed().as_millis() as u64,
             "loaded logs"
         );
+        let metadata = Arc::new(MetadataCache::default());
         let replicas = Arc::new(ReplicaManager::new());
         let groups = GroupCoordinator::new(
             coordinator_config(&config),
             replicas.clone(),
-            topics.clone(),
+            metadata.clone(),
         );
-        let producer_ids = ProducerIdAllocator::open(&config.log_dir)?;
         let fetch_sessions = FetchSessionCache::new(config.fetch_session_cache_slots);
-        let broker = Self {
+        let broker = Arc::new(Self {
             fetch_sessions,
             config: Arc::new(config),
-            cluster_id,
-            topics,
+            cluster_id: Mutex::new(stored_cluster_id.unwrap_or(bootstrap_cluster_id)),
             logs,
             replicas,
             groups,
-            producer_ids,
-            admin: Mutex::new(()),
+            metadata,
+            controller,
+            images,
+            incarnation: Uuid::new_v4(),
+            broker_epoch: AtomicI64::new(-1),
+            producer_ids: tokio::sync::Mutex::new((0, 0)),
+            stopping: AtomicBool::new(false),
+            threads: Mutex::new(Vec::new()),
+            controller_thread: Mutex::new(Some(controller_thread)),
+        });
+        let publisher = {
+            let broker = broker.clone();
+            std::thread::Builder::new()
+                .name("metadata-publisher".into())
+                .spawn(move || broker.run_publisher())
+                .map_err(StorageError::from)?
         };
-        for topic in broker.topics.list() {
-            broker.host_partitions(&topic, 0)?;
+        broker.threads().push(publisher);
+        if !legacy.is_empty() && replayed.topics.is_empty() {
+            broker.import_legacy(&legacy)?;
         }
-        broker.load_groups()?;
         Ok(broker)
     }
 
-    /// Replays `__consumer_offsets`, if it exists, into the group coordinator.
-    fn load_groups(&self) -> Result<(), Error> {
-        let Some(topic) = self.topics.get(OFFSETS_TOPIC) else {
-            return Ok(());
+    fn threads(&self) -> std::sync::MutexGuard<'_, Vec<std::thread::JoinHandle<()>>> {
+        self.threads.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Brings a single node's topics from before the metadata log into it (once).
+    fn import_legacy(&self, legacy: &[Arc<TopicInfo>]) -> Result<(), Error> {
+        let topics = legacy
+            .iter()
+            .map(|t| ImportedTopic {
+                name: t.name.to_string(),
+                id: t.id,
+                partitions: t.partitions,
+                configs: t.configs.clone(),
+            })
+            .collect();
+        let next_producer_id = metadata::legacy_next_producer_id(&self.config.log_dir)?;
+        let op = ControllerOp::ImportTopics {
+            broker: self.config.node_id,
+            topics,
+            next_producer_id,
         };
+        let deadline = std::time::Instant::now() + READY_WAIT;
+        loop {
+            match self.controller.call_blocking(op.clone()) {
+                Ok(_) => break,
+                Err(Error::NotController) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(CONTROLLER_WAIT);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        metadata::retire_legacy_topics(&self.config.log_dir)?;
+        tracing::info!(
+            topics = legacy.len(),
+            "imported the topics of this single node into the metadata log"
+        );
+        Ok(())
+    }
+
+    /// Registers the broker with the advertised `endpoints` (known once the listeners are
+    /// bound), starts heartbeating, and waits until it serves: registered, unfenced, and
+    /// the image that says so applied.
+    pub fn start(self: &Arc<Self>, endpoints: Vec<Endpoint>) -> Result<(), Error> {
+        let lifecycle = {
+            let broker = self.clone();
+            std::thread::Builder::new()
+                .name("broker-lifecycle".into())
+                .spawn(move || broker.run_lifecycle(endpoints))
+                .map_err(StorageError::from)?
+        };
+        self.threads().push(lifecycle);
+        let node = self.config.node_id;
+        let incarnation = self.incarnation;
+        let ready = self.metadata.wait_blocking(READY_WAIT, |image| {
+            image
+                .brokers
+                .get(&node)
+                .is_some_and(|b| b.incarnation_id == incarnation && !b.fenced)
+        });
+        if !ready {
+            tracing::warn!("the broker is not registered and unfenced yet; serving anyway");
+        }
+        Ok(())
+    }
+
+    fn run_lifecycle(&self, endpoints: Vec<Endpoint>) {
+        let node = self.config.node_id;
+        let request = BrokerRegistrationRequest {
+            broker_id: node,
+            cluster_id: self.cluster_id(),
+            incarnation_id: self.incarnation,
+            endpoints,
+            rack: self.config.cluster.rack.clone(),
+        };
+        let epoch = loop {
+            if self.stopping.load(Ordering::SeqCst) {
+                return;
+            }
+            match self
+                .controller
+                .call_blocking(ControllerOp::RegisterBroker(request.clone()))
+            {
+                Ok(ControllerReply::BrokerEpoch(epoch)) => break epoch,
+                Ok(other) => tracing::error!(reply = ?other, "unexpected registration reply"),
+                Err(Error::NotController) => {
+                    std::thread::sleep(CONTROLLER_WAIT);
+                    continue;
+                }
+                Err(e) => tracing::info!(error = %e, "broker registration refused; retrying"),
+            }
+            std::thread::sleep(LIFECYCLE_RETRY);
+        };
+        self.broker_epoch.store(epoch, Ordering::SeqCst);
+        tracing::info!(broker = node, epoch, "registered with the controller");
+        // The publisher applies images from the registration on; heartbeats report them.
+        self.images.offer(self.controller.image().borrow().clone());
+        self.metadata
+            .wait_blocking(APPLY_WAIT, |image| image.offset as i64 >= epoch);
+        let interval = Duration::from_millis(self.config.cluster.broker_heartbeat_interval_ms);
+        let mut fenced = true;
+        while !self.stopping.load(Ordering::SeqCst) {
+            let reply = self.heartbeat(epoch, false);
+            if let Ok(reply) = reply {
+                fenced = reply.is_fenced;
+            }
+            // While fenced, heartbeat often: unfencing is what startup waits for.
+            let pause = if fenced { LIFECYCLE_RETRY } else { interval };
+            let deadline = std::time::Instant::now() + pause;
+            while std::time::Instant::now() < deadline && !self.stopping.load(Ordering::SeqCst) {
+                std::thread::sleep(LIFECYCLE_RETRY.min(pause));
+            }
+        }
+        // Controlled shutdown: leadership moves away before the broker stops.
+        let deadline = std::time::Instant::now() + CONTROLLED_SHUTDOWN_WAIT;
+        while std::time::Instant::now() < deadline {
+            match self.heartbeat(epoch, true) {
+                Ok(reply) if reply.should_shutdown => {
+                    tracing::info!("controlled shutdown complete");
+                    let offset = self.controller.image().borrow().offset;
+                    self.images.offer(self.controller.image().borrow().clone());
+                    self.metadata
+                        .wait_blocking(APPLY_WAIT, |image| image.offset >= offset);
+                    return;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "controlled shutdown heartbeat failed"),
+            }
+            std::thread::sleep(LIFECYCLE_RETRY);
+        }
+        tracing::warn!("controlled shutdown did not complete in time; stopping anyway");
+    }
+
+    fn heartbeat(
+        &self,
+        epoch: i64,
+        want_shutdown: bool,
+    ) -> Result<crate::controller::control::HeartbeatReply, Error> {
+        let request = HeartbeatRequest {
+            broker_id: self.config.node_id,
+            broker_epoch: epoch,
+            metadata_offset: self.metadata.image().offset,
+            want_fence: false,
+            want_shutdown,
+        };
+        match self
+            .controller
+            .call_blocking(ControllerOp::Heartbeat(request))?
+        {
+            ControllerReply::Heartbeat(reply) => Ok(reply),
+            other => Err(Error::InvalidRequest(format!(
+                "unexpected heartbeat reply {other:?}"
+            ))),
+        }
+    }
+
+    fn run_publisher(&self) {
+        let mut first = true;
+        loop {
+            let image = match self.images.take(Duration::from_millis(500)) {
+                Taken::Closed => return,
+                Taken::Nothing => continue,
+                Taken::Image(image) => image,
+            };
+            let epoch = self.broker_epoch.load(Ordering::SeqCst);
+            // Only images from this broker's registration on: an older one may name this
+            // broker leader of partitions it no longer leads.
+            if epoch < 0 || (image.offset as i64) < epoch {
+                continue;
+            }
+            if let Err(e) = self.apply_image(image, first) {
+                tracing::error!(error = %e, "applying metadata failed");
+            }
+            first = false;
+        }
+    }
+
+    /// Applies one committed image: this broker's partitions as it says, then makes it
+    /// current. The first one also removes logs of partitions not assigned here.
+    fn apply_image(&self, image: Arc<MetadataImage>, first: bool) -> Result<(), Error> {
+        if let Some(cluster_id) = &image.cluster_id {
+            let mut current = self.cluster_id.lock().unwrap_or_else(|p| p.into_inner());
+            let stored = metadata::read_meta(&self.config.log_dir, self.config.node_id)?;
+            match stored {
+                Some(stored) if stored != *cluster_id => {
+                    return Err(StorageError::Corrupt(format!(
+                        "the controller quorum is cluster {cluster_id}, but this log directory belongs to {stored}"
+                    ))
+                    .into());
+                }
+                Some(_) => {}
+                None => {
+                    metadata::write_meta(&self.config.log_dir, self.config.node_id, cluster_id)?
+                }
+            }
+            *current = cluster_id.clone();
+        }
+        let node = self.config.node_id;
+        let old = if first {
+            Arc::new(MetadataImage::default())
+        } else {
+            self.metadata.image()
+        };
+        let mut changes = local_changes(&old, &image, node);
+        // Removals first: a topic deleted and created again under its name reuses the path.
+        changes.sort_by_key(|c| !matches!(c, LocalChange::Remove { .. }));
+        for change in changes {
+            match change {
+                LocalChange::Remove { topic, partition } => {
+                    let tp = TopicPartition::new(&topic, partition);
+                    self.replicas.remove(&tp);
+                    self.logs.delete(&tp)?;
+                    tracing::info!(partition = %tp, "no longer a replica; log deleted");
+                }
+                LocalChange::Lead {
+                    topic,
+                    topic_id,
+                    partition,
+                    registration,
+                }
+                | LocalChange::Follow {
+                    topic,
+                    topic_id,
+                    partition,
+                    registration,
+                } => {
+                    let tp = TopicPartition::new(&topic, partition);
+                    let hosted = match self.replicas.get(&tp) {
+                        Ok(p) if p.topic_id() == topic_id => p,
+                        _ => {
+                            let configs = image
+                                .topic(&topic)
+                                .map(|t| t.configs.clone())
+                                .unwrap_or_default();
+                            let log = self.logs.get_or_create(
+                                &tp,
+                                self.log_config(&configs),
+                                now_ms(),
+                            )?;
+                            self.replicas
+                                .add(Partition::new(tp.clone(), topic_id, node, log))
+                        }
+                    };
+                    hosted.set_leadership(Leadership {
+                        leader: registration.leader,
+                        leader_epoch: registration.leader_epoch,
+                        partition_epoch: registration.partition_epoch,
+                        replicas: registration.replicas.clone(),
+                        isr: registration.isr.clone(),
+                    });
+                }
+            }
+        }
+        // Config changes of topics hosted here.
+        for (name, topic) in &image.topics {
+            let before = old.topic(name).filter(|t| t.id == topic.id);
+            if first || before.is_none_or(|b| b.configs == topic.configs) {
+                continue;
+            }
+            let config = self.log_config(&topic.configs);
+            for p in 0..topic.partitions.len() as i32 {
+                if let Some(log) = self.logs.get(&TopicPartition::new(name, p)) {
+                    lock(&log).set_config(config.clone());
+                }
+            }
+        }
+        if first {
+            self.remove_strays(&image)?;
+        }
+        self.metadata.publish(image);
+        if first {
+            // Groups refer to topics by id: replayed once the topics are known here.
+            self.load_groups()?;
+        }
+        Ok(())
+    }
+
+    /// Deletes logs of partitions the metadata does not assign to this broker (a topic
+    /// deleted while the broker was down, or a crash between creating logs and recording
+    /// the topic).
+    fn remove_strays(&self, image: &MetadataImage) -> Result<(), Error> {
+        let node = self.config.node_id;
+        for log in self.logs.all() {
+            let tp = lock(&log).topic_partition().clone();
+            let assigned = image
+                .partition(&tp.topic, tp.partition)
+                .is_some_and(|p| p.replicas.contains(&node));
+            if !assigned {
+                tracing::warn!(partition = %tp, "removing a stray log: the metadata does not assign it to this broker");
+                self.replicas.remove(&tp);
+                self.logs.delete(&tp)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Replays `__consumer_offsets`, if this broker has its logs, into the group coordinator
+    /// (before the server starts the coordinator's timers: [`Broker::start`] waits for the
+    /// first image).
+    fn load_groups(&self) -> Result<(), Error> {
         let started = std::time::Instant::now();
         let mut records = 0;
-        for p in 0..topic.partitions {
-            let partition = self.replicas.get(&TopicPartition::new(OFFSETS_TOPIC, p))?;
-            records += self.groups.load_partition(&lock(partition.log()))?;
+        let mut loaded = false;
+        for p in 0..self.config.offsets_topic_partitions {
+            if let Some(log) = self.logs.get(&TopicPartition::new(OFFSETS_TOPIC, p)) {
+                records += self.groups.load_partition(&lock(&log))?;
+                loaded = true;
+            }
         }
         self.groups.finish_loading();
-        tracing::info!(records, groups = self.groups.list_groups().len(), elapsed = ?started.elapsed(), "loaded consumer groups");
+        if loaded {
+            tracing::info!(records, groups = self.groups.list_groups().len(), elapsed = ?started.elapsed(), "loaded consumer groups");
+        }
         Ok(())
+    }
+
+    /// Waits until this broker has applied the controller's latest committed image (after
+    /// a change the controller answered for).
+    async fn await_applied(&self) {
+        let target = self.controller.image().borrow().offset;
+        if !self.metadata.wait_for_offset(target, APPLY_WAIT).await {
+            tracing::warn!(offset = target, "metadata change not applied here in time");
+        }
+    }
+
+    async fn call_controller(&self, op: ControllerOp) -> Result<ControllerReply, Error> {
+        let reply = self.controller.call(op).await?;
+        self.await_applied().await;
+        Ok(reply)
     }
 
     /// The group coordinator, creating `__consumer_offsets` on first use (as Kafka does on the
     /// first FindCoordinator).
-    pub fn groups(&self) -> Result<&Arc<GroupCoordinator>, Error> {
-        if self.topics.get(OFFSETS_TOPIC).is_none() {
+    pub async fn groups(&self) -> Result<&Arc<GroupCoordinator>, Error> {
+        if self.metadata.topic(OFFSETS_TOPIC).is_none() {
             let mut configs = BTreeMap::new();
             configs.insert("cleanup.policy".to_string(), "compact".to_string());
             configs.insert(
@@ -181,11 +605,11 @@ impl Broker {
             let request = NewTopic {
                 name: OFFSETS_TOPIC.to_string(),
                 partitions: self.config.offsets_topic_partitions,
-                replication_factor: -1,
+                replication_factor: self.config.cluster.offsets_topic_replication_factor as i16,
                 assignments: Vec::new(),
                 configs,
             };
-            match self.create_topic(request, false) {
+            match self.create_topic(request, false).await {
                 Ok(_) | Err(Error::TopicAlreadyExists(_)) => {}
                 Err(e) => return Err(e),
             }
@@ -201,11 +625,22 @@ impl Broker {
     pub fn config(&self) -> &Arc<BrokerConfig> {
         &self.config
     }
-    pub fn cluster_id(&self) -> &str {
-        &self.cluster_id
+    pub fn cluster_id(&self) -> String {
+        self.cluster_id
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
     pub fn node_id(&self) -> i32 {
         self.config.node_id
+    }
+    /// The active controller's id, as Metadata and DescribeCluster report it.
+    pub fn controller_id(&self) -> i32 {
+        self.controller
+            .status()
+            .borrow()
+            .leader
+            .map_or(-1, |id| id as i32)
     }
     pub fn fetch_sessions(&self) -> &FetchSessionCache {
         &self.fetch_sessions
@@ -216,150 +651,68 @@ impl Broker {
     pub fn logs(&self) -> &LogManager {
         &self.logs
     }
+    pub fn metadata(&self) -> &Arc<MetadataCache> {
+        &self.metadata
+    }
     pub fn topics(&self) -> Vec<Arc<TopicInfo>> {
-        self.topics.list()
+        self.metadata.topics()
     }
     pub fn topic(&self, name: &str) -> Option<Arc<TopicInfo>> {
-        self.topics.get(name)
+        self.metadata.topic(name)
     }
     pub fn topic_by_id(&self, id: Uuid) -> Option<Arc<TopicInfo>> {
-        self.topics.get_by_id(id)
+        self.metadata.topic_by_id(id)
     }
 
     pub fn log_config(&self, overrides: &BTreeMap<String, String>) -> LogConfig {
         LogConfig::resolve(&self.config.topic_defaults, overrides)
     }
 
-    /// Opens (creating when missing) the logs of partitions `from..topic.partitions`.
-    /// Opens (creating when missing) the logs of partitions `from..topic.partitions`. On
-    /// failure the partitions opened by this call are removed again, so a topic is never left
-    /// half-created.
-    fn host_partitions(&self, topic: &TopicInfo, from: i32) -> Result<(), Error> {
-        let config = self.log_config(&topic.configs);
-        for p in from..topic.partitions {
-            let tp = TopicPartition::new(&topic.name, p);
-            match self.logs.get_or_create(&tp, config.clone(), now_ms()) {
-                Ok(log) => {
-                    self.replicas.add(Partition::new(tp, topic.id, log));
-                }
-                Err(e) => {
-                    tracing::error!(partition = %tp, error = %e, "cannot create log; rolling back");
-                    self.unhost_partitions(&topic.name, from..p);
-                    return Err(e.into());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Stops hosting and deletes the logs of `partitions` (best effort: a failure is logged,
-    /// and a leftover directory is removed as stray at the next start).
-    fn unhost_partitions(&self, topic: &str, partitions: std::ops::Range<i32>) {
-        for p in partitions {
-            let tp = TopicPartition::new(topic, p);
-            self.replicas.remove(&tp);
-            if let Err(e) = self.logs.delete(&tp) {
-                tracing::error!(partition = %tp, error = %e, "cannot delete log");
-            }
-        }
-    }
-
-    fn check_replication(&self, replication_factor: i32) -> Result<(), Error> {
-        if replication_factor <= 0 {
-            return Err(Error::InvalidReplicationFactor(
-                "replication factor must be larger than 0".into(),
-            ));
-        }
-        if replication_factor > 1 {
-            return Err(Error::InvalidReplicationFactor(format!(
-                "unable to replicate the partition {replication_factor} time(s): the target replication factor of {replication_factor} cannot be reached because only 1 broker(s) are registered"
-            )));
-        }
-        Ok(())
-    }
-
-    fn check_assignments(&self, assignments: &[Vec<i32>]) -> Result<(), Error> {
-        for (p, replicas) in assignments.iter().enumerate() {
-            if replicas.is_empty() {
-                return Err(Error::InvalidReplicaAssignment(format!(
-                    "partition {p} has no replicas"
-                )));
-            }
-            if let Some(unknown) = replicas.iter().find(|b| **b != self.config.node_id) {
-                return Err(Error::InvalidReplicaAssignment(format!(
-                    "broker {unknown} is not registered"
-                )));
-            }
-            self.check_replication(replicas.len() as i32)?;
-        }
-        Ok(())
-    }
-
-    /// Creates a topic (or only validates the request).
-    pub fn create_topic(
+    /// Creates a topic (or only validates the request) through the active controller.
+    pub async fn create_topic(
         &self,
         request: NewTopic,
         validate_only: bool,
     ) -> Result<Arc<TopicInfo>, Error> {
-        validate_topic_name(&request.name).map_err(Error::InvalidTopic)?;
-        let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
-        if self.topics.get(&request.name).is_some() {
-            return Err(Error::TopicAlreadyExists(request.name));
-        }
-        let partitions = if request.assignments.is_empty() {
-            let partitions = match request.partitions {
-                -1 => self.config.num_partitions,
-                n if n <= 0 => {
-                    return Err(Error::InvalidPartitions(
-                        "number of partitions must be larger than 0, or -1 to use the default"
-                            .into(),
-                    ));
-                }
-                n => n,
-            };
-            let replication = match request.replication_factor {
-                -1 => self.config.default_replication_factor,
-                n => n as i32,
-            };
-            self.check_replication(replication)?;
-            partitions
-        } else {
-            if request.partitions != -1 || request.replication_factor != -1 {
-                return Err(Error::InvalidRequest(
-                    "both the number of partitions and replica assignments were given".into(),
-                ));
-            }
-            self.check_assignments(&request.assignments)?;
-            request.assignments.len() as i32
+        let name = request.name.clone();
+        let configs = request.configs.clone();
+        let op = ControllerOp::CreateTopic {
+            request: TopicRequest {
+                name: request.name,
+                partitions: request.partitions,
+                replication_factor: request.replication_factor,
+                assignments: request.assignments,
+                configs: request.configs,
+            },
+            validate_only,
         };
-        validate_topic_overrides(&request.configs)?;
-        let info = TopicInfo {
-            name: Arc::from(request.name.as_str()),
-            id: Uuid::new_v4(),
-            partitions,
-            configs: request.configs,
+        let reply = if validate_only {
+            self.controller.call(op).await?
+        } else {
+            self.call_controller(op).await?
+        };
+        let ControllerReply::TopicCreated((id, assignments)) = reply else {
+            return Err(Error::InvalidRequest(format!(
+                "unexpected controller reply {reply:?}"
+            )));
         };
         if validate_only {
-            return Ok(Arc::new(info));
+            return Ok(Arc::new(TopicInfo {
+                name: Arc::from(name.as_str()),
+                id,
+                partitions: assignments.len() as i32,
+                configs,
+            }));
         }
-        // Logs first, then the definition: a crash in between leaves stray logs, which the
-        // next startup removes.
-        self.host_partitions(&info, 0)?;
-        let partitions = info.partitions;
-        let info = match self.topics.put(info) {
-            Ok(info) => info,
-            Err(e) => {
-                self.unhost_partitions(&request.name, 0..partitions);
-                return Err(e.into());
-            }
-        };
-        tracing::info!(topic = %info.name, partitions = info.partitions, "created topic");
-        Ok(info)
+        tracing::info!(topic = %name, partitions = assignments.len(), "created topic");
+        self.metadata
+            .topic(&name)
+            .ok_or(Error::UnknownTopicOrPartition)
     }
 
     /// Creates `name` with all defaults, as Metadata auto-creation does. Already existing is
     /// success.
-    pub fn auto_create_topic(&self, name: &str) -> Result<Arc<TopicInfo>, Error> {
+    pub async fn auto_create_topic(&self, name: &str) -> Result<Arc<TopicInfo>, Error> {
         let request = NewTopic {
             name: name.to_string(),
             partitions: -1,
@@ -367,122 +720,238 @@ impl Broker {
             assignments: Vec::new(),
             configs: BTreeMap::new(),
         };
-        match self.create_topic(request, false) {
+        match self.create_topic(request, false).await {
             Err(Error::TopicAlreadyExists(_)) => {
-                self.topics.get(name).ok_or(Error::UnknownTopicOrPartition)
+                self.await_applied().await;
+                self.metadata
+                    .topic(name)
+                    .ok_or(Error::UnknownTopicOrPartition)
             }
             other => other,
         }
     }
 
-    /// Deletes a topic and removes its files.
-    pub fn delete_topic(&self, name: &str) -> Result<Arc<TopicInfo>, Error> {
+    /// Deletes a topic; every replica deletes its logs when it applies the change.
+    pub async fn delete_topic(&self, name: &str) -> Result<Arc<TopicInfo>, Error> {
         if !self.config.delete_topic_enable {
             return Err(Error::TopicDeletionDisabled);
         }
-        let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
         let info = self
-            .topics
-            .get(name)
+            .metadata
+            .topic(name)
             .ok_or(Error::UnknownTopicOrPartition)?;
-        // Definition first, then logs: a crash in between leaves stray logs, removed at startup.
-        self.topics.remove(name)?;
-        for p in 0..info.partitions {
-            let tp = TopicPartition::new(name, p);
-            self.replicas.remove(&tp);
-            self.logs.delete(&tp)?;
-        }
+        self.call_controller(ControllerOp::DeleteTopic(name.to_string()))
+            .await?;
         tracing::info!(topic = %name, "deleted topic");
         Ok(info)
     }
 
     /// Grows a topic to `count` partitions.
-    pub fn create_partitions(
+    pub async fn create_partitions(
         &self,
         name: &str,
         count: i32,
         assignments: Option<&[Vec<i32>]>,
         validate_only: bool,
     ) -> Result<(), Error> {
-        let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
-        let info = self
-            .topics
-            .get(name)
-            .ok_or(Error::UnknownTopicOrPartition)?;
-        if count < info.partitions {
-            return Err(Error::InvalidPartitions(format!(
-                "topic currently has {} partitions, which is higher than the requested {count}",
-                info.partitions
-            )));
-        }
-        if count == info.partitions {
-            return Err(Error::InvalidPartitions(format!(
-                "topic already has {} partitions",
-                info.partitions
-            )));
-        }
-        if let Some(assignments) = assignments {
-            if assignments.len() as i32 != count - info.partitions {
-                return Err(Error::InvalidReplicaAssignment(format!(
-                    "increasing the number of partitions by {} but {} assignments provided",
-                    count - info.partitions,
-                    assignments.len()
-                )));
-            }
-            self.check_assignments(assignments)?;
-        }
-        if validate_only {
-            return Ok(());
-        }
-        let grown = TopicInfo {
-            partitions: count,
-            ..(*info).clone()
+        let op = ControllerOp::CreatePartitions {
+            name: name.to_string(),
+            count,
+            assignments: assignments.map(|a| a.to_vec()),
+            validate_only,
         };
-        self.host_partitions(&grown, info.partitions)?;
-        if let Err(e) = self.topics.put(grown) {
-            self.unhost_partitions(name, info.partitions..count);
-            return Err(e.into());
-        }
+        self.call_controller(op).await?;
         Ok(())
     }
 
-    /// Replaces a topic's config overrides with `configs` (validated) and applies them to its
-    /// logs.
-    pub fn set_topic_configs(
+    /// Replaces a topic's config overrides with `configs` (validated).
+    pub async fn set_topic_configs(
         &self,
         name: &str,
         configs: BTreeMap<String, String>,
         validate_only: bool,
     ) -> Result<(), Error> {
-        let _admin = self.admin.lock().unwrap_or_else(|p| p.into_inner());
-        let info = self
-            .topics
-            .get(name)
-            .ok_or(Error::UnknownTopicOrPartition)?;
-        validate_topic_overrides(&configs)?;
-        if validate_only {
-            return Ok(());
-        }
-        let log_config = self.log_config(&configs);
-        self.topics.put(TopicInfo {
+        let op = ControllerOp::SetTopicConfigs {
+            name: name.to_string(),
             configs,
-            ..(*info).clone()
-        })?;
-        for p in 0..info.partitions {
-            if let Some(log) = self.logs.get(&TopicPartition::new(name, p)) {
-                lock(&log).set_config(log_config.clone());
-            }
+            validate_only,
+        };
+        self.call_controller(op).await?;
+        Ok(())
+    }
+
+    /// ElectLeaders for one partition, decided by the active controller with Kafka's
+    /// answers (ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE,
+    /// ELIGIBLE_LEADERS_NOT_AVAILABLE).
+    pub async fn elect_leader(
+        &self,
+        tp: &TopicPartition,
+        election: ElectionType,
+    ) -> Result<(), Error> {
+        let Some(registration) = self
+            .metadata
+            .image()
+            .partition(&tp.topic, tp.partition)
+            .cloned()
+        else {
+            return Err(Error::UnknownTopicOrPartition);
+        };
+        // A replica here whose log failed cannot lead; the controller does not know of
+        // failed logs yet (gap: offline replicas are not reported to it), so this broker
+        // answers for the partitions it alone could lead.
+        let node = self.config.node_id;
+        let local_failed = self
+            .replicas
+            .get(tp)
+            .is_ok_and(|p| lock(p.log()).is_failed());
+        if local_failed && registration.replicas == [node] {
+            return Err(match election {
+                ElectionType::Preferred => Error::PreferredLeaderNotAvailable,
+                ElectionType::Unclean => Error::EligibleLeadersNotAvailable,
+            });
+        }
+        let op = ControllerOp::ElectLeader {
+            topic: tp.topic.to_string(),
+            partition: tp.partition,
+            election: match election {
+                ElectionType::Preferred => Election::Preferred,
+                ElectionType::Unclean => Election::Unclean,
+            },
+        };
+        self.call_controller(op).await?;
+        Ok(())
+    }
+
+    /// The replicas of a partition, preferred replica first.
+    pub fn partition_replicas(&self, tp: &TopicPartition) -> Vec<i32> {
+        self.metadata
+            .image()
+            .partition(&tp.topic, tp.partition)
+            .map(|p| p.replicas.clone())
+            .unwrap_or_default()
+    }
+
+    /// Who leads a partition and which replicas are in sync or offline, as Metadata reports
+    /// it. A replica here whose log an I/O error took offline is offline, and cannot lead.
+    pub fn partition_state(&self, tp: &TopicPartition) -> PartitionState {
+        let image = self.metadata.image();
+        let Some(registration) = image.partition(&tp.topic, tp.partition) else {
+            return PartitionState {
+                leader: None,
+                leader_epoch: -1,
+                replicas: Vec::new(),
+                isr: Vec::new(),
+                offline: Vec::new(),
+            };
+        };
+        let node = self.config.node_id;
+        let local_failed = self
+            .replicas
+            .get(tp)
+            .is_ok_and(|p| lock(p.log()).is_failed());
+        let offline = if local_failed { vec![node] } else { Vec::new() };
+        let leader = registration
+            .leader()
+            .filter(|l| !(local_failed && *l == node))
+            .filter(|l| *l != NO_LEADER);
+        PartitionState {
+            leader,
+            leader_epoch: registration.leader_epoch,
+            isr: if local_failed {
+                registration
+                    .isr
+                    .iter()
+                    .copied()
+                    .filter(|r| *r != node)
+                    .collect()
+            } else {
+                registration.isr.clone()
+            },
+            offline,
+            replicas: registration.replicas.clone(),
+        }
+    }
+
+    /// AlterPartitionReassignments for one partition (`None` cancels), validated as Kafka's
+    /// controller does: a non-empty list of distinct registered brokers, and the same
+    /// replication factor unless `allow_replication_factor_change`. Moving a replica to the
+    /// brokers it is on completes at once, so no reassignment is ever left in progress and
+    /// cancelling one answers NO_REASSIGNMENT_IN_PROGRESS.
+    pub fn reassign_partition(
+        &self,
+        tp: &TopicPartition,
+        target: Option<&[i32]>,
+        allow_replication_factor_change: bool,
+    ) -> Result<(), Error> {
+        self.replicas.get(tp)?;
+        let Some(target) = target else {
+            return Err(Error::NoReassignmentInProgress);
+        };
+        if target.is_empty() {
+            return Err(Error::InvalidReplicaAssignment(
+                "the replica list is empty".into(),
+            ));
+        }
+        let distinct: std::collections::BTreeSet<i32> = target.iter().copied().collect();
+        if distinct.len() != target.len() {
+            return Err(Error::InvalidReplicaAssignment(format!(
+                "duplicate broker ids in {target:?}"
+            )));
+        }
+        let image = self.metadata.image();
+        if let Some(unknown) = target.iter().find(|id| !image.brokers.contains_key(id)) {
+            return Err(Error::InvalidReplicaAssignment(format!(
+                "broker {unknown} is not registered"
+            )));
+        }
+        let current = self.partition_replicas(tp);
+        if target.len() != current.len() && !allow_replication_factor_change {
+            return Err(Error::InvalidReplicationFactor(format!(
+                "the reassignment would change the replication factor from {} to {}",
+                current.len(),
+                target.len()
+            )));
         }
         Ok(())
     }
 
+    /// InitProducerId for an idempotent (non-transactional) producer: a fresh id, epoch 0,
+    /// from a block the controller handed this broker.
+    pub async fn allocate_producer_id(&self) -> Result<i64, Error> {
+        let mut block = self.producer_ids.lock().await;
+        if block.0 >= block.1 {
+            let op = ControllerOp::AllocateProducerIds {
+                broker: self.config.node_id,
+                broker_epoch: self.broker_epoch.load(Ordering::SeqCst),
+            };
+            match self.controller.call(op).await? {
+                ControllerReply::ProducerIds { first, count } => *block = (first, first + count),
+                other => {
+                    return Err(Error::InvalidRequest(format!(
+                        "unexpected controller reply {other:?}"
+                    )));
+                }
+            }
+        }
+        let id = block.0;
+        block.0 += 1;
+        Ok(id)
+    }
+
     /// ListOffsets for one partition: Kafka's special timestamps (-1 latest, -2 earliest,
-    /// -3 max timestamp, -4 earliest local, -5 latest tiered) or a time. Returns
-    /// (offset, timestamp), or (-1, -1) when no record is at or after the time.
-    pub fn list_offset(&self, tp: &TopicPartition, timestamp: i64) -> Result<(i64, i64), Error> {
+    /// -3 max timestamp, -4 earliest local, -5 latest tiered) or a time, answered by the
+    /// leader (checking the client's current leader epoch). Returns (offset, timestamp,
+    /// leader epoch), or (-1, -1, epoch) when no record is at or after the time.
+    pub fn list_offset(
+        &self,
+        tp: &TopicPartition,
+        timestamp: i64,
+        current_leader_epoch: i32,
+    ) -> Result<(i64, i64, i32), Error> {
         let partition = self.replicas.get(tp)?;
+        let leader_epoch = partition.check_leader_epoch(current_leader_epoch)?;
         let log = lock(partition.log());
-        Ok(match timestamp {
+        let (offset, timestamp) = match timestamp {
             -1 => (log.high_watermark(), -1),
             -2 | -4 => (log.log_start_offset(), -1),
             // Latest tiered offset: without tiered storage Kafka answers -1.
@@ -494,13 +963,15 @@ impl Broker {
                 )));
             }
             t => log.offset_for_timestamp(t)?.unwrap_or((-1, -1)),
-        })
+        };
+        Ok((offset, timestamp, leader_epoch))
     }
 
     /// DeleteRecords for one partition: -1 means the high watermark. Returns the new low
     /// watermark.
     pub fn delete_records(&self, tp: &TopicPartition, offset: i64) -> Result<i64, Error> {
         let partition = self.replicas.get(tp)?;
+        partition.check_leader_epoch(-1)?;
         let mut log = lock(partition.log());
         let target = if offset == -1 {
             log.high_watermark()
@@ -543,103 +1014,6 @@ impl Broker {
         Ok(())
     }
 
-    // Partition leadership and replica placement. On a single node every partition has one
-    // replica, on this broker, which is therefore its preferred replica and its leader while
-    // its log is online. Issue 6 moves these decisions to the controller quorum.
-
-    /// ElectLeaders for one partition, with Kafka's answers: ELECTION_NOT_NEEDED when the
-    /// partition already has the leader the election would pick; when its only replica is
-    /// offline nobody can lead (PREFERRED_LEADER_NOT_AVAILABLE, or
-    /// ELIGIBLE_LEADERS_NOT_AVAILABLE for an unclean election).
-    pub fn elect_leader(&self, tp: &TopicPartition, election: ElectionType) -> Result<(), Error> {
-        self.replicas.get(tp)?;
-        if self.partition_state(tp).leader.is_some() {
-            return Err(Error::ElectionNotNeeded);
-        }
-        Err(match election {
-            ElectionType::Preferred => Error::PreferredLeaderNotAvailable,
-            ElectionType::Unclean => Error::EligibleLeadersNotAvailable,
-        })
-    }
-
-    /// The replicas of a partition, preferred replica first.
-    pub fn partition_replicas(&self, _tp: &TopicPartition) -> Vec<i32> {
-        vec![self.config.node_id]
-    }
-
-    /// Who leads a partition and which replicas are in sync or offline, as Metadata reports
-    /// it. A replica whose log an I/O error took offline cannot lead: with no other replica
-    /// the partition has no leader (Kafka's LEADER_NOT_AVAILABLE).
-    pub fn partition_state(&self, tp: &TopicPartition) -> PartitionState {
-        let replicas = self.partition_replicas(tp);
-        let online = self
-            .replicas
-            .get(tp)
-            .is_ok_and(|p| !lock(p.log()).is_failed());
-        if online {
-            PartitionState {
-                leader: replicas.first().copied(),
-                isr: replicas.clone(),
-                offline: Vec::new(),
-                replicas,
-            }
-        } else {
-            PartitionState {
-                leader: None,
-                isr: Vec::new(),
-                offline: replicas.clone(),
-                replicas,
-            }
-        }
-    }
-
-    /// AlterPartitionReassignments for one partition (`None` cancels), validated as Kafka's
-    /// controller does: a non-empty list of distinct registered brokers, and the same
-    /// replication factor unless `allow_replication_factor_change`. Moving a replica to the
-    /// brokers it is on completes at once, so no reassignment is ever left in progress and
-    /// cancelling one answers NO_REASSIGNMENT_IN_PROGRESS.
-    pub fn reassign_partition(
-        &self,
-        tp: &TopicPartition,
-        target: Option<&[i32]>,
-        allow_replication_factor_change: bool,
-    ) -> Result<(), Error> {
-        self.replicas.get(tp)?;
-        let Some(target) = target else {
-            return Err(Error::NoReassignmentInProgress);
-        };
-        if target.is_empty() {
-            return Err(Error::InvalidReplicaAssignment(
-                "the replica list is empty".into(),
-            ));
-        }
-        let distinct: std::collections::BTreeSet<i32> = target.iter().copied().collect();
-        if distinct.len() != target.len() {
-            return Err(Error::InvalidReplicaAssignment(format!(
-                "duplicate broker ids in {target:?}"
-            )));
-        }
-        if let Some(unknown) = target.iter().find(|&&id| id != self.config.node_id) {
-            return Err(Error::InvalidReplicaAssignment(format!(
-                "broker {unknown} is not registered"
-            )));
-        }
-        let current = self.partition_replicas(tp);
-        if target.len() != current.len() && !allow_replication_factor_change {
-            return Err(Error::InvalidReplicationFactor(format!(
-                "the reassignment would change the replication factor from {} to {}",
-                current.len(),
-                target.len()
-            )));
-        }
-        Ok(())
-    }
-
-    /// InitProducerId for an idempotent (non-transactional) producer: a fresh id, epoch 0.
-    pub fn allocate_producer_id(&self) -> Result<i64, Error> {
-        Ok(self.producer_ids.allocate()?)
-    }
-
     /// Periodic work: retention, compaction, producer-id expiry.
     pub fn apply_retention(&self) -> usize {
         let now = now_ms();
@@ -661,9 +1035,33 @@ impl Broker {
         }
     }
 
-    /// Flushes everything and writes the clean-shutdown marker.
+    /// Controlled shutdown, then flushes everything, writes the clean-shutdown marker and
+    /// stops the controller.
     pub fn shutdown(&self) -> Result<(), Error> {
-        self.logs.shutdown(now_ms())?;
+        self.stopping.store(true, Ordering::SeqCst);
+        let threads = std::mem::take(&mut *self.threads());
+        // The lifecycle (controlled shutdown) first, while the publisher still applies.
+        let (lifecycle, others): (Vec<_>, Vec<_>) = threads
+            .into_iter()
+            .partition(|t| t.thread().name() == Some("broker-lifecycle"));
+        for thread in lifecycle {
+            let _ = thread.join();
+        }
+        self.images.close();
+        for thread in others {
+            let _ = thread.join();
+        }
+        let result = self.logs.shutdown(now_ms());
+        self.controller.shutdown();
+        if let Some(thread) = self
+            .controller_thread
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            let _ = thread.join();
+        }
+        result?;
         Ok(())
     }
 }

@@ -8,7 +8,6 @@ use sluice::config::{BrokerConfig, parse_properties, properties_from_env};
 use sluice::server::Server;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser)]
@@ -106,7 +105,7 @@ fn run() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let broker = Arc::new(Broker::open(config).context("cannot open the log directory")?);
+        let broker = Broker::open(config).context("cannot open the log directory")?;
         let server = Server::bind(broker)
             .await
             .context("cannot bind the listener")?;

@@ -32,7 +32,7 @@ pub async fn handle(
     request: ConsumerGroupDescribeRequest,
     version: i16,
 ) -> Option<ConsumerGroupDescribeResponse> {
-    let coordinator = ctx.broker.groups();
+    let coordinator = ctx.broker.groups().await;
     let groups = request
         .group_ids
         .into_iter()

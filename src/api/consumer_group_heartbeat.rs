@@ -65,7 +65,7 @@ pub async fn handle(
         client_id: ctx.client_id.to_string(),
         client_host: ctx.client_host.to_string(),
     };
-    let groups = match ctx.broker.groups() {
+    let groups = match ctx.broker.groups().await {
         Ok(groups) => groups,
         Err(_) => return error(GroupError::CoordinatorNotAvailable),
     };

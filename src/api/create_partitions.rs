@@ -10,21 +10,23 @@ pub async fn handle(
     request: CreatePartitionsRequest,
     _version: i16,
 ) -> Option<CreatePartitionsResponse> {
-    let results = request
-        .topics
-        .into_iter()
-        .map(|topic| {
+    let mut results = Vec::new();
+    for topic in request.topics {
+        results.push({
             let assignments: Option<Vec<Vec<i32>>> = topic.assignments.as_ref().map(|a| {
                 a.iter()
                     .map(|x| x.broker_ids.iter().map(|b| b.0).collect())
                     .collect()
             });
-            let result = ctx.broker.create_partitions(
-                &topic.name,
-                topic.count,
-                assignments.as_deref(),
-                request.validate_only,
-            );
+            let result = ctx
+                .broker
+                .create_partitions(
+                    &topic.name,
+                    topic.count,
+                    assignments.as_deref(),
+                    request.validate_only,
+                )
+                .await;
             let response = CreatePartitionsTopicResult::default().with_name(topic.name);
             match result {
                 Ok(()) => response.with_error_code(code::NONE),
@@ -32,7 +34,7 @@ pub async fn handle(
                     .with_error_code(e.code())
                     .with_error_message(Some(wire_str(&e.message()))),
             }
-        })
-        .collect();
+        });
+    }
     Some(CreatePartitionsResponse::default().with_results(results))
 }

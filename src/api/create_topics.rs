@@ -52,7 +52,10 @@ pub async fn handle(
             configs,
         };
         results.push(
-            match broker.create_topic(request_topic, request.validate_only) {
+            match broker
+                .create_topic(request_topic, request.validate_only)
+                .await
+            {
                 Ok(info) => {
                     let configs = (version >= 5).then(|| {
                         describe_topic_configs(&broker.config().topic_defaults, &info.configs)

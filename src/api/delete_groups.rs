@@ -10,7 +10,7 @@ pub async fn handle(
     request: DeleteGroupsRequest,
     _version: i16,
 ) -> Option<DeleteGroupsResponse> {
-    let coordinator = ctx.broker.groups();
+    let coordinator = ctx.broker.groups().await;
     let results = request
         .groups_names
         .into_iter()

@@ -26,15 +26,15 @@ pub async fn handle(
             .map(|n| (Some(n), uuid::Uuid::nil()))
             .collect()
     };
-    let responses = targets
-        .into_iter()
-        .map(|(name, id)| {
+    let mut responses = Vec::new();
+    for (name, id) in targets {
+        responses.push({
             let result = match &name {
-                Some(name) => broker.delete_topic(name),
-                None => broker
-                    .topic_by_id(id)
-                    .ok_or(Error::UnknownTopicId)
-                    .and_then(|t| broker.delete_topic(&t.name)),
+                Some(name) => broker.delete_topic(name).await,
+                None => match broker.topic_by_id(id) {
+                    Some(t) => broker.delete_topic(&t.name).await,
+                    None => Err(Error::UnknownTopicId),
+                },
             };
             match result {
                 Ok(info) => DeletableTopicResult::default()
@@ -49,7 +49,7 @@ pub async fn handle(
                     .with_error_code(e.code())
                     .with_error_message(Some(wire_str(&e.message()))),
             }
-        })
-        .collect();
+        });
+    }
     Some(DeleteTopicsResponse::default().with_responses(responses))
 }

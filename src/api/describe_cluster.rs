@@ -23,7 +23,7 @@ pub async fn handle(
     };
     let response = DescribeClusterResponse::default()
         .with_endpoint_type(endpoint_type)
-        .with_cluster_id(wire_str(ctx.broker.cluster_id()));
+        .with_cluster_id(wire_str(&ctx.broker.cluster_id()));
     if endpoint_type != ENDPOINT_BROKERS && endpoint_type != ENDPOINT_CONTROLLERS {
         return Some(
             response

@@ -15,7 +15,7 @@ pub async fn handle(
     request: DescribeGroupsRequest,
     version: i16,
 ) -> Option<DescribeGroupsResponse> {
-    let coordinator = ctx.broker.groups();
+    let coordinator = ctx.broker.groups().await;
     let ops = if version >= 3 && request.include_authorized_operations {
         authorized_operations(GROUP_OPERATIONS)
     } else {

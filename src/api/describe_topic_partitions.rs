@@ -9,7 +9,6 @@
 use super::{ApiContext, TOPIC_OPERATIONS, authorized_operations, wire_str};
 use crate::error::{Error, code};
 use crate::metadata::validate_topic_name;
-use crate::replica::SINGLE_NODE_LEADER_EPOCH;
 use crate::types::TopicPartition;
 use kafka_protocol::messages::describe_topic_partitions_response::{
     Cursor, DescribeTopicPartitionsResponsePartition, DescribeTopicPartitionsResponseTopic,
@@ -94,7 +93,7 @@ pub async fn handle(
                     .with_error_code(state.error_code)
                     .with_partition_index(p)
                     .with_leader_id(state.leader_id)
-                    .with_leader_epoch(SINGLE_NODE_LEADER_EPOCH)
+                    .with_leader_epoch(state.leader_epoch)
                     .with_replica_nodes(state.replicas)
                     .with_isr_nodes(state.isr)
                     .with_offline_replicas(state.offline)

@@ -23,45 +23,50 @@ pub async fn handle(
             return Some(ElectLeadersResponse::default().with_error_code(e.code()));
         }
     };
-    let elect = |topic: &TopicName, partition: i32| {
-        let outcome = ctx
-            .broker
-            .elect_leader(&TopicPartition::new(topic, partition), election);
-        let result = PartitionResult::default().with_partition_id(partition);
-        match outcome {
-            Ok(()) => result.with_error_code(code::NONE),
-            Err(e) => result
-                .with_error_code(e.code())
-                .with_error_message(Some(wire_str(&e.message()))),
-        }
-    };
-    let results = match &request.topic_partitions {
+    // (topic, partitions, whether "not needed" results are left out)
+    let targets: Vec<(TopicName, Vec<i32>, bool)> = match &request.topic_partitions {
         Some(topics) => topics
             .iter()
-            .map(|t| {
-                ReplicaElectionResult::default()
-                    .with_topic(t.topic.clone())
-                    .with_partition_result(
-                        t.partitions.iter().map(|&p| elect(&t.topic, p)).collect(),
-                    )
-            })
+            .map(|t| (t.topic.clone(), t.partitions.clone(), false))
             .collect(),
         None => ctx
             .broker
             .topics()
             .iter()
             .map(|t| {
-                let name = TopicName(wire_str(&t.name));
-                let partitions = (0..t.partitions)
-                    .map(|p| elect(&name, p))
-                    .filter(|r| r.error_code != code::ELECTION_NOT_NEEDED)
-                    .collect();
-                ReplicaElectionResult::default()
-                    .with_topic(name)
-                    .with_partition_result(partitions)
+                (
+                    TopicName(wire_str(&t.name)),
+                    (0..t.partitions).collect(),
+                    true,
+                )
             })
             .collect(),
     };
+    let mut results = Vec::with_capacity(targets.len());
+    for (topic, partitions, skip_not_needed) in targets {
+        let mut partition_results = Vec::with_capacity(partitions.len());
+        for partition in partitions {
+            let outcome = ctx
+                .broker
+                .elect_leader(&TopicPartition::new(&topic, partition), election)
+                .await;
+            let result = PartitionResult::default().with_partition_id(partition);
+            let result = match outcome {
+                Ok(()) => result.with_error_code(code::NONE),
+                Err(e) => result
+                    .with_error_code(e.code())
+                    .with_error_message(Some(wire_str(&e.message()))),
+            };
+            if !(skip_not_needed && result.error_code == code::ELECTION_NOT_NEEDED) {
+                partition_results.push(result);
+            }
+        }
+        results.push(
+            ReplicaElectionResult::default()
+                .with_topic(topic)
+                .with_partition_result(partition_results),
+        );
+    }
     Some(
         ElectLeadersResponse::default()
             .with_error_code(code::NONE)

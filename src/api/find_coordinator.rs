@@ -20,6 +20,11 @@ pub async fn handle(
     } else {
         KEY_TYPE_GROUP
     };
+    let groups = if key_type == KEY_TYPE_GROUP {
+        ctx.broker.groups().await.map(|_| ())
+    } else {
+        Ok(())
+    };
     let answer = |key: StrBytes| -> Coordinator {
         let coordinator = Coordinator::default().with_key(key);
         if key_type != KEY_TYPE_GROUP {
@@ -31,8 +36,8 @@ pub async fn handle(
                 .with_node_id(BrokerId(-1))
                 .with_port(-1);
         }
-        match ctx.broker.groups() {
-            Ok(_) => coordinator
+        match &groups {
+            Ok(()) => coordinator
                 .with_error_code(code::NONE)
                 .with_node_id(BrokerId(ctx.broker.node_id()))
                 .with_host(wire_str(&ctx.advertised_host))

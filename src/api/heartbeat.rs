@@ -9,7 +9,7 @@ pub async fn handle(
     request: HeartbeatRequest,
     _version: i16,
 ) -> Option<HeartbeatResponse> {
-    let result = match ctx.broker.groups() {
+    let result = match ctx.broker.groups().await {
         Err(_) => Err(GroupError::CoordinatorNotAvailable),
         Ok(groups) => groups.heartbeat(
             &request.group_id,

@@ -20,33 +20,33 @@ pub async fn handle(
     request: IncrementalAlterConfigsRequest,
     _version: i16,
 ) -> Option<IncrementalAlterConfigsResponse> {
-    let responses = request
-        .resources
-        .into_iter()
-        .map(|resource| {
-            let result = route(ctx, resource.resource_type, &resource.resource_name, || {
-                let topic = ctx
-                    .broker
-                    .topic(&resource.resource_name)
-                    .ok_or(Error::UnknownTopicOrPartition)?;
-                let configs = apply(topic.configs.clone(), &resource.configs)?;
-                ctx.broker.set_topic_configs(
-                    &resource.resource_name,
-                    configs,
-                    request.validate_only,
-                )
-            });
-            let response = AlterConfigsResourceResponse::default()
-                .with_resource_type(resource.resource_type)
-                .with_resource_name(resource.resource_name);
-            match result {
-                Ok(()) => response.with_error_code(code::NONE),
-                Err(e) => response
-                    .with_error_code(e.code())
-                    .with_error_message(Some(wire_str(&e.message()))),
-            }
-        })
-        .collect();
+    let mut responses = Vec::with_capacity(request.resources.len());
+    for resource in request.resources {
+        let topic_configs = || {
+            let topic = ctx
+                .broker
+                .topic(&resource.resource_name)
+                .ok_or(Error::UnknownTopicOrPartition)?;
+            apply(topic.configs.clone(), &resource.configs)
+        };
+        let result = route(
+            ctx,
+            resource.resource_type,
+            &resource.resource_name,
+            request.validate_only,
+            topic_configs,
+        )
+        .await;
+        let response = AlterConfigsResourceResponse::default()
+            .with_resource_type(resource.resource_type)
+            .with_resource_name(resource.resource_name);
+        responses.push(match result {
+            Ok(()) => response.with_error_code(code::NONE),
+            Err(e) => response
+                .with_error_code(e.code())
+                .with_error_message(Some(wire_str(&e.message()))),
+        });
+    }
     Some(IncrementalAlterConfigsResponse::default().with_responses(responses))
 }
 

@@ -21,7 +21,7 @@ pub async fn handle(
         Some("") => return Some(response.with_error_code(code::INVALID_REQUEST)),
         Some(_) => return Some(response.with_error_code(code::COORDINATOR_NOT_AVAILABLE)),
     }
-    Some(match ctx.broker.allocate_producer_id() {
+    Some(match ctx.broker.allocate_producer_id().await {
         Ok(id) => response
             .with_error_code(code::NONE)
             .with_producer_id(ProducerId(id))

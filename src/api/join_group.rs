@@ -13,7 +13,7 @@ pub async fn handle(
     version: i16,
 ) -> Option<JoinGroupResponse> {
     let member_id = request.member_id.to_string();
-    let result = match ctx.broker.groups() {
+    let result = match ctx.broker.groups().await {
         Err(_) => JoinResult::error(GroupError::CoordinatorNotAvailable, &member_id),
         Ok(groups) => {
             let join = JoinRequest {

@@ -24,7 +24,7 @@ pub async fn handle(
     } else {
         vec![(request.member_id.to_string(), None)]
     };
-    let outcome = match ctx.broker.groups() {
+    let outcome = match ctx.broker.groups().await {
         Err(_) => Err(GroupError::CoordinatorNotAvailable),
         Ok(groups) => groups.leave(&request.group_id, &members),
     };

@@ -11,7 +11,7 @@ pub async fn handle(
     request: ListGroupsRequest,
     version: i16,
 ) -> Option<ListGroupsResponse> {
-    let groups = match ctx.broker.groups() {
+    let groups = match ctx.broker.groups().await {
         Err(_) => {
             return Some(
                 ListGroupsResponse::default()

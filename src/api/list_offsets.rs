@@ -2,8 +2,7 @@
 //! tiered (-5), or the first offset at or after a timestamp.
 
 use super::ApiContext;
-use crate::error::{Error, code};
-use crate::replica::SINGLE_NODE_LEADER_EPOCH;
+use crate::error::code;
 use crate::types::TopicPartition;
 use kafka_protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
@@ -24,21 +23,19 @@ pub async fn handle(
                 .iter()
                 .map(|p| {
                     let tp = TopicPartition::new(&topic.name, p.partition_index);
-                    let result = if p.current_leader_epoch > SINGLE_NODE_LEADER_EPOCH {
-                        Err(Error::UnknownLeaderEpoch(p.current_leader_epoch))
-                    } else {
-                        ctx.broker.list_offset(&tp, p.timestamp)
-                    };
+                    let result = ctx
+                        .broker
+                        .list_offset(&tp, p.timestamp, p.current_leader_epoch);
                     let response = ListOffsetsPartitionResponse::default()
                         .with_partition_index(p.partition_index);
                     match result {
-                        Ok((offset, timestamp)) => response
+                        Ok((offset, timestamp, leader_epoch)) => response
                             .with_error_code(code::NONE)
                             .with_offset(offset)
                             .with_timestamp(timestamp)
                             // The field exists from v4.
                             .with_leader_epoch(if offset >= 0 && version >= 4 {
-                                SINGLE_NODE_LEADER_EPOCH
+                                leader_epoch
                             } else {
                                 -1
                             }),

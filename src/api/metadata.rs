@@ -43,7 +43,7 @@ pub async fn handle(
         let mut out = Vec::new();
         for wanted in request.topics.iter().flatten() {
             let topic = match &wanted.name {
-                Some(name) => lookup_or_create(ctx, name, auto_create),
+                Some(name) => lookup_or_create(ctx, name, auto_create).await,
                 None if !wanted.topic_id.is_nil() => broker
                     .topic_by_id(wanted.topic_id)
                     .ok_or(Error::UnknownTopicId),
@@ -68,20 +68,45 @@ pub async fn handle(
         };
     Some(
         MetadataResponse::default()
-            .with_brokers(vec![
-                MetadataResponseBroker::default()
-                    .with_node_id(BrokerId(broker.node_id()))
-                    .with_host(wire_str(&ctx.advertised_host))
-                    .with_port(ctx.advertised_port),
-            ])
-            .with_cluster_id(Some(wire_str(broker.cluster_id())))
-            .with_controller_id(BrokerId(broker.node_id()))
+            .with_brokers(brokers(ctx))
+            .with_cluster_id(Some(wire_str(&broker.cluster_id())))
+            .with_controller_id(BrokerId(broker.controller_id()))
             .with_topics(topics)
             .with_cluster_authorized_operations(cluster_ops),
     )
 }
 
-fn lookup_or_create(
+/// The live brokers, each at its endpoint of the listener this request came in on (this
+/// broker at the address its listener advertises).
+fn brokers(ctx: &ApiContext) -> Vec<MetadataResponseBroker> {
+    let image = ctx.broker.metadata().image();
+    let node = ctx.broker.node_id();
+    let mut brokers = vec![
+        MetadataResponseBroker::default()
+            .with_node_id(BrokerId(node))
+            .with_host(wire_str(&ctx.advertised_host))
+            .with_port(ctx.advertised_port)
+            .with_rack(ctx.broker.config().cluster.rack.as_deref().map(wire_str)),
+    ];
+    for registration in image.brokers.values() {
+        if registration.id == node || registration.fenced {
+            continue;
+        }
+        let Some(endpoint) = registration.endpoint(&ctx.listener) else {
+            continue;
+        };
+        brokers.push(
+            MetadataResponseBroker::default()
+                .with_node_id(BrokerId(registration.id))
+                .with_host(wire_str(&endpoint.host))
+                .with_port(endpoint.port as i32)
+                .with_rack(registration.rack.as_deref().map(wire_str)),
+        );
+    }
+    brokers
+}
+
+async fn lookup_or_create(
     ctx: &ApiContext,
     name: &TopicName,
     auto_create: bool,
@@ -93,7 +118,7 @@ fn lookup_or_create(
     if !auto_create {
         return Err(Error::UnknownTopicOrPartition);
     }
-    ctx.broker.auto_create_topic(name)
+    ctx.broker.auto_create_topic(name).await
 }
 
 fn describe_topic(ctx: &ApiContext, topic: &TopicInfo, topic_ops: i32) -> MetadataResponseTopic {
@@ -107,7 +132,7 @@ fn describe_topic(ctx: &ApiContext, topic: &TopicInfo, topic_ops: i32) -> Metada
                 .with_error_code(state.error_code)
                 .with_partition_index(p)
                 .with_leader_id(state.leader_id)
-                .with_leader_epoch(crate::replica::SINGLE_NODE_LEADER_EPOCH)
+                .with_leader_epoch(state.leader_epoch)
                 .with_replica_nodes(state.replicas)
                 .with_isr_nodes(state.isr)
                 .with_offline_replicas(state.offline)

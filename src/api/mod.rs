@@ -53,6 +53,9 @@ use thiserror::Error;
 #[derive(Debug, Clone)]
 pub struct ApiContext {
     pub broker: Arc<Broker>,
+    /// The listener the connection came in on: other brokers are reported by their
+    /// endpoint of the same name.
+    pub listener: Arc<str>,
     /// The address clients are told to connect to (port resolved after binding).
     pub advertised_host: Arc<str>,
     pub advertised_port: i32,
@@ -63,9 +66,15 @@ pub struct ApiContext {
 }
 
 impl ApiContext {
-    pub fn new(broker: Arc<Broker>, advertised_host: &str, advertised_port: i32) -> Self {
+    pub fn new(
+        broker: Arc<Broker>,
+        listener: &str,
+        advertised_host: &str,
+        advertised_port: i32,
+    ) -> Self {
         Self {
             broker,
+            listener: Arc::from(listener),
             advertised_host: Arc::from(advertised_host),
             advertised_port,
             client_host: Arc::from(""),
@@ -243,6 +252,7 @@ pub(crate) struct WirePartitionState {
     pub replicas: Vec<kafka_protocol::messages::BrokerId>,
     pub isr: Vec<kafka_protocol::messages::BrokerId>,
     pub offline: Vec<kafka_protocol::messages::BrokerId>,
+    pub leader_epoch: i32,
 }
 
 pub(crate) fn wire_partition_state(state: crate::broker::PartitionState) -> WirePartitionState {
@@ -258,6 +268,7 @@ pub(crate) fn wire_partition_state(state: crate::broker::PartitionState) -> Wire
         replicas: ids(state.replicas),
         isr: ids(state.isr),
         offline: ids(state.offline),
+        leader_epoch: state.leader_epoch,
     }
 }
 
@@ -294,10 +305,36 @@ mod tests {
         TopicName(s(text))
     }
 
-    fn context(dir: &std::path::Path) -> ApiContext {
+    /// An API context over a started broker, which is shut down when this is dropped.
+    struct TestContext(ApiContext);
+
+    impl std::ops::Deref for TestContext {
+        type Target = ApiContext;
+        fn deref(&self) -> &ApiContext {
+            &self.0
+        }
+    }
+
+    impl Drop for TestContext {
+        fn drop(&mut self) {
+            if let Err(e) = self.0.broker.shutdown() {
+                eprintln!("test broker shutdown: {e}");
+            }
+        }
+    }
+
+    async fn context(dir: &std::path::Path) -> TestContext {
         let config =
             BrokerConfig::with_overrides(&[("log.dirs", &dir.display().to_string())]).unwrap();
-        let broker = Arc::new(Broker::open(config).unwrap());
+        let broker = Broker::open(config).unwrap();
+        broker
+            .start(vec![crate::metadata::records::Endpoint {
+                name: "PLAINTEXT".into(),
+                host: "127.0.0.1".into(),
+                port: 9092,
+                security_protocol: 0,
+            }])
+            .unwrap();
         let topic = NewTopic {
             name: "t".into(),
             partitions: 2,
@@ -305,7 +342,7 @@ mod tests {
             assignments: vec![],
             configs: Default::default(),
         };
-        broker.create_topic(topic, false).unwrap();
+        broker.create_topic(topic, false).await.unwrap();
         let batch = crate::record::test_support::batch(0, 3, 1_000, 10);
         broker
             .replicas()
@@ -313,7 +350,7 @@ mod tests {
             .unwrap()
             .append(&batch, 1)
             .unwrap();
-        ApiContext::new(broker, "127.0.0.1", 9092)
+        TestContext(ApiContext::new(broker, "PLAINTEXT", "127.0.0.1", 9092))
     }
 
     fn encode<R: Encodable>(request: &R, version: i16, what: &str) -> Bytes {
@@ -811,7 +848,7 @@ mod tests {
     #[tokio::test]
     async fn every_advertised_version_answers() {
         let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let ctx = context(dir.path()).await;
         for (api, min, max) in supported_apis() {
             for version in min..=max {
                 let body = request(&ctx, api, version);
@@ -846,7 +883,7 @@ mod tests {
     #[tokio::test]
     async fn log_dir_apis_describe_the_one_directory_and_refuse_others() {
         let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let ctx = context(dir.path()).await;
         let canonical = dir.path().canonicalize().unwrap().display().to_string();
 
         let all: DescribeLogDirsResponse = call(
@@ -938,7 +975,7 @@ mod tests {
     #[tokio::test]
     async fn leader_election_and_reassignment_follow_the_single_replica() {
         let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let ctx = context(dir.path()).await;
         let elect = |election_type: i8, topics: Option<Vec<(&str, Vec<i32>)>>| {
             ElectLeadersRequest::default()
                 .with_election_type(election_type)
@@ -1042,7 +1079,7 @@ mod tests {
     #[tokio::test]
     async fn describe_topic_partitions_pages_in_name_order() {
         let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let ctx = context(dir.path()).await;
         let topic = NewTopic {
             name: "u".into(),
             partitions: 4,
@@ -1050,7 +1087,7 @@ mod tests {
             assignments: vec![],
             configs: Default::default(),
         };
-        ctx.broker.create_topic(topic, false).unwrap();
+        ctx.broker.create_topic(topic, false).await.unwrap();
         let request = |names: &[&str], limit: i32, cursor: Option<(&str, i32)>| {
             DescribeTopicPartitionsRequest::default()
                 .with_topics(
@@ -1135,7 +1172,7 @@ mod tests {
     #[tokio::test]
     async fn list_config_resources_lists_topics_and_the_broker() {
         let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let ctx = context(dir.path()).await;
         let list =
             |types: Vec<i8>| ListConfigResourcesRequest::default().with_resource_types(types);
         let names = |r: &ListConfigResourcesResponse| -> Vec<(i8, String)> {
@@ -1172,7 +1209,7 @@ mod tests {
     #[tokio::test]
     async fn fetch_sessions_answer_only_news_in_rotating_order() {
         let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let ctx = context(dir.path()).await;
         let partition = |p: i32, offset: i64| {
             fetch_request::FetchPartition::default()
                 .with_partition(p)
@@ -1256,7 +1293,7 @@ mod tests {
     #[tokio::test]
     async fn a_partition_whose_log_went_offline_has_no_leader() {
         let dir = tempfile::tempdir().unwrap();
-        let ctx = context(dir.path());
+        let ctx = context(dir.path()).await;
         let node = BrokerId(ctx.broker.node_id());
         let offline = TopicPartition::new("t", 1);
         crate::storage::manager::lock(ctx.broker.replicas().get(&offline).unwrap().log())

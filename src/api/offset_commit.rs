@@ -55,7 +55,7 @@ pub async fn handle(
         .then_some(request.retention_time_ms)
         .filter(|r| *r >= 0)
         .map(|r| now_ms().saturating_add(r));
-    let outcome = match ctx.broker.groups() {
+    let outcome = match ctx.broker.groups().await {
         Err(_) => Err(GroupError::CoordinatorNotAvailable),
         Ok(groups) => groups.commit_offsets(
             &request.group_id,

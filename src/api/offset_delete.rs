@@ -21,7 +21,7 @@ pub async fn handle(
                 .map(move |p| (t.name.to_string(), p.partition_index))
         })
         .collect();
-    let outcome = match ctx.broker.groups() {
+    let outcome = match ctx.broker.groups().await {
         Err(_) => Err(GroupError::CoordinatorNotAvailable),
         Ok(groups) => groups.delete_offsets(&request.group_id, &partitions),
     };

@@ -4,6 +4,7 @@
 
 use super::ApiContext;
 use crate::error::{GroupError, code};
+use crate::group::GroupCoordinator;
 use crate::group::classic::CommittedOffset;
 use kafka_protocol::messages::offset_fetch_response::{
     OffsetFetchResponseGroup, OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
@@ -12,19 +13,17 @@ use kafka_protocol::messages::offset_fetch_response::{
 use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, TopicName};
 use kafka_protocol::protocol::StrBytes;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 type Fetched = Vec<(String, i32, Option<CommittedOffset>)>;
 
 fn fetch(
-    ctx: &ApiContext,
+    groups: Option<&Arc<GroupCoordinator>>,
     group_id: &str,
     topics: Option<Vec<(String, Vec<i32>)>>,
     member: Option<(&str, i32)>,
 ) -> Result<Fetched, GroupError> {
-    let groups = ctx
-        .broker
-        .groups()
-        .map_err(|_| GroupError::CoordinatorNotAvailable)?;
+    let groups = groups.ok_or(GroupError::CoordinatorNotAvailable)?;
     groups.fetch_offsets(group_id, topics.as_deref(), member)
 }
 
@@ -53,13 +52,14 @@ pub async fn handle(
     request: OffsetFetchRequest,
     version: i16,
 ) -> Option<OffsetFetchResponse> {
+    let groups = ctx.broker.groups().await.ok();
     if version < 8 {
         let topics = request.topics.map(|ts| {
             ts.into_iter()
                 .map(|t| (t.name.to_string(), t.partition_indexes))
                 .collect()
         });
-        let response = match fetch(ctx, &request.group_id, topics, None) {
+        let response = match fetch(groups, &request.group_id, topics, None) {
             Err(e) => OffsetFetchResponse::default().with_error_code(if version >= 2 {
                 e.code()
             } else {
@@ -103,7 +103,7 @@ pub async fn handle(
                     .collect()
             });
             let member = group.member_id.as_deref().map(|m| (m, group.member_epoch));
-            match fetch(ctx, &group.group_id, topics, member) {
+            match fetch(groups, &group.group_id, topics, member) {
                 Err(e) => OffsetFetchResponseGroup::default()
                     .with_group_id(group.group_id)
                     .with_error_code(e.code()),

@@ -11,7 +11,7 @@ pub async fn handle(
     request: SyncGroupRequest,
     version: i16,
 ) -> Option<SyncGroupResponse> {
-    let result = match ctx.broker.groups() {
+    let result = match ctx.broker.groups().await {
         Err(_) => SyncResult::error(GroupError::CoordinatorNotAvailable),
         Ok(groups) => {
             let sync = SyncRequest {

@@ -18,6 +18,9 @@ pub const PRODUCER_ID_BLOCK_SIZE: i64 = 1000;
 
 #[derive(Debug, Clone)]
 pub struct ControlConfig {
+    /// This controller's node id: on a combined node, a registration of the same id comes
+    /// from this very process, so any older incarnation of it is dead.
+    pub own_node: i32,
     pub broker_session_timeout_ms: i64,
     pub default_partitions: i32,
     pub default_replication_factor: i32,
@@ -78,6 +81,15 @@ pub struct IsrChange {
 pub enum Election {
     Preferred,
     Unclean,
+}
+
+/// A topic of a single node from before the metadata log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportedTopic {
+    pub name: String,
+    pub id: Uuid,
+    pub partitions: i32,
+    pub configs: BTreeMap<String, String>,
 }
 
 /// A created (or validated) topic: its id and the replicas of each partition.
@@ -188,7 +200,8 @@ impl ClusterControl {
             if existing.incarnation_id == request.incarnation_id {
                 return Ok(self.finish(offset, changes, existing.epoch));
             }
-            if !existing.fenced && !self.session_expired(request.broker_id, now_ms) {
+            let alive = !existing.fenced && !self.session_expired(request.broker_id, now_ms);
+            if alive && request.broker_id != self.config.own_node {
                 return Err(Error::DuplicateBrokerRegistration(request.broker_id));
             }
             // The old incarnation may have led or been in sync; it no longer is.
@@ -343,6 +356,58 @@ impl ClusterControl {
             broker_epoch: registration.epoch,
         }])?;
         self.last_heartbeat_ms.remove(&broker);
+        Ok(self.finish(offset, changes, ()))
+    }
+
+    /// Brings topics of a single node from before the metadata log into it, once: every
+    /// partition on `broker`, leaderless until the broker registers and is unfenced.
+    pub fn import_topics(
+        &mut self,
+        offset: u64,
+        broker: i32,
+        topics: Vec<ImportedTopic>,
+        next_producer_id: i64,
+    ) -> Result<Outcome<()>, Error> {
+        if !self.image.topics.is_empty() {
+            return Err(Error::InvalidRequest(
+                "topics can only be imported into an empty cluster".into(),
+            ));
+        }
+        let mut records = Vec::new();
+        for topic in topics {
+            records.push(MetadataRecord::Topic {
+                name: topic.name.clone(),
+                topic_id: topic.id,
+            });
+            for (name, value) in &topic.configs {
+                records.push(MetadataRecord::Config {
+                    resource: ConfigResource::Topic,
+                    resource_name: topic.name.clone(),
+                    name: name.clone(),
+                    value: Some(value.clone()),
+                });
+            }
+            for p in 0..topic.partitions {
+                records.push(MetadataRecord::Partition {
+                    topic_id: topic.id,
+                    partition_id: p,
+                    replicas: vec![broker],
+                    isr: vec![broker],
+                    leader: NO_LEADER,
+                    leader_epoch: 0,
+                    partition_epoch: 0,
+                });
+            }
+        }
+        if next_producer_id > self.image.next_producer_id {
+            records.push(MetadataRecord::ProducerIds {
+                broker_id: broker,
+                broker_epoch: -1,
+                next_producer_id,
+            });
+        }
+        let mut changes = Changes::new(&self.image);
+        changes.push(records)?;
         Ok(self.finish(offset, changes, ()))
     }
 
@@ -911,6 +976,7 @@ mod tests {
     impl Harness {
         fn new(unclean: bool) -> Self {
             let config = ControlConfig {
+                own_node: 100,
                 broker_session_timeout_ms: SESSION_MS,
                 default_partitions: 1,
                 default_replication_factor: 1,

@@ -74,7 +74,15 @@ impl slog::Drain for TracingDrain {
                 tracing::error!(target: "raft", "{}", record.msg())
             }
             slog::Level::Warning => tracing::warn!(target: "raft", "{}", record.msg()),
-            slog::Level::Info => tracing::info!(target: "raft", "{}", record.msg()),
+            slog::Level::Info => {
+                // Role changes are worth an operator's attention; the rest is start-up chatter.
+                let text = record.msg().to_string();
+                if text.starts_with("became ") || text.starts_with("starting a new election") {
+                    tracing::info!(target: "raft", "{text}")
+                } else {
+                    tracing::debug!(target: "raft", "{text}")
+                }
+            }
             slog::Level::Debug | slog::Level::Trace => {
                 tracing::trace!(target: "raft", "{}", record.msg())
             }
@@ -170,6 +178,12 @@ impl Quorum {
     pub fn is_active_leader(&self) -> bool {
         self.is_leader()
             && self.raw.raft.raft_log.term(self.image.offset).ok() == Some(self.raw.raft.term)
+    }
+
+    /// The commit index the metadata log had when opened: entries up to it are replayed
+    /// by the first rounds of `handle_ready`.
+    pub fn committed_on_disk(&self) -> u64 {
+        self.raw.store().hard_state().commit
     }
 
     /// The committed metadata, applied.

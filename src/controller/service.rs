@@ -9,11 +9,12 @@
 
 use super::control::{
     BrokerRegistrationRequest, ClusterControl, ControlConfig, CreatedTopic, Election,
-    HeartbeatReply, HeartbeatRequest, IsrChange, Outcome, TopicRequest,
+    HeartbeatReply, HeartbeatRequest, ImportedTopic, IsrChange, Outcome, TopicRequest,
 };
 use super::quorum::{Quorum, QuorumError, QuorumSettings};
 use crate::config::LogConfig;
 use crate::error::Error;
+use crate::metadata::cache::ImageSlot;
 use crate::metadata::image::{MetadataImage, PartitionRegistration};
 use crate::types::now_ms;
 use raft::prelude::Message;
@@ -59,6 +60,11 @@ pub enum ControllerOp {
     AllocateProducerIds {
         broker: i32,
         broker_epoch: i64,
+    },
+    ImportTopics {
+        broker: i32,
+        topics: Vec<ImportedTopic>,
+        next_producer_id: i64,
     },
 }
 
@@ -122,6 +128,15 @@ impl ControllerHandle {
         answer.await.unwrap_or(Err(Error::NotController))
     }
 
+    /// [`ControllerHandle::call`] from a thread outside the async runtime.
+    pub fn call_blocking(&self, op: ControllerOp) -> Result<ControllerReply, Error> {
+        let (reply, answer) = oneshot::channel();
+        self.events
+            .send(Event::Command(op, reply))
+            .map_err(|_| Error::NotController)?;
+        answer.blocking_recv().unwrap_or(Err(Error::NotController))
+    }
+
     /// Hands a Raft message from a peer to the quorum.
     pub fn deliver(&self, message: Message) {
         let _ = self.events.send(Event::Raft(message));
@@ -163,20 +178,37 @@ struct Loop {
     pending: BTreeMap<u64, Vec<Pending>>,
     outbound: tokio::sync::mpsc::UnboundedSender<Message>,
     image: watch::Sender<Arc<MetadataImage>>,
+    publish_to: Option<Arc<ImageSlot>>,
     status: watch::Sender<QuorumStatus>,
     next_session_check: Instant,
 }
 
-/// Opens the metadata log and starts the controller thread.
+/// Opens the metadata log, applies the entries it knows to be committed, and starts the
+/// controller thread. Every committed image is also offered to `publish_to`.
 pub fn start(
     settings: ControllerSettings,
     outbound: tokio::sync::mpsc::UnboundedSender<Message>,
+    publish_to: Option<Arc<ImageSlot>>,
 ) -> Result<(ControllerHandle, std::thread::JoinHandle<()>), QuorumError> {
-    let quorum = Quorum::open(
+    let mut quorum = Quorum::open(
         &settings.log_dir,
         &settings.quorum,
         settings.log_config.clone(),
     )?;
+    let replay_to = quorum.committed_on_disk();
+    let mut early_messages = Vec::new();
+    for _ in 0..10_000 {
+        if quorum.image().offset >= replay_to {
+            break;
+        }
+        early_messages.extend(quorum.handle_ready()?.messages);
+    }
+    for message in early_messages {
+        let _ = outbound.send(message);
+    }
+    if let Some(slot) = &publish_to {
+        slot.offer(Arc::new(quorum.image().clone()));
+    }
     let (events, receiver) = std::sync::mpsc::channel();
     let (image_tx, image_rx) = watch::channel(Arc::new(quorum.image().clone()));
     let (status_tx, status_rx) = watch::channel(QuorumStatus::default());
@@ -188,6 +220,7 @@ pub fn start(
         pending: BTreeMap::new(),
         outbound,
         image: image_tx,
+        publish_to,
         status: status_tx,
         next_session_check: Instant::now(),
     };
@@ -262,8 +295,11 @@ impl Loop {
             let _ = self.outbound.send(message);
         }
         if progress.snapshot_installed || !progress.applied.is_empty() {
-            self.image
-                .send_replace(Arc::new(self.quorum.image().clone()));
+            let image = Arc::new(self.quorum.image().clone());
+            if let Some(slot) = &self.publish_to {
+                slot.offer(image.clone());
+            }
+            self.image.send_replace(image);
         }
         // After publishing: whoever is answered sees the image with the change.
         if let Some((last, _)) = progress.applied.last() {
@@ -408,6 +444,13 @@ impl Loop {
             } => self
                 .decide(|c, o| c.allocate_producer_ids(o, broker, broker_epoch))
                 .map(|(i, (first, count))| (i, ControllerReply::ProducerIds { first, count })),
+            ControllerOp::ImportTopics {
+                broker,
+                topics,
+                next_producer_id,
+            } => self
+                .decide(|c, o| c.import_topics(o, broker, topics, next_producer_id))
+                .map(|(i, ())| (i, ControllerReply::Done)),
         };
         match decided {
             Err(e) => {
@@ -486,6 +529,7 @@ mod tests {
                     },
                     tick: Duration::from_millis(10),
                     control: ControlConfig {
+                        own_node: id as i32,
                         broker_session_timeout_ms: 60_000,
                         default_partitions: 1,
                         default_replication_factor: 1,
@@ -493,7 +537,7 @@ mod tests {
                     },
                     cluster_id: format!("cluster-from-{id}"),
                 };
-                let (handle, thread) = start(settings, outbound.clone()).unwrap();
+                let (handle, thread) = start(settings, outbound.clone(), None).unwrap();
                 handles.lock().unwrap().insert(id, handle);
                 threads.push((id, thread));
                 dirs.push(dir);

@@ -18,7 +18,7 @@ pub mod consumer;
 pub mod records;
 
 use crate::error::GroupError;
-use crate::metadata::TopicStore;
+use crate::metadata::cache::MetadataCache;
 use crate::record::{self, BatchIter, NewRecord, codec};
 use crate::replica::ReplicaManager;
 use crate::storage::StorageError;
@@ -100,7 +100,7 @@ pub struct GroupCoordinator {
     /// KIP-848 groups. A group id lives in exactly one of the two maps.
     consumer_groups: Mutex<HashMap<String, SharedConsumerGroup>>,
     /// Topic names, ids and partition counts (assignments, regexes, record topic ids).
-    topics: Arc<TopicStore>,
+    topics: Arc<MetadataCache>,
     /// Members of groups loaded at startup, watched once the runtime starts the coordinator.
     loaded_members: Mutex<Vec<(String, String)>>,
 }
@@ -119,7 +119,7 @@ impl GroupCoordinator {
     pub fn new(
         config: CoordinatorConfig,
         replicas: Arc<ReplicaManager>,
-        topics: Arc<TopicStore>,
+        topics: Arc<MetadataCache>,
     ) -> Arc<Self> {
         Arc::new(Self {
             config,
@@ -1394,13 +1394,13 @@ mod tests {
         let broker = BrokerConfig::with_overrides(&[]).unwrap();
         let log_config = LogConfig::resolve(&broker.topic_defaults, &Default::default());
         let replicas = Arc::new(ReplicaManager::new());
-        let topics = Arc::new(TopicStore::open(dir).unwrap());
+        let topics = Arc::new(MetadataCache::default());
         for (topic, partitions) in [(OFFSETS_TOPIC, 2), ("t", 1)] {
             for p in 0..partitions {
                 let tp = TopicPartition::new(topic, p);
                 let log = Log::create(&dir.join(tp.dir_name()), tp.clone(), log_config.clone(), 0)
                     .unwrap();
-                replicas.add(Partition::new(
+                replicas.add(Partition::leader_for_test(
                     tp,
                     uuid::Uuid::new_v4(),
                     Arc::new(Mutex::new(log)),

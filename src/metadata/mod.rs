@@ -9,9 +9,12 @@
 //!     config.<name>=<value>                          one line per topic config override
 //! ```
 //!
-//! Each topic file is replaced atomically. The KRaft metadata log (issue 6) will take over this
-//! persistence in a cluster; the in-memory image keeps the same shape.
+//! Those topic files are what a single node kept before the metadata log: they are read once,
+//! imported into the log, and renamed `topics.imported`. Submodules: the metadata log's
+//! records ([`records`]), the image they build ([`image`]) and this broker's current view of
+//! it ([`cache`]).
 
+pub mod cache;
 pub mod image;
 pub mod records;
 
@@ -182,6 +185,36 @@ impl TopicStore {
     }
 }
 
+/// The legacy topic files of a single node, if any are left to import.
+pub fn legacy_topics(log_dir: &Path) -> Result<Vec<Arc<TopicInfo>>, StorageError> {
+    if !log_dir.join(".sluice-metadata").join("topics").is_dir() {
+        return Ok(Vec::new());
+    }
+    Ok(TopicStore::open(log_dir)?.list())
+}
+
+/// The first producer id the legacy allocator had not handed out (0 without its file).
+pub fn legacy_next_producer_id(log_dir: &Path) -> Result<i64, StorageError> {
+    let path = log_dir.join(".sluice-metadata").join("producer-ids");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => text
+            .trim()
+            .strip_prefix("next.block.start=")
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| StorageError::Corrupt(format!("malformed {}", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Marks the legacy topic files imported (kept, renamed, for whoever wants to look).
+pub fn retire_legacy_topics(log_dir: &Path) -> Result<(), StorageError> {
+    let base = log_dir.join(".sluice-metadata");
+    std::fs::rename(base.join("topics"), base.join("topics.imported"))?;
+    crate::storage::checkpoint::sync_dir(&base)?;
+    Ok(())
+}
+
 /// Escapes a value for the properties format (backslash, separators at the start, newlines).
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -201,52 +234,41 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// Reads `meta.properties`, creating it on first start. The cluster id is `configured` when
-/// given, else generated (22 characters of URL-safe base64, as Kafka's). A node id that
-/// differs from the stored one is an error, as in Kafka.
-pub fn load_or_create_meta(
-    log_dir: &Path,
-    node_id: i32,
-    configured: Option<&str>,
-) -> Result<String, StorageError> {
+/// Reads `meta.properties`: the cluster id this log directory belongs to, if it has been
+/// written yet. A node id that differs from the stored one is an error, as in Kafka.
+pub fn read_meta(log_dir: &Path, node_id: i32) -> Result<Option<String>, StorageError> {
     let path = log_dir.join("meta.properties");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let props =
-                parse_properties(&text).map_err(|e| StorageError::Corrupt(e.to_string()))?;
-            let stored_node: Option<i32> = props.get("node.id").and_then(|v| v.parse().ok());
-            if stored_node.is_some_and(|n| n != node_id) {
-                return Err(StorageError::Corrupt(format!(
-                    "{} belongs to node {:?}, this is node {node_id}",
-                    path.display(),
-                    stored_node
-                )));
-            }
-            let cluster_id = props.get("cluster.id").cloned().ok_or_else(|| {
-                StorageError::Corrupt(format!("{} has no cluster.id", path.display()))
-            })?;
-            if let Some(wanted) = configured
-                && wanted != cluster_id
-            {
-                return Err(StorageError::Corrupt(format!(
-                    "cluster.id {wanted} does not match {cluster_id} stored in {}",
-                    path.display()
-                )));
-            }
-            Ok(cluster_id)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let cluster_id = configured
-                .map(str::to_string)
-                .unwrap_or_else(|| base64_url(Uuid::new_v4().as_bytes()));
-            let text = format!(
-                "#\n#Written by sluice\nversion=1\ncluster.id={cluster_id}\nnode.id={node_id}\n"
-            );
-            write_atomically(&path, text.as_bytes())?;
-            Ok(cluster_id)
-        }
-        Err(e) => Err(e.into()),
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let props = parse_properties(&text).map_err(|e| StorageError::Corrupt(e.to_string()))?;
+    let stored_node: Option<i32> = props.get("node.id").and_then(|v| v.parse().ok());
+    if stored_node.is_some_and(|n| n != node_id) {
+        return Err(StorageError::Corrupt(format!(
+            "{} belongs to node {:?}, this is node {node_id}",
+            path.display(),
+            stored_node
+        )));
     }
+    props
+        .get("cluster.id")
+        .cloned()
+        .map(Some)
+        .ok_or_else(|| StorageError::Corrupt(format!("{} has no cluster.id", path.display())))
+}
+
+/// Writes `meta.properties` (Kafka's keys) once the cluster id is known.
+pub fn write_meta(log_dir: &Path, node_id: i32, cluster_id: &str) -> Result<(), StorageError> {
+    let text =
+        format!("#\n#Written by sluice\nversion=1\ncluster.id={cluster_id}\nnode.id={node_id}\n");
+    write_atomically(&log_dir.join("meta.properties"), text.as_bytes())
+}
+
+/// A new cluster id: 22 characters of URL-safe base64, as Kafka's.
+pub fn generate_cluster_id() -> String {
+    base64_url(Uuid::new_v4().as_bytes())
 }
 
 fn base64_url(bytes: &[u8]) -> String {
@@ -375,10 +397,11 @@ mod tests {
     #[test]
     fn meta_properties() {
         let dir = tempfile::tempdir().unwrap();
-        let id = load_or_create_meta(dir.path(), 1, None).unwrap();
+        assert_eq!(read_meta(dir.path(), 1).unwrap(), None);
+        let id = generate_cluster_id();
         assert_eq!(id.len(), 22);
-        assert_eq!(load_or_create_meta(dir.path(), 1, None).unwrap(), id);
-        assert!(load_or_create_meta(dir.path(), 2, None).is_err());
-        assert!(load_or_create_meta(dir.path(), 1, Some("other")).is_err());
+        write_meta(dir.path(), 1, &id).unwrap();
+        assert_eq!(read_meta(dir.path(), 1).unwrap(), Some(id));
+        assert!(read_meta(dir.path(), 2).is_err());
     }
 }

@@ -21,14 +21,27 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
-/// The leader epoch of every partition on a single node (no leader changes happen).
-pub const SINGLE_NODE_LEADER_EPOCH: i32 = 0;
+/// This broker's part in a partition as the metadata image describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leadership {
+    /// The leader's broker id, or -1 when no replica can lead.
+    pub leader: i32,
+    pub leader_epoch: i32,
+    pub partition_epoch: i32,
+    /// Preferred replica first.
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+}
 
 #[derive(Debug)]
 pub struct Partition {
     tp: TopicPartition,
     topic_id: Uuid,
+    /// This broker.
+    node_id: i32,
     log: SharedLog,
+    /// `None` until the metadata says who leads.
+    leadership: RwLock<Option<Leadership>>,
     /// Fetches waiting for data here. Weak: a finished fetch leaves only a dead pointer,
     /// pruned on the next registration or append.
     waiters: Mutex<Vec<Weak<Notify>>>,
@@ -38,11 +51,13 @@ pub struct Partition {
 }
 
 impl Partition {
-    pub fn new(tp: TopicPartition, topic_id: Uuid, log: SharedLog) -> Self {
+    pub fn new(tp: TopicPartition, topic_id: Uuid, node_id: i32, log: SharedLog) -> Self {
         Self {
             tp,
             topic_id,
+            node_id,
             log,
+            leadership: RwLock::new(None),
             waiters: Mutex::new(Vec::new()),
             flush_turn: tokio::sync::Mutex::new(()),
         }
@@ -56,6 +71,61 @@ impl Partition {
     }
     pub fn log(&self) -> &SharedLog {
         &self.log
+    }
+
+    /// A partition this broker (node 1) leads alone, for tests of what sits above.
+    #[cfg(test)]
+    pub fn leader_for_test(tp: TopicPartition, topic_id: Uuid, log: SharedLog) -> Self {
+        let partition = Self::new(tp, topic_id, 1, log);
+        partition.set_leadership(Leadership {
+            leader: 1,
+            leader_epoch: 0,
+            partition_epoch: 0,
+            replicas: vec![1],
+            isr: vec![1],
+        });
+        partition
+    }
+
+    pub fn leadership(&self) -> Option<Leadership> {
+        self.leadership
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The leader epoch while this broker leads the partition.
+    pub fn leader_epoch_if_leader(&self) -> Option<i32> {
+        self.leadership
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .filter(|l| l.leader == self.node_id)
+            .map(|l| l.leader_epoch)
+    }
+
+    /// Takes the partition's new state from the metadata: leader or follower, its epoch,
+    /// replicas and ISR. A log with other replicas has its high watermark set by
+    /// replication; one without commits what it writes.
+    pub fn set_leadership(&self, leadership: Leadership) {
+        lock(&self.log).set_replicated(leadership.replicas.len() > 1);
+        *self.leadership.write().unwrap_or_else(|p| p.into_inner()) = Some(leadership);
+        // Waiting fetches re-check: they may have to answer NOT_LEADER_OR_FOLLOWER now.
+        self.wake_waiters();
+    }
+
+    /// Kafka's check of a request's current leader epoch against this leader's: -1 skips
+    /// it; an older one is FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH.
+    pub fn check_leader_epoch(&self, requested: i32) -> Result<i32, Error> {
+        let current = self
+            .leader_epoch_if_leader()
+            .ok_or(Error::NotLeaderOrFollower)?;
+        match requested {
+            -1 => Ok(current),
+            r if r < current => Err(Error::FencedLeaderEpoch { got: r, current }),
+            r if r > current => Err(Error::UnknownLeaderEpoch(r)),
+            _ => Ok(current),
+        }
     }
 
     fn register(&self, waiter: &Arc<Notify>) {
@@ -73,18 +143,24 @@ impl Partition {
 
     /// Validates and appends the records of one produce partition.
     pub fn append(&self, records: &[u8], acks: i16) -> Result<AppendInfo, Error> {
+        let (leader_epoch, isr_size) = {
+            let leadership = self.leadership.read().unwrap_or_else(|p| p.into_inner());
+            match leadership.as_ref() {
+                Some(l) if l.leader == self.node_id => (l.leader_epoch, l.isr.len() as i32),
+                _ => return Err(Error::NotLeaderOrFollower),
+            }
+        };
         let info = {
             let mut log = lock(&self.log);
             let config = log.config();
             record::validate_produced(records, config.max_message_bytes)?;
-            if acks == -1 && config.min_insync_replicas > 1 {
-                // The ISR of a single node is one replica.
+            if acks == -1 && config.min_insync_replicas > isr_size {
                 return Err(Error::NotEnoughReplicas {
-                    isr: 1,
+                    isr: isr_size,
                     required: config.min_insync_replicas,
                 });
             }
-            log.append_as_leader(records, SINGLE_NODE_LEADER_EPOCH, now_ms())?
+            log.append_as_leader(records, leader_epoch, now_ms())?
         };
         self.wake_waiters();
         Ok(info)
@@ -140,6 +216,8 @@ pub struct PartitionOffsets {
 #[derive(Debug, Clone)]
 pub struct FetchRequestPartition {
     pub tp: TopicPartition,
+    /// The consumer's view of the leader epoch (-1: not checked).
+    pub current_leader_epoch: i32,
     pub fetch_offset: i64,
     pub partition_max_bytes: usize,
 }
@@ -243,6 +321,14 @@ impl ReplicaManager {
             if let Some(waiter) = waiter {
                 partition.register(waiter);
             }
+            if let Err(e) = partition.check_leader_epoch(request.current_leader_epoch) {
+                any_error = true;
+                out.push(FetchedPartition {
+                    result: Err(e),
+                    offsets: None,
+                });
+                continue;
+            }
             let log = lock(&partition.log);
             let offsets = PartitionOffsets {
                 log_start_offset: log.log_start_offset(),
@@ -331,7 +417,7 @@ mod tests {
         let config = LogConfig::resolve(&broker.topic_defaults, &overrides);
         let tp = TopicPartition::new("t", 0);
         let log = Log::create(dir.path(), tp.clone(), config, 0).unwrap();
-        let partition = Arc::new(Partition::new(
+        let partition = Arc::new(Partition::leader_for_test(
             tp,
             Uuid::new_v4(),
             Arc::new(Mutex::new(log)),

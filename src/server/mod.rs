@@ -7,6 +7,7 @@ pub mod connection;
 
 use crate::api::ApiContext;
 use crate::broker::Broker;
+use crate::metadata::records::Endpoint;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,14 +31,19 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds every configured client listener (a `CONTROLLER` listener of a KRaft-style config
-    /// is not one). Each advertises the `advertised.listeners` entry of the same name, as in
+    /// Binds every configured client listener (the controller listeners are not ones) and
+    /// registers the broker with their addresses. Each advertises the `advertised.listeners` entry of the same name, as in
     /// Kafka, so clients on different networks each get an address they can reach; a port of 0
     /// advertises the port actually bound and an empty host this machine's name.
     pub async fn bind(broker: Arc<Broker>) -> std::io::Result<Self> {
         let config = broker.config().clone();
         let mut listeners = Vec::new();
-        for listener_config in config.listeners.iter().filter(|l| l.name != "CONTROLLER") {
+        let controller_listener = &config.cluster.controller_listener;
+        for listener_config in config
+            .listeners
+            .iter()
+            .filter(|l| &l.name != controller_listener)
+        {
             let bind = listener_config.bind_address().map_err(|e| {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
             })?;
@@ -57,7 +63,12 @@ impl Server {
             } else {
                 advertised.port
             } as i32;
-            let ctx = ApiContext::new(broker.clone(), &advertised_host, advertised_port);
+            let ctx = ApiContext::new(
+                broker.clone(),
+                &listener_config.name,
+                &advertised_host,
+                advertised_port,
+            );
             listeners.push(Bound {
                 name: listener_config.name.clone(),
                 listener,
@@ -71,6 +82,21 @@ impl Server {
                 "no client listener configured",
             ));
         }
+        // Registered with the addresses actually bound (a port of 0 is known only now).
+        let endpoints = listeners
+            .iter()
+            .map(|bound| Endpoint {
+                name: bound.name.clone(),
+                host: bound.ctx.advertised_host.to_string(),
+                port: bound.ctx.advertised_port as u16,
+                security_protocol: 0,
+            })
+            .collect();
+        let starting = broker.clone();
+        tokio::task::spawn_blocking(move || starting.start(endpoints))
+            .await
+            .map_err(std::io::Error::other)?
+            .map_err(std::io::Error::other)?;
         Ok(Self { broker, listeners })
     }
 

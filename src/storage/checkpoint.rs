@@ -30,6 +30,12 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), StorageError
     Ok(())
 }
 
+/// Fsyncs a directory, so renames and creations in it survive a crash.
+pub fn sync_dir(dir: &Path) -> Result<(), StorageError> {
+    File::open(dir)?.sync_all()?;
+    Ok(())
+}
+
 pub fn write_offsets(
     path: &Path,
     offsets: &BTreeMap<TopicPartition, i64>,

@@ -14,9 +14,7 @@ use crate::error::{Error, code};
 use crate::replica::fetch_session::{
     PartitionFetch, PartitionOutcome, Reported, SessionError, SessionKey, SessionRequest,
 };
-use crate::replica::{
-    FetchLimits, FetchRequestPartition, FetchedPartition, SINGLE_NODE_LEADER_EPOCH,
-};
+use crate::replica::{FetchLimits, FetchRequestPartition, FetchedPartition};
 use crate::storage::segment::FileSlice;
 use crate::types::TopicPartition;
 use bytes::Bytes;
@@ -133,11 +131,9 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
             } else {
                 fetch.key.topic.clone()
             };
-            if fetch.current_leader_epoch > SINGLE_NODE_LEADER_EPOCH {
-                return Err(Error::UnknownLeaderEpoch(fetch.current_leader_epoch));
-            }
             reads.push(FetchRequestPartition {
                 tp: TopicPartition::new(&name, fetch.key.partition),
+                current_leader_epoch: fetch.current_leader_epoch,
                 fetch_offset: fetch.fetch_offset,
                 partition_max_bytes: fetch.partition_max_bytes.max(0) as usize,
             });
