@@ -283,51 +283,6 @@ fn base64_url(bytes: &[u8]) -> String {
     out
 }
 
-/// Producer ids for InitProducerId, handed out from blocks whose end is persisted before any id
-/// of the block is used (as KRaft's ProducerIdsRecord does), so no id is ever given out twice,
-/// crash or not. `{log.dirs}/.sluice-metadata/producer-ids` holds `next.block.start=<id>`.
-#[derive(Debug)]
-pub struct ProducerIdAllocator {
-    path: PathBuf,
-    /// (next id, end of the current block, exclusive).
-    state: std::sync::Mutex<(i64, i64)>,
-}
-
-const PRODUCER_ID_BLOCK: i64 = 1000;
-
-impl ProducerIdAllocator {
-    pub fn open(log_dir: &Path) -> Result<Self, StorageError> {
-        let path = log_dir.join(".sluice-metadata").join("producer-ids");
-        let start = match std::fs::read_to_string(&path) {
-            Ok(text) => parse_properties(&text)
-                .ok()
-                .and_then(|p| {
-                    p.get("next.block.start")
-                        .and_then(|v| v.parse::<i64>().ok())
-                })
-                .ok_or_else(|| StorageError::Corrupt(format!("{} is malformed", path.display())))?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(e.into()),
-        };
-        Ok(Self {
-            path,
-            state: std::sync::Mutex::new((start, start)),
-        })
-    }
-
-    pub fn allocate(&self) -> Result<i64, StorageError> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if state.0 >= state.1 {
-            let end = state.0 + PRODUCER_ID_BLOCK;
-            write_atomically(&self.path, format!("next.block.start={end}\n").as_bytes())?;
-            state.1 = end;
-        }
-        let id = state.0;
-        state.0 += 1;
-        Ok(id)
-    }
-}
-
 /// What the group coordinator sees of topics (KIP-848 assignment, regex subscriptions, topic
 /// ids in its records).
 impl crate::group::consumer::TopicsView for TopicStore {
@@ -376,22 +331,6 @@ mod tests {
         assert_eq!(reopened.get_by_id(info.id).unwrap().name.as_ref(), "t1");
         reopened.remove("t1").unwrap();
         assert!(TopicStore::open(dir.path()).unwrap().list().is_empty());
-    }
-
-    #[test]
-    fn producer_ids_are_never_reused() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".sluice-metadata")).unwrap();
-        let ids = ProducerIdAllocator::open(dir.path()).unwrap();
-        let first: Vec<i64> = (0..3).map(|_| ids.allocate().unwrap()).collect();
-        assert_eq!(first, vec![0, 1, 2]);
-        drop(ids);
-        let again = ProducerIdAllocator::open(dir.path()).unwrap();
-        assert_eq!(
-            again.allocate().unwrap(),
-            PRODUCER_ID_BLOCK,
-            "a restart starts a fresh block"
-        );
     }
 
     #[test]
