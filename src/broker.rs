@@ -54,6 +54,15 @@ const CONTROLLER_WAIT: Duration = Duration::from_millis(2);
 /// How long the controlled shutdown may take before the broker stops anyway.
 const CONTROLLED_SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
 
+/// The quorum's voter ids: `controller.quorum.voters`, or this node alone.
+pub fn quorum_voters(config: &BrokerConfig) -> Vec<u64> {
+    if config.cluster.voters.is_empty() {
+        vec![config.node_id as u64]
+    } else {
+        config.cluster.voters.iter().map(|v| v.id as u64).collect()
+    }
+}
+
 fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
     CoordinatorConfig {
         group: GroupConfig {
@@ -130,6 +139,8 @@ pub struct Broker {
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
     /// A single node's topics from before the metadata log, imported before registering.
     legacy_topics: Mutex<Vec<Arc<TopicInfo>>>,
+    /// Raft messages for the other voters, until the transport takes them.
+    raft_outbound: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<raft::prelude::Message>>>,
     controller_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
@@ -165,7 +176,7 @@ impl Broker {
             log_config: metadata_log_config(&config),
             quorum: QuorumSettings {
                 node_id: config.node_id as u64,
-                voters: vec![config.node_id as u64],
+                voters: quorum_voters(&config),
                 election_ticks: 10,
                 heartbeat_ticks: 1,
                 snapshot_after_entries: 10_000,
@@ -184,8 +195,8 @@ impl Broker {
             },
             cluster_id: bootstrap_cluster_id.clone(),
         };
-        // One voter: nothing to send. The receiver is dropped, so sends are no-ops.
-        let (outbound, _) = tokio::sync::mpsc::unbounded_channel();
+        // Raft messages for the other voters; the server's transport takes the receiver.
+        let (outbound, raft_outbound) = tokio::sync::mpsc::unbounded_channel();
         let (controller, controller_thread) =
             service::start(settings, outbound, Some(images.clone())).map_err(|e| {
                 StorageError::Corrupt(format!("cannot start the controller quorum: {e}"))
@@ -248,6 +259,7 @@ impl Broker {
             stopping: AtomicBool::new(false),
             threads: Mutex::new(Vec::new()),
             legacy_topics: Mutex::new(Vec::new()),
+            raft_outbound: Mutex::new(Some(raft_outbound)),
             controller_thread: Mutex::new(Some(controller_thread)),
         });
         let publisher = {
@@ -656,6 +668,19 @@ impl Broker {
             .borrow()
             .leader
             .map_or(-1, |id| id as i32)
+    }
+    /// This node's controller (quorum voter).
+    pub fn controller(&self) -> &ControllerHandle {
+        &self.controller
+    }
+    /// The Raft messages this node's voter sends to the others (once, for the transport).
+    pub fn take_raft_outbound(
+        &self,
+    ) -> Option<tokio::sync::mpsc::UnboundedReceiver<raft::prelude::Message>> {
+        self.raft_outbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
     pub fn fetch_sessions(&self) -> &FetchSessionCache {
         &self.fetch_sessions

@@ -7,3 +7,4 @@ pub mod control;
 pub mod metadata_log;
 pub mod quorum;
 pub mod service;
+pub mod transport;

@@ -9,7 +9,7 @@ use super::codec::{self, FrameError};
 use crate::api::ApiContext;
 use crate::api::frame::{FramePart, ResponseFrame};
 use crate::storage::segment::FileSlice;
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use std::io;
 use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, Interest};
@@ -20,15 +20,29 @@ use tokio_util::sync::CancellationToken;
 /// Read buffer: enough for many small requests per syscall.
 const READ_BUFFER: usize = 64 * 1024;
 
-pub async fn serve(
+/// What a listener does with each request frame (without its size prefix): the response
+/// frame, `None` for requests without one, or an error that closes the connection.
+pub trait FrameHandler {
+    fn handle(
+        &self,
+        frame: Bytes,
+    ) -> impl std::future::Future<Output = Result<Option<ResponseFrame>, FrameError>> + Send;
+}
+
+impl FrameHandler for ApiContext {
+    async fn handle(&self, frame: Bytes) -> Result<Option<ResponseFrame>, FrameError> {
+        codec::handle_frame(self, frame).await
+    }
+}
+
+pub async fn serve<H: FrameHandler>(
     stream: TcpStream,
     peer: SocketAddr,
-    ctx: ApiContext,
+    handler: H,
     max_request_bytes: usize,
     shutdown: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
-    let ctx = ctx.for_peer(peer);
     let (read_half, mut write_half) = stream.into_split();
     let mut reader = BufReader::with_capacity(READ_BUFFER, read_half);
     loop {
@@ -65,7 +79,7 @@ pub async fn serve(
             }
         }
         let summary = codec::summarize(&frame).ok();
-        match codec::handle_frame(&ctx, frame.freeze()).await {
+        match handler.handle(frame.freeze()).await {
             Ok(Some(response)) => {
                 if let Err(e) = write_frame(&mut write_half, &response).await {
                     if e.kind() == io::ErrorKind::UnexpectedEof {

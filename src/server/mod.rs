@@ -4,10 +4,13 @@
 
 pub mod codec;
 pub mod connection;
+pub mod controller_listener;
 
 use crate::api::ApiContext;
 use crate::broker::Broker;
+use crate::controller;
 use crate::metadata::records::Endpoint;
+use controller_listener::ControllerFrames;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +31,8 @@ struct Bound {
 pub struct Server {
     broker: Arc<Broker>,
     listeners: Vec<Bound>,
+    /// The controller listener, on a node with the controller role that configures one.
+    controller_listener: Option<TcpListener>,
 }
 
 impl Server {
@@ -38,11 +43,11 @@ impl Server {
     pub async fn bind(broker: Arc<Broker>) -> std::io::Result<Self> {
         let config = broker.config().clone();
         let mut listeners = Vec::new();
-        let controller_listener = &config.cluster.controller_listener;
+        let controller_listener_name = &config.cluster.controller_listener;
         for listener_config in config
             .listeners
             .iter()
-            .filter(|l| &l.name != controller_listener)
+            .filter(|l| &l.name != controller_listener_name)
         {
             let bind = listener_config.bind_address().map_err(|e| {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
@@ -82,6 +87,20 @@ impl Server {
                 "no client listener configured",
             ));
         }
+        let mut controller_listener = None;
+        if config.cluster.controller_role
+            && let Some(listener_config) = config
+                .listeners
+                .iter()
+                .find(|l| &l.name == controller_listener_name)
+        {
+            let bind = listener_config.bind_address().map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
+            })?;
+            let listener = TcpListener::bind(bind).await?;
+            tracing::info!(listener = %listener_config.name, "controller quorum listening on {}", listener.local_addr()?);
+            controller_listener = Some(listener);
+        }
         // Registered with the addresses actually bound (a port of 0 is known only now).
         let endpoints = listeners
             .iter()
@@ -97,7 +116,11 @@ impl Server {
             .await
             .map_err(std::io::Error::other)?
             .map_err(std::io::Error::other)?;
-        Ok(Self { broker, listeners })
+        Ok(Self {
+            broker,
+            listeners,
+            controller_listener,
+        })
     }
 
     /// The address of the first listener.
@@ -108,9 +131,11 @@ impl Server {
     /// Serves until `shutdown` is cancelled: then stops accepting, lets every connection
     /// finish its in-flight request (parked fetches answer at once), stops the background
     /// tasks and shuts the broker down (flush, checkpoints, clean-shutdown marker).
-    pub async fn run(self, shutdown: CancellationToken) -> Result<(), crate::error::Error> {
+    pub async fn run(mut self, shutdown: CancellationToken) -> Result<(), crate::error::Error> {
         let tracker = TaskTracker::new();
         spawn_background_tasks(&tracker, self.broker.clone(), shutdown.clone());
+        let controller_listener = self.controller_listener.take();
+        self.start_quorum_traffic(controller_listener, &tracker, shutdown.clone());
         self.broker.group_coordinator().start(shutdown.clone());
         let config = self.broker.config().clone();
         // One connection limit across all listeners.
@@ -147,6 +172,51 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Serves the controller listener and sends this voter's Raft messages to the others.
+    fn start_quorum_traffic(
+        &self,
+        listener: Option<TcpListener>,
+        tracker: &TaskTracker,
+        shutdown: CancellationToken,
+    ) {
+        let config = self.broker.config().clone();
+        let node = config.node_id as u64;
+        let voters: Arc<[u64]> = crate::broker::quorum_voters(&config).into();
+        if let Some(listener) = listener {
+            let frames = ControllerFrames {
+                controller: self.broker.controller().clone(),
+                node_id: node,
+                voters,
+            };
+            tracker.spawn(controller_listener::serve(
+                listener,
+                frames,
+                config.socket_request_max_bytes,
+                shutdown.clone(),
+                tracker.clone(),
+            ));
+        }
+        let peers: std::collections::HashMap<u64, String> = config
+            .cluster
+            .voters
+            .iter()
+            .filter(|v| v.id as u64 != node)
+            .map(|v| (v.id as u64, format!("{}:{}", v.host, v.port)))
+            .collect();
+        if let Some(outbound) = self.broker.take_raft_outbound()
+            && !peers.is_empty()
+        {
+            controller::transport::spawn_outbound(
+                peers,
+                outbound,
+                self.broker.controller().clone(),
+                shutdown,
+            );
+        }
+    }
+}
+
 /// Accepts connections on one listener until shutdown. The connection permit is taken before
 /// `accept`, so a full broker leaves new connections in the kernel's backlog.
 async fn accept_loop(
@@ -172,7 +242,7 @@ async fn accept_loop(
         match accepted {
             Ok((stream, peer)) => {
                 backoff = Duration::from_millis(10);
-                let (ctx, shutdown) = (bound.ctx.clone(), shutdown.clone());
+                let (ctx, shutdown) = (bound.ctx.for_peer(peer), shutdown.clone());
                 tracker.spawn(async move {
                     connection::serve(stream, peer, ctx, max_request, shutdown).await;
                     drop(permit);

@@ -1,0 +1,215 @@
+//! Raft messages between the controller quorum's voters, over TCP to each voter's controller
+//! listener (`controller.quorum.voters`). One connection per peer, messages one-way: Raft
+//! needs no transport acknowledgement (a lost message is retried by Raft itself), so a peer
+//! that cannot be reached has its messages dropped and is reported unreachable.
+//!
+//! A message travels as a request frame with Sluice's own API key
+//! [`RAFT_MESSAGE_API_KEY`] and a v1 request header, which the controller listener
+//! recognises before any Kafka API decoding, and gets no response. Departure from KRaft,
+//! whose voters talk with Kafka's Vote/BeginQuorumEpoch/Fetch APIs: those carry KRaft's own
+//! protocol, and the quorum here is raft-rs, whose messages are its own (protobuf).
+//!
+//! Only controllers should reach the controller listener: as in Kafka without SASL on it,
+//! anyone who can connect can speak to the quorum. Messages from a node that is not a voter,
+//! or addressed to another node, are dropped.
+
+use super::quorum::{decode_message, encode_message};
+use super::service::ControllerHandle;
+use bytes::{BufMut, Bytes, BytesMut};
+use raft::prelude::Message;
+use std::collections::HashMap;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Sluice's private API key for a Raft message (never a Kafka API key).
+pub const RAFT_MESSAGE_API_KEY: i16 = 10_000;
+
+/// Messages queued for one peer before newer ones are dropped.
+const PEER_QUEUE: usize = 4096;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// Builds the frame (size prefix included) carrying one Raft message.
+pub fn message_frame(message: &Message, correlation_id: i32) -> Option<Bytes> {
+    let body = encode_message(message).ok()?;
+    let mut frame = BytesMut::with_capacity(4 + 10 + body.len());
+    frame.put_i32((10 + body.len()) as i32);
+    frame.put_i16(RAFT_MESSAGE_API_KEY);
+    frame.put_i16(0);
+    frame.put_i32(correlation_id);
+    frame.put_i16(-1); // no client id
+    frame.put_slice(&body);
+    Some(frame.freeze())
+}
+
+/// Whether a request frame (without its size prefix) carries a Raft message.
+pub fn is_message_frame(frame: &[u8]) -> bool {
+    frame.len() >= 2 && i16::from_be_bytes([frame[0], frame[1]]) == RAFT_MESSAGE_API_KEY
+}
+
+/// Decodes a Raft message frame (without its size prefix) and checks who sent it to whom.
+pub fn decode_message_frame(frame: &[u8], node_id: u64, voters: &[u64]) -> Result<Message, String> {
+    if frame.len() < 10 {
+        return Err("raft message frame shorter than its header".into());
+    }
+    let client_id_len = i16::from_be_bytes([frame[8], frame[9]]);
+    let body_start = 10 + client_id_len.max(0) as usize;
+    let body = frame
+        .get(body_start..)
+        .ok_or("raft message frame shorter than its client id")?;
+    let message = decode_message(body).map_err(|e| e.to_string())?;
+    if message.to != node_id {
+        return Err(format!(
+            "raft message for node {} arrived at node {node_id}",
+            message.to
+        ));
+    }
+    if !voters.contains(&message.from) {
+        return Err(format!(
+            "raft message from node {}, which is not a voter",
+            message.from
+        ));
+    }
+    Ok(message)
+}
+
+/// Sends the controller's outbound messages to the other voters until `shutdown`.
+pub fn spawn_outbound(
+    peers: HashMap<u64, String>,
+    mut outbound: mpsc::UnboundedReceiver<Message>,
+    handle: ControllerHandle,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut queues = HashMap::new();
+        for (peer, address) in peers {
+            let (queue, messages) = mpsc::channel(PEER_QUEUE);
+            tokio::spawn(send_to_peer(
+                peer,
+                address,
+                messages,
+                handle.clone(),
+                shutdown.clone(),
+            ));
+            queues.insert(peer, queue);
+        }
+        loop {
+            let message = tokio::select! {
+                message = outbound.recv() => match message {
+                    Some(message) => message,
+                    None => return,
+                },
+                _ = shutdown.cancelled() => return,
+            };
+            let peer = message.to;
+            match queues.get(&peer) {
+                Some(queue) => {
+                    if queue.try_send(message).is_err() {
+                        handle.unreachable(peer);
+                    }
+                }
+                None => tracing::debug!(peer, "raft message for an unknown voter dropped"),
+            }
+        }
+    })
+}
+
+async fn send_to_peer(
+    peer: u64,
+    address: String,
+    mut messages: mpsc::Receiver<Message>,
+    handle: ControllerHandle,
+    shutdown: CancellationToken,
+) {
+    let mut backoff = Duration::from_millis(50);
+    let mut correlation_id = 0i32;
+    let mut reported = false;
+    loop {
+        let connected = tokio::select! {
+            c = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&address)) => c,
+            _ = shutdown.cancelled() => return,
+        };
+        let mut stream = match connected {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(e)) => {
+                if !reported {
+                    tracing::info!(peer, %address, error = %e, "cannot reach controller quorum voter; retrying");
+                    reported = true;
+                }
+                // Raft resends what matters; what queued meanwhile is stale.
+                while messages.try_recv().is_ok() {}
+                handle.unreachable(peer);
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = shutdown.cancelled() => return,
+                }
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                continue;
+            }
+            Err(_) => {
+                handle.unreachable(peer);
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        if reported {
+            tracing::info!(peer, %address, "reached controller quorum voter");
+            reported = false;
+        }
+        backoff = Duration::from_millis(50);
+        loop {
+            let message = tokio::select! {
+                message = messages.recv() => match message {
+                    Some(message) => message,
+                    None => return,
+                },
+                _ = shutdown.cancelled() => return,
+            };
+            // Everything queued goes out in one write.
+            let mut batch = BytesMut::new();
+            let mut next = Some(message);
+            while let Some(message) = next.take() {
+                correlation_id = correlation_id.wrapping_add(1);
+                if let Some(frame) = message_frame(&message, correlation_id) {
+                    batch.extend_from_slice(&frame);
+                }
+                if batch.len() < 1 << 20 {
+                    next = messages.try_recv().ok();
+                }
+            }
+            if let Err(e) = stream.write_all(&batch).await {
+                tracing::debug!(peer, error = %e, "lost the connection to a controller quorum voter");
+                handle.unreachable(peer);
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_and_misaddressed_messages_are_refused() {
+        let message = Message {
+            from: 2,
+            to: 1,
+            term: 7,
+            ..Default::default()
+        };
+        let frame = message_frame(&message, 9).unwrap();
+        let body = &frame[4..];
+        assert!(is_message_frame(body));
+        assert_eq!(decode_message_frame(body, 1, &[1, 2, 3]).unwrap().term, 7);
+        assert!(decode_message_frame(body, 3, &[1, 2, 3]).is_err());
+        assert!(decode_message_frame(body, 1, &[1, 3]).is_err());
+        assert!(decode_message_frame(&body[..8], 1, &[1, 2]).is_err());
+        assert!(
+            decode_message_frame(&[0x27, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0xff], 1, &[1]).is_err()
+        );
+    }
+}

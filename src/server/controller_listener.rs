@@ -1,0 +1,272 @@
+//! The controller listener (`controller.listener.names`): where the quorum's voters send each
+//! other Raft messages (see `controller::transport`). Frames go through the same connection
+//! loop as client requests; anything but a Raft message closes the connection, since no
+//! Kafka API is served here yet (brokers reach the controller in-process on a single node).
+
+use super::codec::{self, FrameError};
+use super::connection::{self, FrameHandler};
+use crate::api::DispatchError;
+use crate::api::frame::ResponseFrame;
+use crate::controller::service::ControllerHandle;
+use crate::controller::transport;
+use bytes::Bytes;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// Hands Raft message frames to this node's controller.
+#[derive(Debug, Clone)]
+pub struct ControllerFrames {
+    pub controller: ControllerHandle,
+    pub node_id: u64,
+    pub voters: Arc<[u64]>,
+}
+
+impl FrameHandler for ControllerFrames {
+    async fn handle(&self, frame: Bytes) -> Result<Option<ResponseFrame>, FrameError> {
+        if !transport::is_message_frame(&frame) {
+            let summary = codec::summarize(&frame)?;
+            return Err(DispatchError::UnknownApiKey(summary.api_key).into());
+        }
+        match transport::decode_message_frame(&frame, self.node_id, &self.voters) {
+            Ok(message) => self.controller.deliver(message),
+            // One bad message is not worth the connection: Raft copes with a lost one.
+            Err(reason) => tracing::debug!(%reason, "dropped a raft message"),
+        }
+        Ok(None)
+    }
+}
+
+/// Accepts quorum connections until `shutdown`.
+pub async fn serve(
+    listener: TcpListener,
+    frames: ControllerFrames,
+    max_request_bytes: usize,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+) {
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = shutdown.cancelled() => return,
+        };
+        match accepted {
+            Ok((stream, peer)) => {
+                let (frames, shutdown) = (frames.clone(), shutdown.clone());
+                tracker.spawn(async move {
+                    connection::serve(stream, peer, frames, max_request_bytes, shutdown).await;
+                });
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "accept failed on the controller listener");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::BrokerConfig;
+    use crate::controller::control::{ControlConfig, TopicRequest};
+    use crate::controller::metadata_log::log_config;
+    use crate::controller::quorum::QuorumSettings;
+    use crate::controller::service::{self, ControllerOp, ControllerSettings};
+    use std::collections::{BTreeMap, HashMap};
+    use std::time::Duration;
+
+    struct Voter {
+        handle: ControllerHandle,
+        thread: Option<std::thread::JoinHandle<()>>,
+        shutdown: CancellationToken,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Voter {
+        fn stop(&mut self) {
+            self.shutdown.cancel();
+            self.handle.shutdown();
+            if let Some(thread) = self.thread.take() {
+                thread.join().unwrap();
+            }
+        }
+    }
+
+    impl Drop for Voter {
+        fn drop(&mut self) {
+            self.stop();
+        }
+    }
+
+    async fn start_voters(count: u64) -> Vec<Voter> {
+        let mut listeners = Vec::new();
+        for _ in 0..count {
+            listeners.push(TcpListener::bind("127.0.0.1:0").await.unwrap());
+        }
+        let addresses: HashMap<u64, String> = listeners
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i as u64 + 1, l.local_addr().unwrap().to_string()))
+            .collect();
+        let voter_ids: Arc<[u64]> = (1..=count).collect::<Vec<_>>().into();
+        let broker_config = BrokerConfig::with_overrides(&[]).unwrap();
+        let mut voters = Vec::new();
+        for (i, listener) in listeners.into_iter().enumerate() {
+            let id = i as u64 + 1;
+            let dir = tempfile::tempdir().unwrap();
+            let settings = ControllerSettings {
+                log_dir: dir.path().to_path_buf(),
+                log_config: log_config(&broker_config),
+                quorum: QuorumSettings {
+                    node_id: id,
+                    voters: voter_ids.to_vec(),
+                    election_ticks: 10,
+                    heartbeat_ticks: 2,
+                    snapshot_after_entries: 1000,
+                },
+                tick: Duration::from_millis(10),
+                control: ControlConfig {
+                    own_node: id as i32,
+                    broker_session_timeout_ms: 60_000,
+                    default_partitions: 1,
+                    default_replication_factor: 1,
+                    unclean_leader_election: false,
+                },
+                cluster_id: "over-tcp".into(),
+            };
+            let (outbound, messages) = tokio::sync::mpsc::unbounded_channel();
+            let (handle, thread) = service::start(settings, outbound, None).unwrap();
+            let shutdown = CancellationToken::new();
+            let peers = addresses
+                .iter()
+                .filter(|(peer, _)| **peer != id)
+                .map(|(peer, address)| (*peer, address.clone()))
+                .collect();
+            transport::spawn_outbound(peers, messages, handle.clone(), shutdown.clone());
+            let frames = ControllerFrames {
+                controller: handle.clone(),
+                node_id: id,
+                voters: voter_ids.clone(),
+            };
+            tokio::spawn(serve(
+                listener,
+                frames,
+                1 << 20,
+                shutdown.clone(),
+                TaskTracker::new(),
+            ));
+            voters.push(Voter {
+                handle,
+                thread: Some(thread),
+                shutdown,
+                _dir: dir,
+            });
+        }
+        voters
+    }
+
+    async fn active(voters: &[Voter]) -> usize {
+        for _ in 0..1000 {
+            let active: Vec<usize> = voters
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.thread.is_some() && v.handle.status().borrow().active)
+                .map(|(i, _)| i)
+                .collect();
+            if active.len() == 1 {
+                return active[0];
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("no active controller");
+    }
+
+    fn topic(name: &str) -> ControllerOp {
+        ControllerOp::SetTopicConfigs {
+            name: name.into(),
+            configs: BTreeMap::new(),
+            validate_only: true,
+        }
+    }
+
+    #[tokio::test]
+    async fn anything_but_a_raft_message_closes_the_connection() {
+        let voters = start_voters(1).await;
+        let frames = ControllerFrames {
+            controller: voters[0].handle.clone(),
+            node_id: 1,
+            voters: vec![1].into(),
+        };
+        for frame in [
+            &[][..],
+            &[0x00][..],
+            &[0, 18, 0, 3, 0, 0, 0, 1, 0xff, 0xff][..],
+        ] {
+            assert!(frames.handle(Bytes::copy_from_slice(frame)).await.is_err());
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn three_voters_form_a_quorum_over_tcp_and_survive_losing_the_leader() {
+        let mut voters = start_voters(3).await;
+        let first = active(&voters).await;
+        let cluster_id = |v: &Voter| v.handle.image().borrow().cluster_id.clone();
+        // The cluster id is written once, by the first leader, and reaches every voter.
+        for voter in &voters {
+            let mut image = voter.handle.image();
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                image.wait_for(|i| i.cluster_id.is_some()),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        }
+        assert_eq!(cluster_id(&voters[0]), cluster_id(&voters[2]));
+        // Topic commands need a registered broker for placement; an unknown topic's config
+        // change is refused by the active controller alone, without touching the log.
+        assert!(matches!(
+            voters[first].handle.call(topic("missing")).await,
+            Err(crate::error::Error::UnknownTopicOrPartition)
+        ));
+        let create = ControllerOp::CreateTopic {
+            request: TopicRequest {
+                name: "t".into(),
+                partitions: 1,
+                replication_factor: 1,
+                assignments: vec![vec![7]],
+                configs: BTreeMap::new(),
+            },
+            validate_only: false,
+        };
+        // Broker 7 is not registered: refused, as Kafka's controller does.
+        assert!(voters[first].handle.call(create).await.is_err());
+
+        voters[first].stop();
+        let second = active(&voters).await;
+        assert_ne!(second, first);
+        let offset_before = voters[second].handle.image().borrow().offset;
+        let register =
+            ControllerOp::RegisterBroker(crate::controller::control::BrokerRegistrationRequest {
+                broker_id: 5,
+                cluster_id: cluster_id(&voters[second]).unwrap(),
+                incarnation_id: uuid::Uuid::new_v4(),
+                endpoints: Vec::new(),
+                rack: None,
+            });
+        voters[second].handle.call(register).await.unwrap();
+        // Committed by the two voters left, and applied by both.
+        for voter in voters.iter().filter(|v| v.thread.is_some()) {
+            let mut image = voter.handle.image();
+            tokio::time::timeout(
+                Duration::from_secs(10),
+                image.wait_for(|i| i.offset > offset_before && i.brokers.contains_key(&5)),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        }
+    }
+}
