@@ -51,6 +51,8 @@ const LIFECYCLE_RETRY: Duration = Duration::from_millis(50);
 /// Retry pause while the controller is not active yet (it becomes so within milliseconds
 /// on a single node).
 const CONTROLLER_WAIT: Duration = Duration::from_millis(2);
+/// How long a command for the active controller is retried while there is none.
+const CONTROLLER_REQUEST_WAIT: Duration = Duration::from_secs(30);
 /// How long the controlled shutdown may take before the broker stops anyway.
 const CONTROLLED_SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
 
@@ -82,6 +84,18 @@ fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
         offsets_retention_ms: config.offsets_retention_ms,
         offsets_retention_check_interval_ms: config.offsets_retention_check_interval_ms,
     }
+}
+
+/// Sends a command to another node's controller listener and reads the answer. The API
+/// layer implements it (it speaks the wire protocol; the broker does not) and the server
+/// installs it.
+pub trait ControllerForwarder: Send + Sync + std::fmt::Debug {
+    fn forward<'a>(
+        &'a self,
+        address: &'a str,
+        op: &'a ControllerOp,
+        timeout: Duration,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<ControllerReply, Error>> + Send + 'a>>;
 }
 
 /// A partition's leadership as Metadata reports it.
@@ -139,6 +153,10 @@ pub struct Broker {
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
     /// A single node's topics from before the metadata log, imported before registering.
     legacy_topics: Mutex<Vec<Arc<TopicInfo>>>,
+    /// Carries commands to another node's controller listener.
+    forwarder: std::sync::OnceLock<Arc<dyn ControllerForwarder>>,
+    /// The async runtime, for the lifecycle thread's requests to a remote controller.
+    runtime: Mutex<Option<tokio::runtime::Handle>>,
     /// Raft messages for the other voters, until the transport takes them.
     raft_outbound: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<raft::prelude::Message>>>,
     controller_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -149,11 +167,9 @@ impl Broker {
     /// loads the partition logs (recovering after an unclean stop) and the consumer groups,
     /// and starts applying metadata. [`Broker::start`] then registers the broker.
     pub fn open(config: BrokerConfig) -> Result<Arc<Self>, Error> {
-        if !config.cluster.is_single_node() {
-            // Until inter-node transport and replication are wired in, a node configured as
-            // part of a larger cluster would silently run alone.
+        if !(config.cluster.broker_role && config.cluster.controller_role) {
             return Err(Error::InvalidConfig(
-                "this build runs single-node only: multi-voter quorums and broker-only or controller-only nodes are not finished yet".into(),
+                "process.roles must be broker,controller: broker-only and controller-only nodes are not supported yet".into(),
             ));
         }
         std::fs::create_dir_all(&config.log_dir).map_err(StorageError::from)?;
@@ -260,6 +276,8 @@ impl Broker {
             threads: Mutex::new(Vec::new()),
             legacy_topics: Mutex::new(Vec::new()),
             raft_outbound: Mutex::new(Some(raft_outbound)),
+            forwarder: std::sync::OnceLock::new(),
+            runtime: Mutex::new(None),
             controller_thread: Mutex::new(Some(controller_thread)),
         });
         let publisher = {
@@ -322,6 +340,8 @@ impl Broker {
     /// bound), starts heartbeating, and waits until it serves: registered, unfenced, and
     /// the image that says so applied.
     pub fn start(self: &Arc<Self>, endpoints: Vec<Endpoint>) -> Result<(), Error> {
+        *self.runtime.lock().unwrap_or_else(|p| p.into_inner()) =
+            tokio::runtime::Handle::try_current().ok();
         let lifecycle = {
             let broker = self.clone();
             std::thread::Builder::new()
@@ -355,28 +375,57 @@ impl Broker {
             return;
         }
         let node = self.config.node_id;
+        // The cluster is the quorum's: its id comes from the metadata log (written once by
+        // the first active controller), checked against this directory's meta.properties.
+        let cluster_id = loop {
+            if self.stopping.load(Ordering::SeqCst) {
+                return;
+            }
+            let committed = self.controller.image().borrow().cluster_id.clone();
+            if let Some(cluster_id) = committed {
+                break cluster_id;
+            }
+            std::thread::sleep(CONTROLLER_WAIT);
+        };
+        match metadata::read_meta(&self.config.log_dir, node) {
+            Ok(Some(stored)) if stored != cluster_id => {
+                tracing::error!(stored = %stored, quorum = %cluster_id, "this log directory belongs to another cluster; not registering");
+                return;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read meta.properties; not registering");
+                return;
+            }
+        }
         let request = BrokerRegistrationRequest {
             broker_id: node,
-            cluster_id: self.cluster_id(),
+            cluster_id,
             incarnation_id: self.incarnation,
             endpoints,
             rack: self.config.cluster.rack.clone(),
         };
+        let mut refusals = 0u64;
         let epoch = loop {
             if self.stopping.load(Ordering::SeqCst) {
                 return;
             }
-            match self
-                .controller
-                .call_blocking(ControllerOp::RegisterBroker(request.clone()))
-            {
+            match self.call_from_thread(ControllerOp::RegisterBroker(request.clone())) {
                 Ok(ControllerReply::BrokerEpoch(epoch)) => break epoch,
                 Ok(other) => tracing::error!(reply = ?other, "unexpected registration reply"),
                 Err(Error::NotController) => {
                     std::thread::sleep(CONTROLLER_WAIT);
                     continue;
                 }
-                Err(e) => tracing::info!(error = %e, "broker registration refused; retrying"),
+                // A restarted broker waits out its old incarnation's session; said once.
+                Err(e) if refusals == 0 => {
+                    refusals += 1;
+                    tracing::info!(error = %e, "broker registration refused; retrying");
+                }
+                Err(e) => {
+                    refusals += 1;
+                    tracing::debug!(error = %e, refusals, "broker registration refused again");
+                }
             }
             std::thread::sleep(LIFECYCLE_RETRY);
         };
@@ -432,10 +481,7 @@ impl Broker {
             want_fence: false,
             want_shutdown,
         };
-        match self
-            .controller
-            .call_blocking(ControllerOp::Heartbeat(request))?
-        {
+        match self.call_from_thread(ControllerOp::Heartbeat(request))? {
             ControllerReply::Heartbeat(reply) => Ok(reply),
             other => Err(Error::InvalidRequest(format!(
                 "unexpected heartbeat reply {other:?}"
@@ -603,19 +649,78 @@ impl Broker {
         Ok(())
     }
 
-    /// Waits until this broker has applied the controller's latest committed image (after
-    /// a change the controller answered for).
-    async fn await_applied(&self) {
-        let target = self.controller.image().borrow().offset;
-        if !self.metadata.wait_for_offset(target, APPLY_WAIT).await {
-            tracing::warn!(offset = target, "metadata change not applied here in time");
+    /// Waits until this broker has applied a change the controller answered for (it may
+    /// have been committed elsewhere: the condition, not an offset, says when it is here).
+    async fn await_visible(&self, visible: impl Fn(&MetadataImage) -> bool) {
+        if !self.metadata.wait_until(visible, APPLY_WAIT).await {
+            tracing::warn!("a metadata change was not applied here in time");
         }
     }
 
-    async fn call_controller(&self, op: ControllerOp) -> Result<ControllerReply, Error> {
-        let reply = self.controller.call(op).await?;
-        self.await_applied().await;
-        Ok(reply)
+    /// Runs `op` on the active controller: this node's own when it is the active one, else
+    /// over the controller listener of the voter leading the quorum. NOT_CONTROLLER (an
+    /// election under way, a leader that just stepped down or died) is retried until
+    /// [`CONTROLLER_REQUEST_WAIT`] passes.
+    pub async fn call_active_controller(&self, op: ControllerOp) -> Result<ControllerReply, Error> {
+        let deadline = tokio::time::Instant::now() + CONTROLLER_REQUEST_WAIT;
+        let node = self.config.node_id as u64;
+        loop {
+            let status = *self.controller.status().borrow();
+            let outcome = if status.active {
+                self.controller.call(op.clone()).await
+            } else if let Some(leader) = status.leader.filter(|l| *l != node) {
+                self.forward_to(leader, &op).await
+            } else {
+                Err(Error::NotController)
+            };
+            match outcome {
+                Err(Error::NotController) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(LIFECYCLE_RETRY).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Sends `op` to voter `leader`'s controller listener.
+    async fn forward_to(&self, leader: u64, op: &ControllerOp) -> Result<ControllerReply, Error> {
+        let Some(voter) = self
+            .config
+            .cluster
+            .voters
+            .iter()
+            .find(|v| v.id as u64 == leader)
+        else {
+            return Err(Error::NotController);
+        };
+        let Some(forwarder) = self.forwarder.get() else {
+            return Err(Error::NotController);
+        };
+        let address = format!("{}:{}", voter.host, voter.port);
+        let timeout = Duration::from_millis(self.config.cluster.replica_socket_timeout_ms);
+        forwarder.forward(&address, op, timeout).await
+    }
+
+    /// Installs what carries commands to other nodes' controllers (the server does, once).
+    pub fn set_forwarder(&self, forwarder: Arc<dyn ControllerForwarder>) {
+        let _ = self.forwarder.set(forwarder);
+    }
+
+    /// [`Broker::call_active_controller`] from the lifecycle thread: in-process on a single
+    /// voter, through the runtime otherwise.
+    fn call_from_thread(&self, op: ControllerOp) -> Result<ControllerReply, Error> {
+        if self.config.cluster.voters.len() <= 1 {
+            return self.controller.call_blocking(op);
+        }
+        let runtime = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        match runtime {
+            Some(runtime) => runtime.block_on(self.call_active_controller(op)),
+            None => Err(Error::NotController),
+        }
     }
 
     /// The group coordinator, creating `__consumer_offsets` on first use (as Kafka does on the
@@ -632,7 +737,9 @@ impl Broker {
             let request = NewTopic {
                 name: OFFSETS_TOPIC.to_string(),
                 partitions: self.config.offsets_topic_partitions,
-                replication_factor: self.config.cluster.offsets_topic_replication_factor as i16,
+                // offsets.topic.replication.factor applies once partitions are replicated
+                // between brokers; until then the offsets topic has one replica per partition.
+                replication_factor: 1,
                 assignments: Vec::new(),
                 configs,
             };
@@ -714,6 +821,19 @@ impl Broker {
         request: NewTopic,
         validate_only: bool,
     ) -> Result<Arc<TopicInfo>, Error> {
+        let replication_factor = match request.replication_factor {
+            -1 => self.config.default_replication_factor,
+            n => n as i32,
+        };
+        let widest = request.assignments.iter().map(Vec::len).max().unwrap_or(0);
+        if replication_factor > 1 || widest > 1 {
+            // Until followers copy their leaders, a second replica would only pretend to
+            // protect the data.
+            return Err(Error::InvalidReplicationFactor(format!(
+                "replication factor {}: partitions are not replicated between brokers yet; use 1",
+                replication_factor.max(widest as i32)
+            )));
+        }
         let name = request.name.clone();
         let configs = request.configs.clone();
         let op = ControllerOp::CreateTopic {
@@ -726,12 +846,12 @@ impl Broker {
             },
             validate_only,
         };
-        let reply = if validate_only {
-            self.controller.call(op).await?
-        } else {
-            self.call_controller(op).await?
-        };
-        let ControllerReply::TopicCreated((id, assignments)) = reply else {
+        let reply = self.call_active_controller(op).await?;
+        let ControllerReply::TopicCreated {
+            topic_id,
+            partitions,
+        } = reply
+        else {
             return Err(Error::InvalidRequest(format!(
                 "unexpected controller reply {reply:?}"
             )));
@@ -739,12 +859,14 @@ impl Broker {
         if validate_only {
             return Ok(Arc::new(TopicInfo {
                 name: Arc::from(name.as_str()),
-                id,
-                partitions: assignments.len() as i32,
+                id: topic_id,
+                partitions,
                 configs,
             }));
         }
-        tracing::info!(topic = %name, partitions = assignments.len(), "created topic");
+        self.await_visible(|image| image.topic_by_id(topic_id).is_some())
+            .await;
+        tracing::info!(topic = %name, partitions, "created topic");
         self.metadata
             .topic(&name)
             .ok_or(Error::UnknownTopicOrPartition)
@@ -762,7 +884,8 @@ impl Broker {
         };
         match self.create_topic(request, false).await {
             Err(Error::TopicAlreadyExists(_)) => {
-                self.await_applied().await;
+                self.await_visible(|image| image.topic(name).is_some())
+                    .await;
                 self.metadata
                     .topic(name)
                     .ok_or(Error::UnknownTopicOrPartition)
@@ -780,8 +903,10 @@ impl Broker {
             .metadata
             .topic(name)
             .ok_or(Error::UnknownTopicOrPartition)?;
-        self.call_controller(ControllerOp::DeleteTopic(name.to_string()))
+        self.call_active_controller(ControllerOp::DeleteTopic(name.to_string()))
             .await?;
+        self.await_visible(|image| image.topic_by_id(info.id).is_none())
+            .await;
         tracing::info!(topic = %name, "deleted topic");
         Ok(info)
     }
@@ -800,7 +925,15 @@ impl Broker {
             assignments: assignments.map(|a| a.to_vec()),
             validate_only,
         };
-        self.call_controller(op).await?;
+        self.call_active_controller(op).await?;
+        if !validate_only {
+            self.await_visible(|image| {
+                image
+                    .topic(name)
+                    .is_some_and(|t| t.partitions.len() as i32 >= count)
+            })
+            .await;
+        }
         Ok(())
     }
 
@@ -813,10 +946,14 @@ impl Broker {
     ) -> Result<(), Error> {
         let op = ControllerOp::SetTopicConfigs {
             name: name.to_string(),
-            configs,
+            configs: configs.clone(),
             validate_only,
         };
-        self.call_controller(op).await?;
+        self.call_active_controller(op).await?;
+        if !validate_only {
+            self.await_visible(|image| image.topic(name).is_some_and(|t| t.configs == configs))
+                .await;
+        }
         Ok(())
     }
 
@@ -858,7 +995,7 @@ impl Broker {
                 ElectionType::Unclean => Election::Unclean,
             },
         };
-        self.call_controller(op).await?;
+        self.call_active_controller(op).await?;
         Ok(())
     }
 
@@ -964,7 +1101,7 @@ impl Broker {
                 broker: self.config.node_id,
                 broker_epoch: self.broker_epoch.load(Ordering::SeqCst),
             };
-            match self.controller.call(op).await? {
+            match self.call_active_controller(op).await? {
                 ControllerReply::ProducerIds { first, count } => *block = (first, first + count),
                 other => {
                     return Err(Error::InvalidRequest(format!(

@@ -71,6 +71,9 @@ pub enum Error {
         "written to the leader but the ISR shrank below min.insync.replicas ({isr} < {required})"
     )]
     NotEnoughReplicasAfterAppend { isr: i32, required: i32 },
+    /// An error another node answered with that has no variant of its own here.
+    #[error("error code {code} from another node: {message}")]
+    Remote { code: i16, message: String },
     #[error(transparent)]
     Storage(#[from] StorageError),
     #[error(transparent)]
@@ -89,6 +92,8 @@ impl From<ConfigError> for Error {
 pub enum GroupError {
     #[error("the coordinator is not available")]
     CoordinatorNotAvailable,
+    #[error("this broker is not the group's coordinator")]
+    NotCoordinator,
     #[error("the coordinator is loading")]
     CoordinatorLoadInProgress,
     #[error("invalid group id")]
@@ -137,6 +142,7 @@ impl GroupError {
     pub fn code(self) -> i16 {
         match self {
             GroupError::CoordinatorNotAvailable => code::COORDINATOR_NOT_AVAILABLE,
+            GroupError::NotCoordinator => code::NOT_COORDINATOR,
             GroupError::CoordinatorLoadInProgress => code::COORDINATOR_LOAD_IN_PROGRESS,
             GroupError::InvalidGroupId => code::INVALID_GROUP_ID,
             GroupError::UnknownMemberId => code::UNKNOWN_MEMBER_ID,
@@ -264,6 +270,7 @@ impl Error {
             Error::InvalidUpdateVersion { .. } => code::INVALID_UPDATE_VERSION,
             Error::IneligibleReplica(..) => code::INELIGIBLE_REPLICA,
             Error::NotEnoughReplicasAfterAppend { .. } => code::NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+            Error::Remote { code, .. } => *code,
             Error::Storage(e) => match e {
                 StorageError::OffsetOutOfRange { .. } => code::OFFSET_OUT_OF_RANGE,
                 StorageError::Record(r) => record_code(r),
@@ -282,6 +289,37 @@ impl Error {
             },
             Error::Record(r) => record_code(r),
         }
+    }
+
+    /// The error another node answered with (the reverse of [`Error::code`]), keeping its
+    /// message. `None` for NONE.
+    pub fn from_code(error_code: i16, message: Option<&str>) -> Option<Self> {
+        let text = message.unwrap_or_default().to_string();
+        Some(match error_code {
+            code::NONE => return None,
+            code::NOT_CONTROLLER => Error::NotController,
+            code::UNKNOWN_TOPIC_OR_PARTITION => Error::UnknownTopicOrPartition,
+            code::UNKNOWN_TOPIC_ID => Error::UnknownTopicId,
+            code::TOPIC_ALREADY_EXISTS => Error::TopicAlreadyExists(text),
+            code::INVALID_TOPIC_EXCEPTION => Error::InvalidTopic(text),
+            code::INVALID_PARTITIONS => Error::InvalidPartitions(text),
+            code::INVALID_REPLICATION_FACTOR => Error::InvalidReplicationFactor(text),
+            code::INVALID_REPLICA_ASSIGNMENT => Error::InvalidReplicaAssignment(text),
+            code::INVALID_CONFIG => Error::InvalidConfig(text),
+            code::INVALID_REQUEST => Error::InvalidRequest(text),
+            code::TOPIC_DELETION_DISABLED => Error::TopicDeletionDisabled,
+            code::ELECTION_NOT_NEEDED => Error::ElectionNotNeeded,
+            code::PREFERRED_LEADER_NOT_AVAILABLE => Error::PreferredLeaderNotAvailable,
+            code::ELIGIBLE_LEADERS_NOT_AVAILABLE => Error::EligibleLeadersNotAvailable,
+            code::REQUEST_TIMED_OUT => Error::RequestTimedOut,
+            code::NOT_LEADER_OR_FOLLOWER => Error::NotLeaderOrFollower,
+            code::BROKER_ID_NOT_REGISTERED => Error::BrokerIdNotRegistered(-1),
+            code::DUPLICATE_BROKER_REGISTRATION => Error::DuplicateBrokerRegistration(-1),
+            other => Error::Remote {
+                code: other,
+                message: text,
+            },
+        })
     }
 
     /// Text for the response's error message field, where the API has one.
@@ -305,6 +343,22 @@ mod tests {
     use super::*;
 
     /// Our constants against the code table `kafka-protocol` generates from Kafka's sources.
+    #[test]
+    fn codes_survive_a_round_trip_through_another_node() {
+        for error in [
+            Error::NotController,
+            Error::TopicAlreadyExists("t".into()),
+            Error::InvalidReplicationFactor("3 > 1".into()),
+            Error::ElectionNotNeeded,
+            Error::StaleBrokerEpoch { got: 1, current: 2 },
+            Error::FencedLeaderEpoch { got: 1, current: 2 },
+        ] {
+            let back = Error::from_code(error.code(), Some(&error.message())).unwrap();
+            assert_eq!(back.code(), error.code(), "{error}");
+        }
+        assert!(Error::from_code(code::NONE, None).is_none());
+    }
+
     #[test]
     fn constants_match_the_protocol_table() {
         use kafka_protocol::error::ResponseError as R;

@@ -2,13 +2,14 @@
 //! of a version this broker does not know is answered by the server layer with a v0 response
 //! carrying UNSUPPORTED_VERSION and the full list (Kafka's rule, so clients can downgrade).
 
-use super::{ApiContext, supported_apis};
+use super::{ApiContext, controller_apis, supported_apis};
 use crate::error::code;
+use kafka_protocol::messages::ApiKey;
 use kafka_protocol::messages::api_versions_response::ApiVersion;
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
 
 pub async fn handle(
-    _ctx: &ApiContext,
+    ctx: &ApiContext,
     request: ApiVersionsRequest,
     version: i16,
 ) -> Option<ApiVersionsResponse> {
@@ -18,12 +19,26 @@ pub async fn handle(
     {
         return Some(response(code::INVALID_REQUEST));
     }
-    Some(response(code::NONE))
+    Some(response_for(ctx, code::NONE))
+}
+
+/// The response for the listener `ctx` belongs to: the controller listener serves only the
+/// controller APIs.
+pub fn response_for(ctx: &ApiContext, error_code: i16) -> ApiVersionsResponse {
+    if ctx.is_controller_listener() {
+        response_listing(error_code, controller_apis())
+    } else {
+        response(error_code)
+    }
 }
 
 /// The full response with `error_code`.
 pub fn response(error_code: i16) -> ApiVersionsResponse {
-    let mut api_keys: Vec<ApiVersion> = supported_apis()
+    response_listing(error_code, supported_apis())
+}
+
+fn response_listing(error_code: i16, apis: Vec<(ApiKey, i16, i16)>) -> ApiVersionsResponse {
+    let mut api_keys: Vec<ApiVersion> = apis
         .into_iter()
         .map(|(key, min, max)| {
             ApiVersion::default()

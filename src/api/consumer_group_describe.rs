@@ -43,6 +43,9 @@ pub async fn handle(
             let Ok(coordinator) = &coordinator else {
                 return base.with_error_code(GroupError::CoordinatorNotAvailable.code());
             };
+            if !coordinator.owns(&group_id) {
+                return base.with_error_code(GroupError::NotCoordinator.code());
+            }
             let described = coordinator.consumer_describe(&group_id, |g, config| {
                 let members = g
                     .members

@@ -65,9 +65,9 @@ pub async fn handle(
         client_id: ctx.client_id.to_string(),
         client_host: ctx.client_host.to_string(),
     };
-    let groups = match ctx.broker.groups().await {
+    let groups = match super::coordinator_for(ctx, &request.group_id).await {
         Ok(groups) => groups,
-        Err(_) => return error(GroupError::CoordinatorNotAvailable),
+        Err(e) => return error(e),
     };
     match groups.consumer_heartbeat(&request.group_id, heartbeat) {
         Err(e) => error(e),

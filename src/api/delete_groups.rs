@@ -16,7 +16,8 @@ pub async fn handle(
         .into_iter()
         .map(|group_id| {
             let result = match &coordinator {
-                Ok(c) => c.delete_group(&group_id),
+                Ok(c) if c.owns(&group_id) => c.delete_group(&group_id),
+                Ok(_) => Err(GroupError::NotCoordinator),
                 Err(_) => Err(GroupError::CoordinatorNotAvailable),
             };
             DeletableGroupResult::default()

@@ -29,7 +29,8 @@ pub async fn handle(
                 .with_group_id(group_id.clone())
                 .with_authorized_operations(ops);
             let coordinator = match &coordinator {
-                Ok(c) => c,
+                Ok(c) if c.owns(&group_id) => c,
+                Ok(_) => return described.with_error_code(GroupError::NotCoordinator.code()),
                 Err(_) => {
                     return described.with_error_code(GroupError::CoordinatorNotAvailable.code());
                 }

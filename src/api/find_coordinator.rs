@@ -1,5 +1,5 @@
-//! FindCoordinator: this broker coordinates every group (creating `__consumer_offsets` on first
-//! use). Batched keys from v4. Transaction coordinators are not built yet: transactional keys
+//! FindCoordinator: a group's coordinator is the broker leading its `__consumer_offsets`
+//! partition (the topic is created on first use). Batched keys from v4. Transaction coordinators are not built yet: transactional keys
 //! get COORDINATOR_NOT_AVAILABLE.
 
 use super::{ApiContext, wire_str};
@@ -21,9 +21,9 @@ pub async fn handle(
         KEY_TYPE_GROUP
     };
     let groups = if key_type == KEY_TYPE_GROUP {
-        ctx.broker.groups().await.map(|_| ())
+        ctx.broker.groups().await.map(Some)
     } else {
-        Ok(())
+        Ok(None)
     };
     let answer = |key: StrBytes| -> Coordinator {
         let coordinator = Coordinator::default().with_key(key);
@@ -37,11 +37,26 @@ pub async fn handle(
                 .with_port(-1);
         }
         match &groups {
-            Ok(()) => coordinator
-                .with_error_code(code::NONE)
-                .with_node_id(BrokerId(ctx.broker.node_id()))
-                .with_host(wire_str(&ctx.advertised_host))
-                .with_port(ctx.advertised_port),
+            // The coordinator is the leader of the group's offsets partition.
+            Ok(Some(groups)) => {
+                let tp = groups.partition_of(&coordinator.key);
+                let leader = ctx.broker.partition_state(&tp).leader;
+                match leader.and_then(|id| super::broker_address(ctx, id).map(|a| (id, a))) {
+                    Some((id, (host, port))) => coordinator
+                        .with_error_code(code::NONE)
+                        .with_node_id(BrokerId(id))
+                        .with_host(wire_str(&host))
+                        .with_port(port),
+                    None => coordinator
+                        .with_error_code(code::COORDINATOR_NOT_AVAILABLE)
+                        .with_node_id(BrokerId(-1))
+                        .with_port(-1),
+                }
+            }
+            Ok(None) => coordinator
+                .with_error_code(code::COORDINATOR_NOT_AVAILABLE)
+                .with_node_id(BrokerId(-1))
+                .with_port(-1),
             Err(e) => {
                 tracing::warn!(error = %e, "cannot create the offsets topic");
                 coordinator

@@ -9,8 +9,8 @@ pub async fn handle(
     request: HeartbeatRequest,
     _version: i16,
 ) -> Option<HeartbeatResponse> {
-    let result = match ctx.broker.groups().await {
-        Err(_) => Err(GroupError::CoordinatorNotAvailable),
+    let result = match super::coordinator_for(ctx, &request.group_id).await {
+        Err(e) => Err(e),
         Ok(groups) => groups.heartbeat(
             &request.group_id,
             &request.member_id,

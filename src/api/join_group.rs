@@ -13,8 +13,8 @@ pub async fn handle(
     version: i16,
 ) -> Option<JoinGroupResponse> {
     let member_id = request.member_id.to_string();
-    let result = match ctx.broker.groups().await {
-        Err(_) => JoinResult::error(GroupError::CoordinatorNotAvailable, &member_id),
+    let result = match super::coordinator_for(ctx, &request.group_id).await {
+        Err(e) => JoinResult::error(e, &member_id),
         Ok(groups) => {
             let join = JoinRequest {
                 member_id,

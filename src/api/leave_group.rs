@@ -24,8 +24,8 @@ pub async fn handle(
     } else {
         vec![(request.member_id.to_string(), None)]
     };
-    let outcome = match ctx.broker.groups().await {
-        Err(_) => Err(GroupError::CoordinatorNotAvailable),
+    let outcome = match super::coordinator_for(ctx, &request.group_id).await {
+        Err(e) => Err(e),
         Ok(groups) => groups.leave(&request.group_id, &members),
     };
     let code_of = |r: &Result<(), GroupError>| r.err().map(GroupError::code).unwrap_or(code::NONE);

@@ -18,7 +18,12 @@ pub async fn handle(
                     .with_error_code(GroupError::CoordinatorNotAvailable.code()),
             );
         }
-        Ok(groups) => groups.list_groups(),
+        // Each broker lists the groups it coordinates (Kafka's ListGroups is per broker).
+        Ok(groups) => groups
+            .list_groups()
+            .into_iter()
+            .filter(|g| groups.owns(&g.group_id))
+            .collect::<Vec<_>>(),
     };
     let states: Vec<String> = request
         .states_filter

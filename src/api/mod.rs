@@ -3,10 +3,14 @@
 //! in one list. ApiVersions is generated from the same list, so it cannot advertise an API or
 //! version that is not dispatched here.
 
+pub mod allocate_producer_ids;
 pub mod alter_configs;
+pub mod alter_partition;
 pub mod alter_partition_reassignments;
 pub mod alter_replica_log_dirs;
 pub mod api_versions;
+pub mod broker_heartbeat;
+pub mod broker_registration;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
 pub mod create_partitions;
@@ -22,6 +26,7 @@ pub mod describe_topic_partitions;
 pub mod elect_leaders;
 pub mod fetch;
 pub mod find_coordinator;
+pub mod forward;
 pub mod frame;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
@@ -38,6 +43,7 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod produce;
 pub mod sync_group;
+pub mod unregister_broker;
 
 use crate::broker::Broker;
 use bytes::BufMut;
@@ -82,6 +88,11 @@ impl ApiContext {
         }
     }
 
+    /// Whether requests arrive on the controller listener (the controller API table).
+    pub fn is_controller_listener(&self) -> bool {
+        *self.listener == *self.broker.config().cluster.controller_listener
+    }
+
     /// This context for a connection from `peer`.
     pub fn for_peer(&self, peer: std::net::SocketAddr) -> Self {
         Self {
@@ -122,16 +133,16 @@ pub enum DispatchError {
 
 /// Declares the supported APIs once: the version table and the dispatcher come from it.
 macro_rules! api_table {
-    ($( $key:ident => $module:ident, $request:ty ),* $(,)?) => {
+    ($apis:ident, $dispatch:ident; $( $key:ident => $module:ident, $request:ty ),* $(,)?) => {
         /// Every supported API with the versions `kafka-protocol` decodes for it.
-        pub fn supported_apis() -> Vec<(ApiKey, i16, i16)> {
+        pub fn $apis() -> Vec<(ApiKey, i16, i16)> {
             vec![$( (ApiKey::$key, <$request as Message>::VERSIONS.min, <$request as Message>::VERSIONS.max) ),*]
         }
 
         /// Decodes the body, runs the handler and encodes the complete response frame (size,
         /// header with `correlation_id`, body). `Ok(None)` means the API sends no response
         /// (produce with acks=0).
-        pub async fn dispatch(ctx: &ApiContext, api: ApiKey, version: i16, correlation_id: i32, mut body: Bytes) -> Result<Option<ResponseFrame>, DispatchError> {
+        pub async fn $dispatch(ctx: &ApiContext, api: ApiKey, version: i16, correlation_id: i32, mut body: Bytes) -> Result<Option<ResponseFrame>, DispatchError> {
             match api {
                 $(
                     ApiKey::$key => {
@@ -156,6 +167,7 @@ macro_rules! api_table {
 use kafka_protocol::messages as m;
 
 api_table! {
+    supported_apis, dispatch;
     Produce => produce, m::ProduceRequest,
     Fetch => fetch, m::FetchRequest,
     ListOffsets => list_offsets, m::ListOffsetsRequest,
@@ -190,6 +202,23 @@ api_table! {
     ListPartitionReassignments => list_partition_reassignments, m::ListPartitionReassignmentsRequest,
     DescribeTopicPartitions => describe_topic_partitions, m::DescribeTopicPartitionsRequest,
     ListConfigResources => list_config_resources, m::ListConfigResourcesRequest,
+}
+
+// The controller listener: what brokers ask of the active controller, and the topic
+// administration they forward to it.
+api_table! {
+    controller_apis, dispatch_controller;
+    ApiVersions => api_versions, m::ApiVersionsRequest,
+    BrokerRegistration => broker_registration, m::BrokerRegistrationRequest,
+    BrokerHeartbeat => broker_heartbeat, m::BrokerHeartbeatRequest,
+    UnregisterBroker => unregister_broker, m::UnregisterBrokerRequest,
+    AlterPartition => alter_partition, m::AlterPartitionRequest,
+    AllocateProducerIds => allocate_producer_ids, m::AllocateProducerIdsRequest,
+    CreateTopics => create_topics, m::CreateTopicsRequest,
+    DeleteTopics => delete_topics, m::DeleteTopicsRequest,
+    CreatePartitions => create_partitions, m::CreatePartitionsRequest,
+    AlterConfigs => alter_configs, m::AlterConfigsRequest,
+    ElectLeaders => elect_leaders, m::ElectLeadersRequest,
 }
 
 /// Encodes a response as a complete frame: size, response header, body. The buffer is sized
@@ -269,6 +298,36 @@ pub(crate) fn wire_partition_state(state: crate::broker::PartitionState) -> Wire
         isr: ids(state.isr),
         offline: ids(state.offline),
         leader_epoch: state.leader_epoch,
+    }
+}
+
+/// Where clients on this request's listener reach broker `id`: this broker's advertised
+/// address, or another live broker's endpoint of the same listener name.
+pub(crate) fn broker_address(ctx: &ApiContext, id: i32) -> Option<(String, i32)> {
+    if id == ctx.broker.node_id() {
+        return Some((ctx.advertised_host.to_string(), ctx.advertised_port));
+    }
+    let image = ctx.broker.metadata().image();
+    let registration = image.brokers.get(&id).filter(|b| !b.fenced)?;
+    let endpoint = registration.endpoint(&ctx.listener)?;
+    Some((endpoint.host.clone(), endpoint.port as i32))
+}
+
+/// The group coordinator when this broker coordinates `group_id` (it leads the group's
+/// `__consumer_offsets` partition), else NOT_COORDINATOR so the client looks it up again.
+pub(crate) async fn coordinator_for<'a>(
+    ctx: &'a ApiContext,
+    group_id: &str,
+) -> Result<&'a Arc<crate::group::GroupCoordinator>, crate::error::GroupError> {
+    let groups = ctx
+        .broker
+        .groups()
+        .await
+        .map_err(|_| crate::error::GroupError::CoordinatorNotAvailable)?;
+    if groups.owns(group_id) {
+        Ok(groups)
+    } else {
+        Err(crate::error::GroupError::NotCoordinator)
     }
 }
 

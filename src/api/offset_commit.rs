@@ -55,8 +55,8 @@ pub async fn handle(
         .then_some(request.retention_time_ms)
         .filter(|r| *r >= 0)
         .map(|r| now_ms().saturating_add(r));
-    let outcome = match ctx.broker.groups().await {
-        Err(_) => Err(GroupError::CoordinatorNotAvailable),
+    let outcome = match super::coordinator_for(ctx, &request.group_id).await {
+        Err(e) => Err(e),
         Ok(groups) => groups.commit_offsets(
             &request.group_id,
             &request.member_id,

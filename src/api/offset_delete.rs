@@ -21,8 +21,8 @@ pub async fn handle(
                 .map(move |p| (t.name.to_string(), p.partition_index))
         })
         .collect();
-    let outcome = match ctx.broker.groups().await {
-        Err(_) => Err(GroupError::CoordinatorNotAvailable),
+    let outcome = match super::coordinator_for(ctx, &request.group_id).await {
+        Err(e) => Err(e),
         Ok(groups) => groups.delete_offsets(&request.group_id, &partitions),
     };
     let mut results = match outcome {

@@ -11,8 +11,8 @@ pub async fn handle(
     request: SyncGroupRequest,
     version: i16,
 ) -> Option<SyncGroupResponse> {
-    let result = match ctx.broker.groups().await {
-        Err(_) => SyncResult::error(GroupError::CoordinatorNotAvailable),
+    let result = match super::coordinator_for(ctx, &request.group_id).await {
+        Err(e) => SyncResult::error(e),
         Ok(groups) => {
             let sync = SyncRequest {
                 member_id: request.member_id.to_string(),

@@ -8,8 +8,8 @@
 //! them (the TCP transport, or a test) hands replies back with [`ControllerHandle::deliver`].
 
 use super::control::{
-    BrokerRegistrationRequest, ClusterControl, ControlConfig, CreatedTopic, Election,
-    HeartbeatReply, HeartbeatRequest, ImportedTopic, IsrChange, Outcome, TopicRequest,
+    BrokerRegistrationRequest, ClusterControl, ControlConfig, Election, HeartbeatReply,
+    HeartbeatRequest, ImportedTopic, IsrChange, Outcome, TopicRequest,
 };
 use super::quorum::{Quorum, QuorumError, QuorumSettings};
 use crate::config::LogConfig;
@@ -72,7 +72,7 @@ pub enum ControllerOp {
 pub enum ControllerReply {
     BrokerEpoch(i64),
     Heartbeat(HeartbeatReply),
-    TopicCreated(CreatedTopic),
+    TopicCreated { topic_id: Uuid, partitions: i32 },
     TopicDeleted(Uuid),
     Partition(PartitionRegistration),
     ProducerIds { first: i64, count: i64 },
@@ -407,7 +407,16 @@ impl Loop {
                 validate_only,
             } => self
                 .decide(|c, o| c.create_topic(o, request, validate_only))
-                .map(|(i, r)| (i, ControllerReply::TopicCreated(r))),
+                .map(|(i, (topic_id, assignments))| {
+                    let partitions = assignments.len() as i32;
+                    (
+                        i,
+                        ControllerReply::TopicCreated {
+                            topic_id,
+                            partitions,
+                        },
+                    )
+                }),
             ControllerOp::DeleteTopic(name) => self
                 .decide(|c, o| c.delete_topic(o, &name))
                 .map(|(i, id)| (i, ControllerReply::TopicDeleted(id))),

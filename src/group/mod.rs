@@ -131,6 +131,21 @@ impl GroupCoordinator {
         })
     }
 
+    /// The `__consumer_offsets` partition that holds `group_id`'s state.
+    pub fn partition_of(&self, group_id: &str) -> TopicPartition {
+        TopicPartition::new(
+            OFFSETS_TOPIC,
+            records::partition_for(group_id, self.config.offsets_topic_partitions),
+        )
+    }
+
+    /// Whether this broker coordinates `group_id`: it leads the group's offsets partition.
+    pub fn owns(&self, group_id: &str) -> bool {
+        self.replicas
+            .get(&self.partition_of(group_id))
+            .is_ok_and(|p| p.leader_epoch_if_leader().is_some())
+    }
+
     pub fn config(&self) -> &CoordinatorConfig {
         &self.config
     }

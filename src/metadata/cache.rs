@@ -76,6 +76,26 @@ impl MetadataCache {
         }
     }
 
+    /// Waits until the current image satisfies `check`; false on timeout.
+    pub async fn wait_until(
+        &self,
+        check: impl Fn(&MetadataImage) -> bool,
+        timeout: Duration,
+    ) -> bool {
+        let mut offsets = self.offset.subscribe();
+        let satisfied = async {
+            loop {
+                if check(&self.image()) {
+                    return;
+                }
+                if offsets.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, satisfied).await.is_ok() && check(&self.image())
+    }
+
     /// Waits until an image at or after `offset` is current; false on timeout.
     pub async fn wait_for_offset(&self, offset: u64, timeout: Duration) -> bool {
         let mut current = self.offset.subscribe();

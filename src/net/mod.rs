@@ -70,3 +70,125 @@ pub fn probe(address: &str, timeout: Duration) -> Result<usize, ProbeError> {
     }
     Ok(body.api_keys.len())
 }
+
+/// Errors of an inter-broker request.
+#[derive(Debug, Error)]
+pub enum RequestError {
+    #[error("cannot reach {0}: {1}")]
+    Connect(String, std::io::Error),
+    #[error("I/O error talking to {0}: {1}")]
+    Io(String, std::io::Error),
+    #[error("no answer from {0} within {1:?}")]
+    Timeout(String, Duration),
+    #[error("malformed exchange with {0}: {1}")]
+    Protocol(String, String),
+}
+
+/// An async connection to another node, for requests made one at a time (controller RPCs):
+/// a Kafka request frame out, its response frame back, matched by correlation id.
+#[derive(Debug)]
+pub struct PeerConnection {
+    address: String,
+    stream: tokio::net::TcpStream,
+    correlation_id: i32,
+    client_id: StrBytes,
+}
+
+/// Largest response a peer may send (controller responses are small).
+const MAX_PEER_RESPONSE: i32 = 100 << 20;
+
+impl PeerConnection {
+    pub async fn connect(
+        address: &str,
+        client_id: &str,
+        timeout: Duration,
+    ) -> Result<Self, RequestError> {
+        let stream = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(address))
+            .await
+            .map_err(|_| RequestError::Timeout(address.into(), timeout))?
+            .map_err(|e| RequestError::Connect(address.into(), e))?;
+        let _ = stream.set_nodelay(true);
+        Ok(Self {
+            address: address.to_string(),
+            stream,
+            correlation_id: 0,
+            client_id: StrBytes::from_string(client_id.to_string()),
+        })
+    }
+
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// Sends one request and waits for its response.
+    pub async fn request<Req, Resp>(
+        &mut self,
+        api: ApiKey,
+        version: i16,
+        request: &Req,
+        timeout: Duration,
+    ) -> Result<Resp, RequestError>
+    where
+        Req: Encodable + HeaderVersion,
+        Resp: Decodable + HeaderVersion,
+    {
+        tokio::time::timeout(timeout, self.exchange(api, version, request))
+            .await
+            .map_err(|_| RequestError::Timeout(self.address.clone(), timeout))?
+    }
+
+    async fn exchange<Req, Resp>(
+        &mut self,
+        api: ApiKey,
+        version: i16,
+        request: &Req,
+    ) -> Result<Resp, RequestError>
+    where
+        Req: Encodable + HeaderVersion,
+        Resp: Decodable + HeaderVersion,
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let protocol =
+            |e: anyhow::Error| RequestError::Protocol(self.address.clone(), e.to_string());
+        self.correlation_id = self.correlation_id.wrapping_add(1);
+        let header = RequestHeader::default()
+            .with_request_api_key(api as i16)
+            .with_request_api_version(version)
+            .with_correlation_id(self.correlation_id)
+            .with_client_id(Some(self.client_id.clone()));
+        let mut frame = BytesMut::new();
+        frame.extend_from_slice(&[0; 4]);
+        header
+            .encode(&mut frame, Req::header_version(version))
+            .map_err(protocol)?;
+        request.encode(&mut frame, version).map_err(protocol)?;
+        let size = (frame.len() - 4) as i32;
+        frame[..4].copy_from_slice(&size.to_be_bytes());
+        let io = |e: std::io::Error| RequestError::Io(self.address.clone(), e);
+        self.stream.write_all(&frame).await.map_err(io)?;
+        let size = self.stream.read_i32().await.map_err(io)?;
+        if !(0..=MAX_PEER_RESPONSE).contains(&size) {
+            return Err(RequestError::Protocol(
+                self.address.clone(),
+                format!("response size {size}"),
+            ));
+        }
+        let mut body = vec![0u8; size as usize];
+        self.stream.read_exact(&mut body).await.map_err(io)?;
+        let mut body = Bytes::from(body);
+        let protocol =
+            |e: anyhow::Error| RequestError::Protocol(self.address.clone(), e.to_string());
+        let header =
+            ResponseHeader::decode(&mut body, Resp::header_version(version)).map_err(protocol)?;
+        if header.correlation_id != self.correlation_id {
+            return Err(RequestError::Protocol(
+                self.address.clone(),
+                format!(
+                    "correlation id {} answered {}",
+                    header.correlation_id, self.correlation_id
+                ),
+            ));
+        }
+        Resp::decode(&mut body, version).map_err(protocol)
+    }
+}

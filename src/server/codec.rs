@@ -67,7 +67,7 @@ pub async fn handle_frame(
         // Kafka answers an unknown ApiVersions version with a v0 response listing what it
         // supports, so the client can pick a version both sides know.
         let mut body = BytesMut::new();
-        api_versions::response(code::UNSUPPORTED_VERSION)
+        api_versions::response_for(ctx, code::UNSUPPORTED_VERSION)
             .encode(&mut body, 0)
             .map_err(|e| FrameError::Encode(e.to_string()))?;
         return frame_response(summary.correlation_id, 0, &body)
@@ -82,7 +82,11 @@ pub async fn handle_frame(
             reason: e.to_string(),
         })?;
     let ctx = ctx.for_client(header.client_id);
-    Ok(api::dispatch(&ctx, api, summary.version, summary.correlation_id, body).await?)
+    let (version, correlation_id) = (summary.version, summary.correlation_id);
+    if ctx.is_controller_listener() {
+        return Ok(api::dispatch_controller(&ctx, api, version, correlation_id, body).await?);
+    }
+    Ok(api::dispatch(&ctx, api, version, correlation_id, body).await?)
 }
 
 fn frame_response(

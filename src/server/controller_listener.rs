@@ -1,12 +1,13 @@
 //! The controller listener (`controller.listener.names`): where the quorum's voters send each
-//! other Raft messages (see `controller::transport`). Frames go through the same connection
-//! loop as client requests; anything but a Raft message closes the connection, since no
-//! Kafka API is served here yet (brokers reach the controller in-process on a single node).
+//! other Raft messages (see `controller::transport`), and where brokers send the active
+//! controller their registration, heartbeats, ISR changes and forwarded topic administration
+//! (the API layer's controller table). Frames go through the same connection loop as client
+//! requests.
 
 use super::codec::{self, FrameError};
 use super::connection::{self, FrameHandler};
-use crate::api::DispatchError;
 use crate::api::frame::ResponseFrame;
+use crate::api::{ApiContext, DispatchError};
 use crate::controller::service::ControllerHandle;
 use crate::controller::transport;
 use bytes::Bytes;
@@ -15,19 +16,25 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-/// Hands Raft message frames to this node's controller.
+/// Hands Raft message frames to this node's controller, and the controller APIs to the API
+/// layer (`api` is a context of the controller listener; without one, only Raft messages
+/// are accepted).
 #[derive(Debug, Clone)]
 pub struct ControllerFrames {
     pub controller: ControllerHandle,
     pub node_id: u64,
     pub voters: Arc<[u64]>,
+    pub api: Option<ApiContext>,
 }
 
 impl FrameHandler for ControllerFrames {
     async fn handle(&self, frame: Bytes) -> Result<Option<ResponseFrame>, FrameError> {
         if !transport::is_message_frame(&frame) {
             let summary = codec::summarize(&frame)?;
-            return Err(DispatchError::UnknownApiKey(summary.api_key).into());
+            return match &self.api {
+                Some(api) => codec::handle_frame(api, frame).await,
+                None => Err(DispatchError::UnknownApiKey(summary.api_key).into()),
+            };
         }
         match transport::decode_message_frame(&frame, self.node_id, &self.voters) {
             Ok(message) => self.controller.deliver(message),
@@ -149,6 +156,7 @@ mod tests {
                 controller: handle.clone(),
                 node_id: id,
                 voters: voter_ids.clone(),
+                api: None,
             };
             tokio::spawn(serve(
                 listener,
@@ -198,6 +206,7 @@ mod tests {
             controller: voters[0].handle.clone(),
             node_id: 1,
             voters: vec![1].into(),
+            api: None,
         };
         for frame in [
             &[][..],

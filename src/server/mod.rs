@@ -36,8 +36,8 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds every configured client listener (the controller listeners are not ones) and
-    /// registers the broker with their addresses. Each advertises the `advertised.listeners` entry of the same name, as in
+    /// Binds every configured client listener (the controller listener too, for the quorum;
+    /// it is not a client listener). Each advertises the `advertised.listeners` entry of the same name, as in
     /// Kafka, so clients on different networks each get an address they can reach; a port of 0
     /// advertises the port actually bound and an empty host this machine's name.
     pub async fn bind(broker: Arc<Broker>) -> std::io::Result<Self> {
@@ -101,21 +101,9 @@ impl Server {
             tracing::info!(listener = %listener_config.name, "controller quorum listening on {}", listener.local_addr()?);
             controller_listener = Some(listener);
         }
-        // Registered with the addresses actually bound (a port of 0 is known only now).
-        let endpoints = listeners
-            .iter()
-            .map(|bound| Endpoint {
-                name: bound.name.clone(),
-                host: bound.ctx.advertised_host.to_string(),
-                port: bound.ctx.advertised_port as u16,
-                security_protocol: 0,
-            })
-            .collect();
-        let starting = broker.clone();
-        tokio::task::spawn_blocking(move || starting.start(endpoints))
-            .await
-            .map_err(std::io::Error::other)?
-            .map_err(std::io::Error::other)?;
+        broker.set_forwarder(Arc::new(crate::api::forward::Forwarder::new(
+            config.node_id,
+        )));
         Ok(Self {
             broker,
             listeners,
@@ -128,7 +116,8 @@ impl Server {
         self.listeners[0].local_addr
     }
 
-    /// Serves until `shutdown` is cancelled: then stops accepting, lets every connection
+    /// Joins the controller quorum, registers the broker and serves until `shutdown` is
+    /// cancelled: then stops accepting, lets every connection
     /// finish its in-flight request (parked fetches answer at once), stops the background
     /// tasks and shuts the broker down (flush, checkpoints, clean-shutdown marker).
     pub async fn run(mut self, shutdown: CancellationToken) -> Result<(), crate::error::Error> {
@@ -136,6 +125,22 @@ impl Server {
         spawn_background_tasks(&tracker, self.broker.clone(), shutdown.clone());
         let controller_listener = self.controller_listener.take();
         self.start_quorum_traffic(controller_listener, &tracker, shutdown.clone());
+        // Registered with the addresses actually bound (a port of 0 is known only now), once
+        // the quorum can be reached; clients connecting meanwhile wait in the backlog.
+        let endpoints = self
+            .listeners
+            .iter()
+            .map(|bound| Endpoint {
+                name: bound.name.clone(),
+                host: bound.ctx.advertised_host.to_string(),
+                port: bound.ctx.advertised_port as u16,
+                security_protocol: 0,
+            })
+            .collect();
+        let starting = self.broker.clone();
+        tokio::task::spawn_blocking(move || starting.start(endpoints))
+            .await
+            .map_err(|e| crate::error::Error::InvalidRequest(format!("start failed: {e}")))??;
         self.broker.group_coordinator().start(shutdown.clone());
         let config = self.broker.config().clone();
         // One connection limit across all listeners.
@@ -184,10 +189,17 @@ impl Server {
         let node = config.node_id as u64;
         let voters: Arc<[u64]> = crate::broker::quorum_voters(&config).into();
         if let Some(listener) = listener {
+            let api = ApiContext::new(
+                self.broker.clone(),
+                &config.cluster.controller_listener,
+                "",
+                -1,
+            );
             let frames = ControllerFrames {
                 controller: self.broker.controller().clone(),
                 node_id: node,
                 voters,
+                api: Some(api),
             };
             tracker.spawn(controller_listener::serve(
                 listener,

@@ -41,6 +41,18 @@ impl Broker {
     }
 
     fn launch(dir: &Path, overrides: &[(&str, &str)], filter: &str) -> Self {
+        let (mut broker, lines) = Self::spawn(dir, overrides, filter);
+        broker.wait_listening(&lines);
+        broker
+    }
+
+    /// Starts the process without waiting for it to listen (cluster nodes start together:
+    /// each waits for the others' quorum before it serves).
+    fn spawn(
+        dir: &Path,
+        overrides: &[(&str, &str)],
+        filter: &str,
+    ) -> (Self, mpsc::Receiver<String>) {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
         command
             .arg("--override")
@@ -81,11 +93,26 @@ impl Broker {
             });
         }
         drop(tx);
+        let broker = Self {
+            child: Some(child),
+            bootstrap: String::new(),
+            dir: dir.to_path_buf(),
+            _temp: None,
+            log,
+        };
+        (broker, rx)
+    }
+
+    /// Waits for the client listener's "listening on" line.
+    fn wait_listening(&mut self, lines: &mpsc::Receiver<String>) {
         let deadline = Instant::now() + Duration::from_secs(60);
-        let bootstrap = loop {
+        self.bootstrap = loop {
             let remaining = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(remaining) {
+            match lines.recv_timeout(remaining) {
                 Ok(line) => {
+                    if line.contains("controller quorum") {
+                        continue;
+                    }
                     if let Some(address) = line
                         .split("listening on ")
                         .nth(1)
@@ -95,21 +122,13 @@ impl Broker {
                     }
                 }
                 Err(_) => {
-                    let _ = child.kill();
-                    panic!(
-                        "broker did not start; log:\n{}",
-                        log.lock().unwrap().join("\n")
-                    );
+                    if let Some(child) = &mut self.child {
+                        let _ = child.kill();
+                    }
+                    panic!("broker did not start; log:\n{}", self.log_text());
                 }
             }
         };
-        Self {
-            child: Some(child),
-            bootstrap,
-            dir: dir.to_path_buf(),
-            _temp: None,
-            log,
-        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -222,4 +241,128 @@ where
     let mut response = bytes::Bytes::from(response);
     ResponseHeader::decode(&mut response, Resp::header_version(version)).unwrap();
     Resp::decode(&mut response, version).unwrap()
+}
+
+/// A free loopback port (bound and released: a node's address must be known before it starts,
+/// for `controller.quorum.voters`).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Combined broker+controller nodes on loopback forming one cluster, each in its own data
+/// directory; nodes are started together and each is waited for.
+pub struct Cluster {
+    pub nodes: Vec<Broker>,
+    client_ports: Vec<u16>,
+    voters: String,
+    dirs: Vec<tempfile::TempDir>,
+    extra: Vec<(String, String)>,
+}
+
+impl Cluster {
+    pub fn start(size: usize, extra: &[(&str, &str)]) -> Self {
+        let client_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
+        let controller_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
+        let voters = controller_ports
+            .iter()
+            .enumerate()
+            .map(|(i, port)| format!("{}@127.0.0.1:{port}", i + 1))
+            .collect::<Vec<_>>()
+            .join(",");
+        let dirs: Vec<tempfile::TempDir> = (0..size)
+            .map(|_| tempfile::tempdir().expect("temp dir"))
+            .collect();
+        let mut cluster = Self {
+            nodes: Vec::new(),
+            client_ports,
+            voters,
+            dirs,
+            extra: extra
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let mut spawned = Vec::new();
+        for i in 0..size {
+            spawned.push(cluster.spawn_node(i, &controller_ports));
+        }
+        for (mut node, lines) in spawned {
+            node.wait_listening(&lines);
+            cluster.nodes.push(node);
+        }
+        cluster
+    }
+
+    fn controller_port(&self, i: usize) -> u16 {
+        self.voters
+            .split(',')
+            .nth(i)
+            .and_then(|v| v.rsplit(':').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap()
+    }
+
+    fn spawn_node(&self, i: usize, controller_ports: &[u16]) -> (Broker, mpsc::Receiver<String>) {
+        let listeners = format!(
+            "PLAINTEXT://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
+            self.client_ports[i], controller_ports[i]
+        );
+        let node_id = (i + 1).to_string();
+        let mut overrides: Vec<(&str, &str)> = vec![
+            ("node.id", &node_id),
+            ("process.roles", "broker,controller"),
+            ("controller.quorum.voters", &self.voters),
+            ("listeners", &listeners),
+        ];
+        overrides.extend(self.extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        Broker::spawn(self.dirs[i].path(), &overrides, "info")
+    }
+
+    /// Starts node `i` again over its data directory (after `kill9` or `stop`).
+    pub fn restart(&mut self, i: usize) {
+        let ports: Vec<u16> = (0..self.nodes.len())
+            .map(|n| self.controller_port(n))
+            .collect();
+        let (mut node, lines) = self.spawn_node(i, &ports);
+        node.wait_listening(&lines);
+        self.nodes[i] = node;
+    }
+
+    /// Every node's client address, for `bootstrap.servers`.
+    pub fn bootstrap(&self) -> String {
+        self.client_ports
+            .iter()
+            .map(|p| format!("127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The node (index) whose log last says it became the active controller, if running.
+    pub fn active_controller(&mut self) -> Option<usize> {
+        let mut best: Option<(u64, usize)> = None;
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            if !node.is_running() {
+                continue;
+            }
+            for line in node.log_text().lines() {
+                if !line.contains("active controller") {
+                    continue;
+                }
+                let term = line
+                    .split("term=")
+                    .nth(1)
+                    .and_then(|t| t.split_whitespace().next())
+                    .and_then(|t| t.parse::<u64>().ok())
+                    .unwrap_or(0);
+                if best.is_none_or(|(t, _)| term > t) {
+                    best = Some((term, i));
+                }
+            }
+        }
+        best.map(|(_, i)| i)
+    }
 }

@@ -1,0 +1,392 @@
+//! The client side of the controller listener: a command for the active controller, sent as
+//! the Kafka request another node's controller listener serves, and its response read back.
+//! Broker lifecycle requests are built by their own API files; forwarded topic
+//! administration (KRaft forwards it to the controller too) is built here.
+
+use super::{
+    allocate_producer_ids, alter_partition, broker_heartbeat, broker_registration,
+    unregister_broker, wire_str,
+};
+use crate::broker::ControllerForwarder;
+use crate::controller::control::{Election, TopicRequest};
+use crate::controller::service::{ControllerOp, ControllerReply};
+use crate::error::Error;
+use crate::net::{PeerConnection, RequestError};
+use kafka_protocol::messages::create_partitions_request::{
+    CreatePartitionsAssignment, CreatePartitionsTopic,
+};
+use kafka_protocol::messages::create_topics_request::{
+    CreatableReplicaAssignment, CreatableTopic, CreatableTopicConfig,
+};
+use kafka_protocol::messages::delete_topics_request::DeleteTopicState;
+use kafka_protocol::messages::{
+    AlterConfigsRequest, AlterConfigsResponse, ApiKey, BrokerId, CreatePartitionsRequest,
+    CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
+    DeleteTopicsResponse, ElectLeadersRequest, ElectLeadersResponse, TopicName,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// Versions spoken to another Sluice node's controller listener (the newest it decodes).
+const CREATE_TOPICS_VERSION: i16 = 7;
+const DELETE_TOPICS_VERSION: i16 = 6;
+const CREATE_PARTITIONS_VERSION: i16 = 3;
+const ALTER_CONFIGS_VERSION: i16 = 2;
+const ELECT_LEADERS_VERSION: i16 = 2;
+const REGISTRATION_VERSION: i16 = 4;
+const HEARTBEAT_VERSION: i16 = 1;
+const ALTER_PARTITION_VERSION: i16 = 3;
+
+/// A failed exchange: the node may have died or stopped leading; the caller finds the
+/// active controller again and retries.
+fn unreachable(e: RequestError) -> Error {
+    tracing::debug!(error = %e, "controller request failed");
+    match e {
+        RequestError::Timeout(..) => Error::RequestTimedOut,
+        _ => Error::NotController,
+    }
+}
+
+fn message(text: &Option<kafka_protocol::protocol::StrBytes>) -> Option<&str> {
+    text.as_deref()
+}
+
+/// The broker's way to other nodes' controller listeners: one kept connection per address,
+/// one request at a time on each (controller traffic is light).
+#[derive(Debug)]
+pub struct Forwarder {
+    client_id: String,
+    connections: tokio::sync::Mutex<HashMap<String, PeerConnection>>,
+}
+
+impl Forwarder {
+    pub fn new(node_id: i32) -> Self {
+        Self {
+            client_id: format!("sluice-broker-{node_id}"),
+            connections: tokio::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    async fn call(
+        &self,
+        address: &str,
+        op: &ControllerOp,
+        timeout: Duration,
+    ) -> Result<ControllerReply, Error> {
+        let mut connections = self.connections.lock().await;
+        let mut connection = match connections.remove(address) {
+            Some(connection) => connection,
+            None => PeerConnection::connect(address, &self.client_id, timeout)
+                .await
+                .map_err(unreachable)?,
+        };
+        let outcome = forward(&mut connection, op, timeout).await;
+        // A connection that failed mid-exchange is not reused.
+        if !matches!(outcome, Err(Error::NotController | Error::RequestTimedOut)) {
+            connections.insert(address.to_string(), connection);
+        }
+        outcome
+    }
+}
+
+impl ControllerForwarder for Forwarder {
+    fn forward<'a>(
+        &'a self,
+        address: &'a str,
+        op: &'a ControllerOp,
+        timeout: Duration,
+    ) -> Pin<Box<dyn Future<Output = Result<ControllerReply, Error>> + Send + 'a>> {
+        Box::pin(self.call(address, op, timeout))
+    }
+}
+
+/// Sends `op` over `connection` and reads the answer.
+pub async fn forward(
+    connection: &mut PeerConnection,
+    op: &ControllerOp,
+    timeout: Duration,
+) -> Result<ControllerReply, Error> {
+    match op {
+        ControllerOp::RegisterBroker(registration) => {
+            let request = broker_registration::request_for(registration);
+            let response = connection
+                .request(
+                    ApiKey::BrokerRegistration,
+                    REGISTRATION_VERSION,
+                    &request,
+                    timeout,
+                )
+                .await
+                .map_err(unreachable)?;
+            broker_registration::reply_from(response)
+        }
+        ControllerOp::Heartbeat(heartbeat) => {
+            let request = broker_heartbeat::request_for(heartbeat);
+            let response = connection
+                .request(
+                    ApiKey::BrokerHeartbeat,
+                    HEARTBEAT_VERSION,
+                    &request,
+                    timeout,
+                )
+                .await
+                .map_err(unreachable)?;
+            broker_heartbeat::reply_from(response)
+        }
+        ControllerOp::UnregisterBroker(broker) => {
+            let request = unregister_broker::request_for(*broker);
+            let response = connection
+                .request(ApiKey::UnregisterBroker, 0, &request, timeout)
+                .await
+                .map_err(unreachable)?;
+            unregister_broker::reply_from(response)
+        }
+        ControllerOp::AlterPartition(change) => {
+            let request = alter_partition::request_for(change);
+            let response = connection
+                .request(
+                    ApiKey::AlterPartition,
+                    ALTER_PARTITION_VERSION,
+                    &request,
+                    timeout,
+                )
+                .await
+                .map_err(unreachable)?;
+            alter_partition::reply_from(response)
+        }
+        ControllerOp::AllocateProducerIds {
+            broker,
+            broker_epoch,
+        } => {
+            let request = allocate_producer_ids::request_for(*broker, *broker_epoch);
+            let response = connection
+                .request(ApiKey::AllocateProducerIds, 0, &request, timeout)
+                .await
+                .map_err(unreachable)?;
+            allocate_producer_ids::reply_from(response)
+        }
+        ControllerOp::CreateTopic {
+            request,
+            validate_only,
+        } => create_topic(connection, request, *validate_only, timeout).await,
+        ControllerOp::DeleteTopic(name) => {
+            let request = DeleteTopicsRequest::default()
+                .with_topics(vec![
+                    DeleteTopicState::default().with_name(Some(TopicName(wire_str(name)))),
+                ])
+                .with_timeout_ms(timeout.as_millis() as i32);
+            let response: DeleteTopicsResponse = connection
+                .request(
+                    ApiKey::DeleteTopics,
+                    DELETE_TOPICS_VERSION,
+                    &request,
+                    timeout,
+                )
+                .await
+                .map_err(unreachable)?;
+            let result = response
+                .responses
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::InvalidRequest("DeleteTopics answered nothing".into()))?;
+            match Error::from_code(result.error_code, message(&result.error_message)) {
+                Some(e) => Err(e),
+                None => Ok(ControllerReply::TopicDeleted(result.topic_id)),
+            }
+        }
+        ControllerOp::CreatePartitions {
+            name,
+            count,
+            assignments,
+            validate_only,
+        } => {
+            let topic = CreatePartitionsTopic::default()
+                .with_name(TopicName(wire_str(name)))
+                .with_count(*count)
+                .with_assignments(assignments.as_ref().map(|a| {
+                    a.iter()
+                        .map(|brokers| {
+                            CreatePartitionsAssignment::default()
+                                .with_broker_ids(brokers.iter().copied().map(BrokerId).collect())
+                        })
+                        .collect()
+                }));
+            let request = CreatePartitionsRequest::default()
+                .with_topics(vec![topic])
+                .with_timeout_ms(timeout.as_millis() as i32)
+                .with_validate_only(*validate_only);
+            let response: CreatePartitionsResponse = connection
+                .request(
+                    ApiKey::CreatePartitions,
+                    CREATE_PARTITIONS_VERSION,
+                    &request,
+                    timeout,
+                )
+                .await
+                .map_err(unreachable)?;
+            let result =
+                response.results.into_iter().next().ok_or_else(|| {
+                    Error::InvalidRequest("CreatePartitions answered nothing".into())
+                })?;
+            match Error::from_code(result.error_code, message(&result.error_message)) {
+                Some(e) => Err(e),
+                None => Ok(ControllerReply::Done),
+            }
+        }
+        ControllerOp::SetTopicConfigs {
+            name,
+            configs,
+            validate_only,
+        } => set_topic_configs(connection, name, configs, *validate_only, timeout).await,
+        ControllerOp::ElectLeader {
+            topic,
+            partition,
+            election,
+        } => {
+            use kafka_protocol::messages::elect_leaders_request::TopicPartitions;
+            let request = ElectLeadersRequest::default()
+                .with_election_type(match election {
+                    Election::Preferred => 0,
+                    Election::Unclean => 1,
+                })
+                .with_topic_partitions(Some(vec![
+                    TopicPartitions::default()
+                        .with_topic(TopicName(wire_str(topic)))
+                        .with_partitions(vec![*partition]),
+                ]))
+                .with_timeout_ms(timeout.as_millis() as i32);
+            let response: ElectLeadersResponse = connection
+                .request(
+                    ApiKey::ElectLeaders,
+                    ELECT_LEADERS_VERSION,
+                    &request,
+                    timeout,
+                )
+                .await
+                .map_err(unreachable)?;
+            if let Some(e) = Error::from_code(response.error_code, None) {
+                return Err(e);
+            }
+            let result = response
+                .replica_election_results
+                .into_iter()
+                .flat_map(|t| t.partition_result)
+                .next()
+                .ok_or_else(|| Error::InvalidRequest("ElectLeaders answered nothing".into()))?;
+            match Error::from_code(result.error_code, message(&result.error_message)) {
+                Some(e) => Err(e),
+                None => Ok(ControllerReply::Done),
+            }
+        }
+        ControllerOp::ImportTopics { .. } => Err(Error::InvalidRequest(
+            "importing topics is local to a single node".into(),
+        )),
+    }
+}
+
+async fn create_topic(
+    connection: &mut PeerConnection,
+    topic: &TopicRequest,
+    validate_only: bool,
+    timeout: Duration,
+) -> Result<ControllerReply, Error> {
+    let creatable = CreatableTopic::default()
+        .with_name(TopicName(wire_str(&topic.name)))
+        .with_num_partitions(topic.partitions)
+        .with_replication_factor(topic.replication_factor)
+        .with_assignments(
+            topic
+                .assignments
+                .iter()
+                .enumerate()
+                .map(|(p, brokers)| {
+                    CreatableReplicaAssignment::default()
+                        .with_partition_index(p as i32)
+                        .with_broker_ids(brokers.iter().copied().map(BrokerId).collect())
+                })
+                .collect(),
+        )
+        .with_configs(
+            topic
+                .configs
+                .iter()
+                .map(|(name, value)| {
+                    CreatableTopicConfig::default()
+                        .with_name(wire_str(name))
+                        .with_value(Some(wire_str(value)))
+                })
+                .collect(),
+        );
+    let request = CreateTopicsRequest::default()
+        .with_topics(vec![creatable])
+        .with_timeout_ms(timeout.as_millis() as i32)
+        .with_validate_only(validate_only);
+    let response: CreateTopicsResponse = connection
+        .request(
+            ApiKey::CreateTopics,
+            CREATE_TOPICS_VERSION,
+            &request,
+            timeout,
+        )
+        .await
+        .map_err(unreachable)?;
+    let result = response
+        .topics
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::InvalidRequest("CreateTopics answered nothing".into()))?;
+    match Error::from_code(result.error_code, message(&result.error_message)) {
+        Some(e) => Err(e),
+        None => Ok(ControllerReply::TopicCreated {
+            topic_id: result.topic_id,
+            partitions: result.num_partitions,
+        }),
+    }
+}
+
+async fn set_topic_configs(
+    connection: &mut PeerConnection,
+    name: &str,
+    configs: &BTreeMap<String, String>,
+    validate_only: bool,
+    timeout: Duration,
+) -> Result<ControllerReply, Error> {
+    use kafka_protocol::messages::alter_configs_request::{AlterConfigsResource, AlterableConfig};
+    // AlterConfigs replaces a topic's overrides with exactly the ones given.
+    let resource = AlterConfigsResource::default()
+        .with_resource_type(super::describe_configs::RESOURCE_TOPIC)
+        .with_resource_name(wire_str(name))
+        .with_configs(
+            configs
+                .iter()
+                .map(|(k, v)| {
+                    AlterableConfig::default()
+                        .with_name(wire_str(k))
+                        .with_value(Some(wire_str(v)))
+                })
+                .collect(),
+        );
+    let request = AlterConfigsRequest::default()
+        .with_resources(vec![resource])
+        .with_validate_only(validate_only);
+    let response: AlterConfigsResponse = connection
+        .request(
+            ApiKey::AlterConfigs,
+            ALTER_CONFIGS_VERSION,
+            &request,
+            timeout,
+        )
+        .await
+        .map_err(unreachable)?;
+    let result = response
+        .responses
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::InvalidRequest("AlterConfigs answered nothing".into()))?;
+    match Error::from_code(result.error_code, message(&result.error_message)) {
+        Some(e) => Err(e),
+        None => Ok(ControllerReply::Done),
+    }
+}

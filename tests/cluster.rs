@@ -1,0 +1,167 @@
+//! Three combined broker+controller processes on loopback forming one cluster: the
+//! controller quorum over TCP, brokers registering with the active controller, topic
+//! administration forwarded to it, clients spread over every broker, and a new active
+//! controller after the old one is killed. (Replication between brokers is not built yet:
+//! topics have one replica per partition here.)
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{Cluster, raw_call, wait_until};
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::{
+    ApiKey, CreateTopicsRequest, CreateTopicsResponse, MetadataRequest, MetadataResponse, TopicName,
+};
+use kafka_protocol::protocol::StrBytes;
+use rdkafka::Message;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+fn create_topic(bootstrap: &str, name: &str, partitions: i32, replication: i16) -> i16 {
+    let request = CreateTopicsRequest::default()
+        .with_topics(vec![
+            CreatableTopic::default()
+                .with_name(TopicName(StrBytes::from_string(name.to_string())))
+                .with_num_partitions(partitions)
+                .with_replication_factor(replication),
+        ])
+        .with_timeout_ms(30_000);
+    let response: CreateTopicsResponse = raw_call(bootstrap, ApiKey::CreateTopics, 7, &request);
+    response.topics[0].error_code
+}
+
+fn metadata(bootstrap: &str) -> MetadataResponse {
+    raw_call(
+        bootstrap,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(None),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_form_one_cluster_and_clients_use_every_broker() {
+    let cluster = Cluster::start(3, &[]);
+    // Every node knows every broker, the same cluster id and the same controller.
+    assert!(wait_until(Duration::from_secs(30), || {
+        cluster
+            .nodes
+            .iter()
+            .all(|n| metadata(&n.bootstrap).brokers.len() == 3)
+    }));
+    let views: BTreeSet<(String, i32)> = cluster
+        .nodes
+        .iter()
+        .map(|n| {
+            let m = metadata(&n.bootstrap);
+            (m.cluster_id.unwrap().to_string(), m.controller_id.0)
+        })
+        .collect();
+    assert_eq!(
+        views.len(),
+        1,
+        "one cluster id and one controller: {views:?}"
+    );
+    assert!((1..=3).contains(&views.iter().next().unwrap().1));
+
+    // Created through whichever node: forwarded to the active controller.
+    for (i, node) in cluster.nodes.iter().enumerate() {
+        assert_eq!(create_topic(&node.bootstrap, &format!("via-{i}"), 3, 1), 0);
+    }
+    assert_eq!(create_topic(&cluster.nodes[1].bootstrap, "via-0", 3, 1), 36);
+    assert_eq!(
+        create_topic(&cluster.nodes[2].bootstrap, "replicated", 3, 3),
+        38,
+        "INVALID_REPLICATION_FACTOR until partitions are replicated"
+    );
+    let topic = metadata(&cluster.nodes[0].bootstrap)
+        .topics
+        .into_iter()
+        .find(|t| t.name.as_ref().is_some_and(|n| n.as_str() == "via-1"))
+        .unwrap();
+    let leaders: BTreeSet<i32> = topic.partitions.iter().map(|p| p.leader_id.0).collect();
+    assert_eq!(
+        leaders,
+        BTreeSet::from([1, 2, 3]),
+        "one partition per broker"
+    );
+
+    // librdkafka produces to and consumes from all three brokers.
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", cluster.bootstrap())
+        .set("linger.ms", "5")
+        .set("message.timeout.ms", "30000")
+        .create()
+        .unwrap();
+    let count = 300;
+    for i in 0..count {
+        let payload = format!("message-{i}");
+        producer
+            .send(
+                FutureRecord::<(), _>::to("via-1")
+                    .payload(&payload)
+                    .partition(i % 3),
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap();
+    }
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", cluster.bootstrap())
+        .set("group.id", "cluster-readers")
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .unwrap();
+    consumer.subscribe(&["via-1"]).unwrap();
+    let mut seen = BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while seen.len() < count as usize && Instant::now() < deadline {
+        if let Some(message) = consumer.poll(Duration::from_millis(200)) {
+            let message = message.unwrap();
+            seen.insert(String::from_utf8_lossy(message.payload().unwrap()).into_owned());
+        }
+    }
+    assert_eq!(
+        seen.len(),
+        count as usize,
+        "every message, from every broker"
+    );
+}
+
+#[test]
+fn topics_can_be_created_again_after_the_active_controller_is_killed() {
+    let mut cluster = Cluster::start(3, &[]);
+    assert_eq!(create_topic(&cluster.nodes[0].bootstrap, "before", 2, 1), 0);
+    let active = cluster.active_controller().unwrap();
+    let killed_at = Instant::now();
+    cluster.nodes[active].kill9();
+    let survivor = (active + 1) % 3;
+    // The request waits for the new active controller instead of failing.
+    assert_eq!(
+        create_topic(&cluster.nodes[survivor].bootstrap, "after", 2, 1),
+        0
+    );
+    let elapsed = killed_at.elapsed();
+    eprintln!("topic created {elapsed:?} after the active controller was killed");
+    let new_active = cluster.active_controller().unwrap();
+    assert_ne!(new_active, active);
+    let names: BTreeSet<String> = metadata(&cluster.nodes[survivor].bootstrap)
+        .topics
+        .iter()
+        .filter_map(|t| t.name.as_ref().map(|n| n.to_string()))
+        .collect();
+    assert!(names.contains("before") && names.contains("after"));
+
+    // The killed node comes back and learns what happened while it was gone.
+    cluster.restart(active);
+    assert!(wait_until(Duration::from_secs(30), || {
+        metadata(&cluster.nodes[active].bootstrap)
+            .topics
+            .iter()
+            .any(|t| t.name.as_ref().is_some_and(|n| n.as_str() == "after"))
+    }));
+}
