@@ -32,6 +32,7 @@ use crate::metadata::image::{LocalChange, MetadataImage, local_changes};
 use crate::metadata::records::{Endpoint, NO_LEADER};
 use crate::metadata::{self, TopicInfo};
 use crate::replica::fetch_session::FetchSessionCache;
+use crate::replica::fetcher::{self, FetcherConfig, LeaderConnector};
 use crate::replica::{Leadership, Partition, ReplicaManager};
 use crate::storage::StorageError;
 use crate::storage::manager::{LogDirUsage, LogManager, lock};
@@ -155,6 +156,12 @@ pub struct Broker {
     legacy_topics: Mutex<Vec<Arc<TopicInfo>>>,
     /// Carries commands to another node's controller listener.
     forwarder: std::sync::OnceLock<Arc<dyn ControllerForwarder>>,
+    /// Opens fetch connections to leaders, for the follower fetchers.
+    leader_connector: std::sync::OnceLock<Arc<dyn LeaderConnector>>,
+    /// Leaders a fetcher task runs for.
+    fetchers: Mutex<std::collections::HashSet<i32>>,
+    /// Cancelled at shutdown: fetchers and the ISR task stop at once.
+    tasks: tokio_util::sync::CancellationToken,
     /// The async runtime, for the lifecycle thread's requests to a remote controller.
     runtime: Mutex<Option<tokio::runtime::Handle>>,
     /// Raft messages for the other voters, until the transport takes them.
@@ -277,6 +284,9 @@ impl Broker {
             legacy_topics: Mutex::new(Vec::new()),
             raft_outbound: Mutex::new(Some(raft_outbound)),
             forwarder: std::sync::OnceLock::new(),
+            leader_connector: std::sync::OnceLock::new(),
+            fetchers: Mutex::new(Default::default()),
+            tasks: tokio_util::sync::CancellationToken::new(),
             runtime: Mutex::new(None),
             controller_thread: Mutex::new(Some(controller_thread)),
         });
@@ -350,6 +360,14 @@ impl Broker {
                 .map_err(StorageError::from)?
         };
         self.threads().push(lifecycle);
+        if let Some(runtime) = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            runtime.spawn(self.clone().run_isr_updates());
+        }
         let node = self.config.node_id;
         let incarnation = self.incarnation;
         let ready = self.metadata.wait_blocking(READY_WAIT, |image| {
@@ -489,7 +507,7 @@ impl Broker {
         }
     }
 
-    fn run_publisher(&self) {
+    fn run_publisher(self: &Arc<Self>) {
         let mut first = true;
         loop {
             let image = match self.images.take(Duration::from_millis(500)) {
@@ -506,6 +524,7 @@ impl Broker {
             if let Err(e) = self.apply_image(image, first) {
                 tracing::error!(error = %e, "applying metadata failed");
             }
+            self.sync_fetchers();
             first = false;
         }
     }
@@ -701,6 +720,134 @@ impl Broker {
         forwarder.forward(&address, op, timeout).await
     }
 
+    /// Installs what opens fetch connections to leaders (the server does, once).
+    pub fn set_leader_connector(&self, connector: Arc<dyn LeaderConnector>) {
+        let _ = self.leader_connector.set(connector);
+    }
+
+    /// Starts a fetcher for every leader this broker follows partitions of and has none.
+    fn sync_fetchers(self: &Arc<Self>) {
+        let Some(runtime) = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        else {
+            return;
+        };
+        let Some(connector) = self.leader_connector.get().cloned() else {
+            return;
+        };
+        let node = self.config.node_id;
+        let leaders: std::collections::BTreeSet<i32> = self
+            .replicas
+            .all()
+            .iter()
+            .filter_map(|p| p.leadership())
+            .filter(|l| l.leader != node && l.leader != NO_LEADER && l.replicas.contains(&node))
+            .map(|l| l.leader)
+            .collect();
+        let mut running = self.fetchers.lock().unwrap_or_else(|p| p.into_inner());
+        for leader in leaders {
+            if !running.insert(leader) {
+                continue;
+            }
+            let broker = self.clone();
+            let connector = connector.clone();
+            runtime.spawn(async move { broker.run_fetcher(leader, connector).await });
+        }
+    }
+
+    async fn run_fetcher(self: Arc<Self>, leader: i32, connector: Arc<dyn LeaderConnector>) {
+        let cluster = &self.config.cluster;
+        let config = FetcherConfig {
+            node_id: self.config.node_id,
+            max_wait_ms: cluster.replica_fetch_wait_max_ms,
+            min_bytes: cluster.replica_fetch_min_bytes,
+            partition_max_bytes: cluster.replica_fetch_max_bytes,
+            response_max_bytes: cluster.replica_fetch_response_max_bytes,
+            backoff: Duration::from_millis(cluster.replica_fetch_backoff_ms.clamp(10, 10_000)),
+        };
+        tracing::info!(leader, "replica fetcher started");
+        loop {
+            let metadata = self.metadata.clone();
+            let listener = cluster.inter_broker_listener.clone();
+            let address_of = move |id: i32| {
+                let image = metadata.image();
+                let endpoint = image.brokers.get(&id)?.endpoint(&listener)?.clone();
+                Some(format!("{}:{}", endpoint.host, endpoint.port))
+            };
+            fetcher::run(
+                leader,
+                self.replicas.clone(),
+                connector.clone(),
+                address_of,
+                config,
+                self.tasks.clone(),
+            )
+            .await;
+            // Stopped: nothing to follow there any more (checked again under the lock, so
+            // a partition that just arrived is not left without a fetcher).
+            let mut running = self.fetchers.lock().unwrap_or_else(|p| p.into_inner());
+            let still_followed = self.replicas.all().iter().any(|p| {
+                p.leadership()
+                    .is_some_and(|l| l.leader == leader && l.leader != self.config.node_id)
+            });
+            if !still_followed || self.tasks.is_cancelled() {
+                running.remove(&leader);
+                tracing::info!(leader, "replica fetcher stopped");
+                return;
+            }
+        }
+    }
+
+    /// Keeps the ISR of the partitions this broker leads right: followers that fell behind
+    /// for `replica.lag.time.max.ms` leave, caught-up ones join (AlterPartition to the
+    /// active controller).
+    async fn run_isr_updates(self: Arc<Self>) {
+        let lag_ms = self.config.cluster.replica_lag_time_max_ms;
+        let period = Duration::from_millis((lag_ms / 2).clamp(50, 5_000) as u64);
+        let mut requested: std::collections::HashMap<TopicPartition, i32> = Default::default();
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(period) => {}
+                _ = self.replicas.isr_candidate() => {}
+                _ = self.tasks.cancelled() => return,
+            }
+            let now = now_ms();
+            for partition in self.replicas.all() {
+                let Some((leadership, isr)) = partition.wanted_isr(now, lag_ms) else {
+                    continue;
+                };
+                let tp = partition.topic_partition().clone();
+                // One request per partition epoch: the image brings the outcome.
+                if requested.get(&tp) == Some(&leadership.partition_epoch) {
+                    continue;
+                }
+                requested.insert(tp.clone(), leadership.partition_epoch);
+                tracing::info!(partition = %tp, from = ?leadership.isr, to = ?isr, "changing the ISR");
+                let change = crate::controller::control::IsrChange {
+                    broker_id: self.config.node_id,
+                    broker_epoch: self.broker_epoch.load(Ordering::SeqCst),
+                    topic_id: partition.topic_id(),
+                    partition: tp.partition,
+                    leader_epoch: leadership.leader_epoch,
+                    partition_epoch: leadership.partition_epoch,
+                    new_isr: isr,
+                };
+                let broker = self.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = broker
+                        .call_active_controller(ControllerOp::AlterPartition(change))
+                        .await
+                    {
+                        tracing::info!(partition = %tp, error = %e, "ISR change refused");
+                    }
+                });
+            }
+        }
+    }
+
     /// Installs what carries commands to other nodes' controllers (the server does, once).
     pub fn set_forwarder(&self, forwarder: Arc<dyn ControllerForwarder>) {
         let _ = self.forwarder.set(forwarder);
@@ -737,9 +884,7 @@ impl Broker {
             let request = NewTopic {
                 name: OFFSETS_TOPIC.to_string(),
                 partitions: self.config.offsets_topic_partitions,
-                // offsets.topic.replication.factor applies once partitions are replicated
-                // between brokers; until then the offsets topic has one replica per partition.
-                replication_factor: 1,
+                replication_factor: self.config.cluster.offsets_topic_replication_factor as i16,
                 assignments: Vec::new(),
                 configs,
             };
@@ -821,19 +966,6 @@ impl Broker {
         request: NewTopic,
         validate_only: bool,
     ) -> Result<Arc<TopicInfo>, Error> {
-        let replication_factor = match request.replication_factor {
-            -1 => self.config.default_replication_factor,
-            n => n as i32,
-        };
-        let widest = request.assignments.iter().map(Vec::len).max().unwrap_or(0);
-        if replication_factor > 1 || widest > 1 {
-            // Until followers copy their leaders, a second replica would only pretend to
-            // protect the data.
-            return Err(Error::InvalidReplicationFactor(format!(
-                "replication factor {}: partitions are not replicated between brokers yet; use 1",
-                replication_factor.max(widest as i32)
-            )));
-        }
         let name = request.name.clone();
         let configs = request.configs.clone();
         let op = ControllerOp::CreateTopic {
@@ -1216,6 +1348,7 @@ impl Broker {
     /// stops the controller.
     pub fn shutdown(&self) -> Result<(), Error> {
         self.stopping.store(true, Ordering::SeqCst);
+        self.tasks.cancel();
         let threads = std::mem::take(&mut *self.threads());
         // The lifecycle (controlled shutdown) first, while the publisher still applies.
         let (lifecycle, others): (Vec<_>, Vec<_>) = threads

@@ -74,9 +74,9 @@ async fn three_nodes_form_one_cluster_and_clients_use_every_broker() {
     }
     assert_eq!(create_topic(&cluster.nodes[1].bootstrap, "via-0", 3, 1), 36);
     assert_eq!(
-        create_topic(&cluster.nodes[2].bootstrap, "replicated", 3, 3),
+        create_topic(&cluster.nodes[2].bootstrap, "too-wide", 3, 4),
         38,
-        "INVALID_REPLICATION_FACTOR until partitions are replicated"
+        "INVALID_REPLICATION_FACTOR: only three brokers"
     );
     let topic = metadata(&cluster.nodes[0].bootstrap)
         .topics

@@ -26,6 +26,7 @@ pub mod describe_topic_partitions;
 pub mod elect_leaders;
 pub mod fetch;
 pub mod find_coordinator;
+pub mod follower_fetch;
 pub mod forward;
 pub mod frame;
 pub mod heartbeat;

@@ -33,7 +33,17 @@ pub async fn handle(
                 (_, false) => Err(Error::InvalidRequiredAcks(acks)),
                 (Err(_), _) => Err(Error::UnknownTopicId),
                 (Ok(name), true) => {
-                    append(ctx, name, data.index, data.records.as_deref(), acks).await
+                    let timeout =
+                        std::time::Duration::from_millis(request.timeout_ms.max(0) as u64);
+                    append(
+                        ctx,
+                        name,
+                        data.index,
+                        data.records.as_deref(),
+                        acks,
+                        timeout,
+                    )
+                    .await
                 }
             };
             partitions.push(partition_response(data.index, result));
@@ -57,6 +67,7 @@ async fn append(
     partition: i32,
     records: Option<&[u8]>,
     acks: i16,
+    timeout: std::time::Duration,
 ) -> Result<crate::storage::log::AppendInfo, Error> {
     let partition = ctx
         .broker
@@ -70,6 +81,11 @@ async fn append(
     let info = partition.append(records, acks)?;
     if info.flush_due {
         partition.flush_to(info.last_offset + 1).await?;
+    }
+    if acks == -1 {
+        partition
+            .wait_for_replication(info.last_offset + 1, timeout)
+            .await?;
     }
     Ok(info)
 }

@@ -7,6 +7,7 @@
 //! their deadline. No timer polls for data.
 
 pub mod fetch_session;
+pub mod fetcher;
 
 use crate::error::Error;
 use crate::record;
@@ -33,6 +34,18 @@ pub struct Leadership {
     pub isr: Vec<i32>,
 }
 
+/// What the leader knows of one follower (Kafka's `Replica` state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FollowerProgress {
+    /// The follower's log end offset (its last fetch offset); -1 before its first fetch.
+    pub log_end_offset: i64,
+    /// When the follower last had everything the leader had (Kafka's `lastCaughtUpTimeMs`).
+    pub last_caught_up_ms: i64,
+    last_fetch_ms: i64,
+    /// The leader's log end offset when the follower last fetched.
+    last_fetch_leader_end: i64,
+}
+
 #[derive(Debug)]
 pub struct Partition {
     tp: TopicPartition,
@@ -42,6 +55,10 @@ pub struct Partition {
     log: SharedLog,
     /// `None` until the metadata says who leads.
     leadership: RwLock<Option<Leadership>>,
+    /// While leading: each follower's progress.
+    followers: Mutex<HashMap<i32, FollowerProgress>>,
+    /// The high watermark, for acks=all appends waiting for replication.
+    committed: tokio::sync::watch::Sender<i64>,
     /// Fetches waiting for data here. Weak: a finished fetch leaves only a dead pointer,
     /// pruned on the next registration or append.
     waiters: Mutex<Vec<Weak<Notify>>>,
@@ -58,6 +75,8 @@ impl Partition {
             node_id,
             log,
             leadership: RwLock::new(None),
+            followers: Mutex::new(HashMap::new()),
+            committed: tokio::sync::watch::channel(0).0,
             waiters: Mutex::new(Vec::new()),
             flush_turn: tokio::sync::Mutex::new(()),
         }
@@ -109,9 +128,178 @@ impl Partition {
     /// replication; one without commits what it writes.
     pub fn set_leadership(&self, leadership: Leadership) {
         lock(&self.log).set_replicated(leadership.replicas.len() > 1);
-        *self.leadership.write().unwrap_or_else(|p| p.into_inner()) = Some(leadership);
-        // Waiting fetches re-check: they may have to answer NOT_LEADER_OR_FOLLOWER now.
+        let previous = self
+            .leadership
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(leadership.clone());
+        if leadership.leader == self.node_id {
+            let new_term = previous.as_ref().is_none_or(|p| {
+                p.leader != self.node_id || p.leader_epoch != leadership.leader_epoch
+            });
+            let now = now_ms();
+            let mut followers = self.followers.lock().unwrap_or_else(|p| p.into_inner());
+            if new_term {
+                // A new leader knows nothing of its followers yet; those in sync count as
+                // caught up now (Kafka's reset on becoming leader).
+                followers.clear();
+            }
+            followers.retain(|id, _| leadership.replicas.contains(id));
+            for replica in leadership.replicas.iter().filter(|r| **r != self.node_id) {
+                followers.entry(*replica).or_insert(FollowerProgress {
+                    log_end_offset: -1,
+                    last_caught_up_ms: if leadership.isr.contains(replica) {
+                        now
+                    } else {
+                        0
+                    },
+                    last_fetch_ms: 0,
+                    last_fetch_leader_end: -1,
+                });
+            }
+            drop(followers);
+            self.maybe_increment_high_watermark();
+        } else {
+            self.followers
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear();
+        }
+        // Waiting fetches and appends re-check: they may have to answer
+        // NOT_LEADER_OR_FOLLOWER now.
         self.wake_waiters();
+        self.committed.send_modify(|_| {});
+    }
+
+    /// The leader's high watermark: the smallest log end offset in the ISR (Kafka's
+    /// `maybeIncrementLeaderHW`). It only moves forward while this broker leads.
+    fn maybe_increment_high_watermark(&self) {
+        let Some(leadership) = self.leadership() else {
+            return;
+        };
+        if leadership.leader != self.node_id {
+            return;
+        }
+        let advanced = {
+            let followers = self.followers.lock().unwrap_or_else(|p| p.into_inner());
+            let mut log = lock(&self.log);
+            let mut low = log.log_end_offset();
+            for member in leadership.isr.iter().filter(|r| **r != self.node_id) {
+                match followers.get(member) {
+                    Some(f) if f.log_end_offset >= 0 => low = low.min(f.log_end_offset),
+                    // A member not heard from since this leader took over holds it back.
+                    _ => low = low.min(log.high_watermark()),
+                }
+            }
+            if low > log.high_watermark() {
+                log.set_high_watermark(low);
+                Some(log.high_watermark())
+            } else {
+                None
+            }
+        };
+        if let Some(high_watermark) = advanced {
+            self.committed.send_replace(high_watermark);
+            self.wake_waiters();
+        }
+    }
+
+    /// A follower fetched from `fetch_offset` (its log end): records its progress (Kafka's
+    /// `updateFollowerFetchState`) and moves the high watermark. Returns whether the follower
+    /// is out of the ISR but has caught up to the high watermark (to be added back).
+    pub fn record_follower_fetch(&self, follower: i32, fetch_offset: i64) -> Result<bool, Error> {
+        let now = now_ms();
+        let leader_end = lock(&self.log).log_end_offset();
+        {
+            let mut followers = self.followers.lock().unwrap_or_else(|p| p.into_inner());
+            let progress = followers
+                .get_mut(&follower)
+                .ok_or(Error::NotLeaderOrFollower)?;
+            if fetch_offset >= leader_end {
+                progress.last_caught_up_ms = now;
+            } else if fetch_offset >= progress.last_fetch_leader_end {
+                progress.last_caught_up_ms = progress.last_caught_up_ms.max(progress.last_fetch_ms);
+            }
+            progress.log_end_offset = fetch_offset;
+            progress.last_fetch_ms = now;
+            progress.last_fetch_leader_end = leader_end;
+        }
+        self.maybe_increment_high_watermark();
+        let leadership = self.leadership().ok_or(Error::NotLeaderOrFollower)?;
+        let high_watermark = lock(&self.log).high_watermark();
+        Ok(!leadership.isr.contains(&follower) && fetch_offset >= high_watermark)
+    }
+
+    /// The ISR this leader should have: members that fell behind for `lag_ms` leave, and
+    /// followers caught up to the high watermark join (Kafka's `maybeShrinkIsr` /
+    /// `maybeExpandIsr`). `None` when nothing would change.
+    pub fn wanted_isr(&self, now_ms: i64, lag_ms: i64) -> Option<(Leadership, Vec<i32>)> {
+        let leadership = self.leadership()?;
+        if leadership.leader != self.node_id {
+            return None;
+        }
+        let high_watermark = lock(&self.log).high_watermark();
+        let followers = self.followers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut isr: Vec<i32> = leadership
+            .replicas
+            .iter()
+            .copied()
+            .filter(|r| {
+                if *r == self.node_id {
+                    return true;
+                }
+                let Some(f) = followers.get(r) else {
+                    return false;
+                };
+                if leadership.isr.contains(r) {
+                    now_ms - f.last_caught_up_ms <= lag_ms
+                } else {
+                    f.log_end_offset >= high_watermark && f.log_end_offset >= 0
+                }
+            })
+            .collect();
+        isr.dedup();
+        (isr != leadership.isr).then_some((leadership, isr))
+    }
+
+    /// Waits until everything below `offset` is replicated to the ISR (acks=all), then
+    /// checks the ISR still meets `min.insync.replicas`.
+    pub async fn wait_for_replication(&self, offset: i64, timeout: Duration) -> Result<(), Error> {
+        if !lock(&self.log).is_replicated() {
+            return Ok(());
+        }
+        let mut committed = self.committed.subscribe();
+        let reached = tokio::time::timeout(
+            timeout,
+            committed.wait_for(|_| {
+                lock(&self.log).high_watermark() >= offset
+                    || self.leader_epoch_if_leader().is_none()
+            }),
+        )
+        .await;
+        if reached.is_err() {
+            return Err(Error::RequestTimedOut);
+        }
+        let leadership = self.leadership().ok_or(Error::NotLeaderOrFollower)?;
+        if leadership.leader != self.node_id {
+            return Err(Error::NotLeaderOrFollower);
+        }
+        let required = lock(&self.log).config().min_insync_replicas;
+        if (leadership.isr.len() as i32) < required {
+            return Err(Error::NotEnoughReplicasAfterAppend {
+                isr: leadership.isr.len() as i32,
+                required,
+            });
+        }
+        Ok(())
+    }
+
+    /// Progress of each follower (tests, DescribeQuorum-style diagnostics).
+    pub fn follower_progress(&self) -> HashMap<i32, FollowerProgress> {
+        self.followers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Kafka's check of a request's current leader epoch against this leader's: -1 skips
@@ -162,6 +350,8 @@ impl Partition {
             }
             log.append_as_leader(records, leader_epoch, now_ms())?
         };
+        // With only this replica in sync, the write is committed at once.
+        self.maybe_increment_high_watermark();
         self.wake_waiters();
         Ok(info)
     }
@@ -218,6 +408,10 @@ pub struct FetchRequestPartition {
     pub tp: TopicPartition,
     /// The consumer's view of the leader epoch (-1: not checked).
     pub current_leader_epoch: i32,
+    /// A follower's broker id; -1 for consumers.
+    pub replica_id: i32,
+    /// A follower's latest epoch (-1: none), to detect a log diverging from the leader's.
+    pub last_fetched_epoch: i32,
     pub fetch_offset: i64,
     pub partition_max_bytes: usize,
 }
@@ -228,6 +422,8 @@ pub struct FetchedPartition {
     /// Where the batches are; the caller copies or sends them after the log's lock is gone.
     pub result: Result<Option<FileSlice>, Error>,
     pub offsets: Option<PartitionOffsets>,
+    /// For a follower whose log diverged: the epoch and offset to truncate to.
+    pub diverging_epoch: Option<(i32, i64)>,
 }
 
 /// Limits of one fetch request.
@@ -241,6 +437,8 @@ pub struct FetchLimits {
 #[derive(Debug, Default)]
 pub struct ReplicaManager {
     partitions: RwLock<HashMap<TopicPartition, Arc<Partition>>>,
+    /// Woken when a follower out of the ISR catches up: the ISR task adds it back.
+    isr_candidates: Notify,
     /// Set at shutdown: waiting fetches answer with what they have instead of waiting on.
     closing: AtomicBool,
 }
@@ -287,6 +485,21 @@ impl ReplicaManager {
         removed
     }
 
+    /// Waits until a follower out of the ISR has caught up (or the caller's timer fires).
+    pub async fn isr_candidate(&self) {
+        self.isr_candidates.notified().await;
+    }
+
+    /// The partitions this broker hosts.
+    pub fn all(&self) -> Vec<Arc<Partition>> {
+        self.partitions
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
     pub fn get(&self, tp: &TopicPartition) -> Result<Arc<Partition>, Error> {
         self.partitions
             .read()
@@ -314,6 +527,7 @@ impl ReplicaManager {
                     out.push(FetchedPartition {
                         result: Err(e),
                         offsets: None,
+                        diverging_epoch: None,
                     });
                     continue;
                 }
@@ -326,10 +540,49 @@ impl ReplicaManager {
                 out.push(FetchedPartition {
                     result: Err(e),
                     offsets: None,
+                    diverging_epoch: None,
                 });
                 continue;
             }
+            let follower = request.replica_id >= 0;
+            if follower {
+                match partition.record_follower_fetch(request.replica_id, request.fetch_offset) {
+                    Ok(caught_up) => {
+                        if caught_up {
+                            self.isr_candidates.notify_one();
+                        }
+                    }
+                    Err(e) => {
+                        any_error = true;
+                        out.push(FetchedPartition {
+                            result: Err(e),
+                            offsets: None,
+                            diverging_epoch: None,
+                        });
+                        continue;
+                    }
+                }
+            }
             let log = lock(&partition.log);
+            // Kafka's divergence check: the follower's last epoch ends earlier here (or is
+            // unknown), so its log has a tail this leader never had.
+            if follower && request.last_fetched_epoch >= 0 {
+                let (epoch, end) = log.end_offset_for_epoch(request.last_fetched_epoch);
+                if epoch < request.last_fetched_epoch || end < request.fetch_offset {
+                    let offsets = PartitionOffsets {
+                        log_start_offset: log.log_start_offset(),
+                        high_watermark: log.high_watermark(),
+                        last_stable_offset: log.high_watermark(),
+                    };
+                    out.push(FetchedPartition {
+                        result: Ok(None),
+                        offsets: Some(offsets),
+                        diverging_epoch: Some((epoch, end)),
+                    });
+                    any_error = true;
+                    continue;
+                }
+            }
             let offsets = PartitionOffsets {
                 log_start_offset: log.log_start_offset(),
                 high_watermark: log.high_watermark(),
@@ -343,14 +596,15 @@ impl ReplicaManager {
             let result = if budget == 0 && !min_one {
                 Ok(None)
             } else {
-                log.read(
-                    request.fetch_offset,
-                    budget,
-                    offsets.high_watermark,
-                    min_one,
-                )
-                .map(|read| read.map(|SegmentRead { records, .. }| records))
-                .map_err(Error::from)
+                // Followers read up to the log end; consumers only what is committed.
+                let limit = if follower {
+                    log.log_end_offset()
+                } else {
+                    offsets.high_watermark
+                };
+                log.read(request.fetch_offset, budget, limit, min_one)
+                    .map(|read| read.map(|SegmentRead { records, .. }| records))
+                    .map_err(Error::from)
             };
             drop(log);
             match &result {
@@ -361,6 +615,7 @@ impl ReplicaManager {
             out.push(FetchedPartition {
                 result,
                 offsets: Some(offsets),
+                diverging_epoch: None,
             });
         }
         (out, total, any_error)
@@ -455,6 +710,151 @@ mod tests {
             log.flush_count() < appends,
             "group commit: {} fsyncs for {appends} appends",
             log.flush_count()
+        );
+    }
+
+    fn replicated(dir: &std::path::Path) -> Arc<Partition> {
+        let broker = BrokerConfig::with_overrides(&[]).unwrap();
+        let overrides = [("min.insync.replicas".to_string(), "2".to_string())]
+            .into_iter()
+            .collect();
+        let config = LogConfig::resolve(&broker.topic_defaults, &overrides);
+        let tp = TopicPartition::new("r", 0);
+        let log = Log::create(dir, tp.clone(), config, 0).unwrap();
+        let partition = Arc::new(Partition::new(
+            tp,
+            Uuid::new_v4(),
+            1,
+            Arc::new(Mutex::new(log)),
+        ));
+        partition.set_leadership(Leadership {
+            leader: 1,
+            leader_epoch: 4,
+            partition_epoch: 0,
+            replicas: vec![1, 2, 3],
+            isr: vec![1, 2, 3],
+        });
+        partition
+    }
+
+    #[tokio::test]
+    async fn the_high_watermark_is_the_smallest_log_end_in_the_isr() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = replicated(dir.path());
+        let info = partition.append(&batch(0, 10, 1, 10), -1).unwrap();
+        let hw = || lock(partition.log()).high_watermark();
+        assert_eq!(hw(), 0, "nothing is committed before the followers have it");
+        assert!(matches!(
+            partition
+                .wait_for_replication(info.last_offset + 1, Duration::from_millis(20))
+                .await,
+            Err(Error::RequestTimedOut)
+        ));
+        assert!(!partition.record_follower_fetch(2, 10).unwrap());
+        assert_eq!(hw(), 0, "follower 3 has not fetched yet");
+        partition.record_follower_fetch(3, 4).unwrap();
+        assert_eq!(hw(), 4);
+        partition.record_follower_fetch(3, 10).unwrap();
+        assert_eq!(hw(), 10);
+        partition
+            .wait_for_replication(info.last_offset + 1, Duration::from_secs(1))
+            .await
+            .unwrap();
+        assert!(
+            partition.record_follower_fetch(9, 0).is_err(),
+            "not a replica"
+        );
+    }
+
+    #[tokio::test]
+    async fn laggards_leave_the_isr_and_caught_up_followers_join_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = replicated(dir.path());
+        partition.append(&batch(0, 10, 1, 10), 1).unwrap();
+        partition.record_follower_fetch(3, 3).unwrap();
+        // Follower 2 catches up a little later than follower 3 was last caught up.
+        std::thread::sleep(Duration::from_millis(5));
+        partition.record_follower_fetch(2, 10).unwrap();
+        let progress = partition.follower_progress();
+        assert!(progress[&2].last_caught_up_ms > progress[&3].last_caught_up_ms);
+        let lag = 30_000;
+        let now = now_ms();
+        assert!(partition.wanted_isr(now, lag).is_none(), "within the lag");
+        let (_, isr) = partition
+            .wanted_isr(progress[&3].last_caught_up_ms + lag + 1, lag)
+            .unwrap();
+        assert_eq!(
+            isr,
+            vec![1, 2],
+            "follower 3 did not catch up within the lag"
+        );
+        // The controller's answer comes back as new metadata.
+        partition.set_leadership(Leadership {
+            leader: 1,
+            leader_epoch: 4,
+            partition_epoch: 1,
+            replicas: vec![1, 2, 3],
+            isr: vec![1, 2],
+        });
+        assert!(partition.wanted_isr(now_ms(), 30_000).is_none());
+        assert!(
+            partition.record_follower_fetch(3, 10).unwrap(),
+            "caught up: a candidate to join"
+        );
+        let (_, isr) = partition.wanted_isr(now_ms(), 30_000).unwrap();
+        assert_eq!(isr, vec![1, 2, 3]);
+        // With the ISR below min.insync.replicas, acks=all is refused before writing.
+        partition.set_leadership(Leadership {
+            leader: 1,
+            leader_epoch: 4,
+            partition_epoch: 2,
+            replicas: vec![1, 2, 3],
+            isr: vec![1],
+        });
+        assert!(matches!(
+            partition.append(&batch(0, 1, 1, 10), -1),
+            Err(Error::NotEnoughReplicas {
+                isr: 1,
+                required: 2
+            })
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_follower_with_a_divergent_tail_is_told_where_to_truncate() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = replicated(dir.path());
+        partition.append(&batch(0, 5, 1, 10), 1).unwrap();
+        let replicas = ReplicaManager::new();
+        let partition = replicas.add(Arc::into_inner(partition).unwrap());
+        let limits = FetchLimits {
+            min_bytes: 0,
+            max_bytes: 1 << 20,
+            max_wait: Duration::ZERO,
+        };
+        let fetch = |offset, epoch| FetchRequestPartition {
+            tp: partition.topic_partition().clone(),
+            current_leader_epoch: 4,
+            replica_id: 2,
+            last_fetched_epoch: epoch,
+            fetch_offset: offset,
+            partition_max_bytes: 1 << 20,
+        };
+        // Epoch 3 ended here where epoch 4 began (offset 0): the follower's epoch-3 tail
+        // past it must go.
+        let answer = replicas.fetch(&[fetch(7, 3)], limits).await;
+        assert_eq!(answer[0].diverging_epoch, Some((3, 0)));
+        // In step with the leader's epoch 4: records up to the log end, past the HW.
+        let answer = replicas.fetch(&[fetch(0, -1)], limits).await;
+        assert!(answer[0].diverging_epoch.is_none());
+        let records = answer[0].result.as_ref().unwrap().as_ref().unwrap();
+        assert!(!records.is_empty());
+        assert_eq!(answer[0].offsets.unwrap().high_watermark, 0);
+        let answer = replicas.fetch(&[fetch(9, 4)], limits).await;
+        assert_eq!(
+            answer[0].diverging_epoch,
+            Some((4, 5)),
+            "ahead of the leader's end"
         );
     }
 }

@@ -104,6 +104,12 @@ impl Server {
         broker.set_forwarder(Arc::new(crate::api::forward::Forwarder::new(
             config.node_id,
         )));
+        broker.set_leader_connector(Arc::new(
+            crate::api::follower_fetch::FollowerConnector::new(
+                config.node_id,
+                Duration::from_millis(config.cluster.replica_socket_timeout_ms),
+            ),
+        ));
         Ok(Self {
             broker,
             listeners,

@@ -119,6 +119,24 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
         }
     };
 
+    // A follower's fetch (replica id set: in the header field before v15, in the replica
+    // state from v15) reads past the high watermark and reports its progress.
+    let replica_id = if version >= 15 {
+        request.replica_state.replica_id.0
+    } else {
+        request.replica_id.0
+    };
+    let last_fetched_epochs: HashMap<(uuid::Uuid, Arc<str>, i32), i32> = request
+        .topics
+        .iter()
+        .flat_map(|topic| {
+            let (topic_id, name) = topic_key(&topic.topic, topic.topic_id);
+            topic
+                .partitions
+                .iter()
+                .map(move |p| ((topic_id, name.clone(), p.partition), p.last_fetched_epoch))
+        })
+        .collect();
     let mut reads = Vec::new();
     let slots: Vec<Result<usize, Error>> = wanted
         .iter()
@@ -131,9 +149,16 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
             } else {
                 fetch.key.topic.clone()
             };
+            let key = (
+                fetch.key.topic_id,
+                fetch.key.topic.clone(),
+                fetch.key.partition,
+            );
             reads.push(FetchRequestPartition {
                 tp: TopicPartition::new(&name, fetch.key.partition),
                 current_leader_epoch: fetch.current_leader_epoch,
+                replica_id: replica_id.max(-1),
+                last_fetched_epoch: last_fetched_epochs.get(&key).copied().unwrap_or(-1),
                 fetch_offset: fetch.fetch_offset,
                 partition_max_bytes: fetch.partition_max_bytes.max(0) as usize,
             });
@@ -166,10 +191,12 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
                 Ok(i) => results[i].take().unwrap_or(FetchedPartition {
                     result: Err(Error::UnknownTopicOrPartition),
                     offsets: None,
+                    diverging_epoch: None,
                 }),
                 Err(e) => FetchedPartition {
                     result: Err(e),
                     offsets: None,
+                    diverging_epoch: None,
                 },
             };
             partition_data(fetch.key.partition, fetched, read_committed)
@@ -255,6 +282,11 @@ fn partition_data(
 ) -> (PartitionData, Option<FileSlice>) {
     let mut data = PartitionData::default()
         .with_partition_index(index)
+        .with_diverging_epoch(
+            kafka_protocol::messages::fetch_response::EpochEndOffset::default()
+                .with_epoch(fetched.diverging_epoch.map_or(-1, |(e, _)| e))
+                .with_end_offset(fetched.diverging_epoch.map_or(-1, |(_, o)| o)),
+        )
         .with_aborted_transactions(read_committed.then(Vec::new))
         .with_preferred_read_replica(kafka_protocol::messages::BrokerId(-1));
     if let Some(offsets) = fetched.offsets {
