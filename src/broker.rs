@@ -889,7 +889,12 @@ impl Broker {
                 configs,
             };
             match self.create_topic(request, false).await {
-                Ok(_) | Err(Error::TopicAlreadyExists(_)) => {}
+                Ok(_) => {}
+                // Created by a concurrent first use: answer once it is known here too.
+                Err(Error::TopicAlreadyExists(_)) => {
+                    self.await_visible(|image| image.topic(OFFSETS_TOPIC).is_some())
+                        .await;
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -1471,6 +1476,31 @@ mod tests {
             state.leader_epoch > 0,
             "a new leader epoch after the restart"
         );
+        broker.shutdown().unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn node_id_zero_is_a_node_like_any_other() {
+        // Kafka's usual broker.id=0 (raft-rs reserves Raft id 0 for "nobody").
+        let dir = tempfile::tempdir().unwrap();
+        let config = BrokerConfig::with_overrides(&[
+            ("log.dirs", &dir.path().display().to_string()),
+            ("node.id", "0"),
+        ])
+        .unwrap();
+        let broker = Broker::open(config).unwrap();
+        broker.start(endpoint()).unwrap();
+        let topic = NewTopic {
+            name: "zero".into(),
+            partitions: 1,
+            replication_factor: 1,
+            assignments: Vec::new(),
+            configs: BTreeMap::new(),
+        };
+        broker.create_topic(topic, false).await.unwrap();
+        let state = broker.partition_state(&TopicPartition::new("zero", 0));
+        assert_eq!(state.leader, Some(0));
+        assert_eq!(broker.controller_id(), 0);
         broker.shutdown().unwrap();
     }
 

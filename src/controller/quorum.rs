@@ -36,6 +36,17 @@ pub enum QuorumError {
     NotLeader,
 }
 
+/// raft-rs reserves id 0 (its "no node"), and Kafka node ids start at 0: a node's Raft id
+/// is its node id plus one.
+pub fn raft_id(node: u64) -> u64 {
+    node + 1
+}
+
+/// The node id of a Raft id (see [`raft_id`]).
+pub fn node_of(raft_id: u64) -> u64 {
+    raft_id.saturating_sub(1)
+}
+
 #[derive(Debug, Clone)]
 pub struct QuorumSettings {
     pub node_id: u64,
@@ -129,10 +140,11 @@ impl Quorum {
         settings: &QuorumSettings,
         log_config: LogConfig,
     ) -> Result<Self, QuorumError> {
-        let storage = MetadataLog::open(log_dir, &settings.voters, log_config)?;
+        let voters: Vec<u64> = settings.voters.iter().map(|v| raft_id(*v)).collect();
+        let storage = MetadataLog::open(log_dir, &voters, log_config)?;
         let image = image_from_snapshot(storage.latest_snapshot())?;
         let config = raft::Config {
-            id: settings.node_id,
+            id: raft_id(settings.node_id),
             election_tick: settings.election_ticks,
             heartbeat_tick: settings.heartbeat_ticks,
             applied: image.offset,
@@ -157,7 +169,7 @@ impl Quorum {
     }
 
     pub fn node_id(&self) -> u64 {
-        self.raw.raft.id
+        node_of(self.raw.raft.id)
     }
 
     pub fn term(&self) -> u64 {
@@ -166,7 +178,7 @@ impl Quorum {
 
     /// The leader this voter knows of.
     pub fn leader_id(&self) -> Option<u64> {
-        (self.raw.raft.leader_id != raft::INVALID_ID).then_some(self.raw.raft.leader_id)
+        (self.raw.raft.leader_id != raft::INVALID_ID).then_some(node_of(self.raw.raft.leader_id))
     }
 
     pub fn is_leader(&self) -> bool {
@@ -390,12 +402,12 @@ mod tests {
                     return;
                 }
                 for message in messages {
-                    if self.isolated.contains(&message.to) {
+                    if self.isolated.contains(&node_of(message.to)) {
                         continue;
                     }
                     // Through the wire encoding, as the network would carry it.
                     let bytes = encode_message(&message).unwrap();
-                    if let Some(node) = self.nodes.get_mut(&message.to) {
+                    if let Some(node) = self.nodes.get_mut(&node_of(message.to)) {
                         node.step(decode_message(&bytes).unwrap()).unwrap();
                     }
                 }

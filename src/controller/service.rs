@@ -504,6 +504,7 @@ mod tests {
     use super::*;
     use crate::config::BrokerConfig;
     use crate::controller::metadata_log::log_config;
+    use crate::controller::quorum::node_of;
     use crate::metadata::records::Endpoint;
     use std::collections::HashMap;
     use std::sync::Mutex;
@@ -555,10 +556,11 @@ mod tests {
             tokio::spawn(async move {
                 while let Some(message) = routed.recv().await {
                     let cut = router_cut.lock().unwrap().clone();
-                    if cut.contains(&message.from) || cut.contains(&message.to) {
+                    let (from, to) = (node_of(message.from), node_of(message.to));
+                    if cut.contains(&from) || cut.contains(&to) {
                         continue;
                     }
-                    if let Some(handle) = router_handles.lock().unwrap().get(&message.to) {
+                    if let Some(handle) = router_handles.lock().unwrap().get(&to) {
                         handle.deliver(message);
                     }
                 }

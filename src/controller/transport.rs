@@ -13,7 +13,7 @@
 //! anyone who can connect can speak to the quorum. Messages from a node that is not a voter,
 //! or addressed to another node, are dropped.
 
-use super::quorum::{decode_message, encode_message};
+use super::quorum::{decode_message, encode_message, node_of};
 use super::service::ControllerHandle;
 use bytes::{BufMut, Bytes, BytesMut};
 use raft::prelude::Message;
@@ -50,7 +50,8 @@ pub fn is_message_frame(frame: &[u8]) -> bool {
     frame.len() >= 2 && i16::from_be_bytes([frame[0], frame[1]]) == RAFT_MESSAGE_API_KEY
 }
 
-/// Decodes a Raft message frame (without its size prefix) and checks who sent it to whom.
+/// Decodes a Raft message frame (without its size prefix) and checks who sent it to whom
+/// (`node_id` and `voters` are node ids; the message carries Raft ids).
 pub fn decode_message_frame(frame: &[u8], node_id: u64, voters: &[u64]) -> Result<Message, String> {
     if frame.len() < 10 {
         return Err("raft message frame shorter than its header".into());
@@ -61,16 +62,16 @@ pub fn decode_message_frame(frame: &[u8], node_id: u64, voters: &[u64]) -> Resul
         .get(body_start..)
         .ok_or("raft message frame shorter than its client id")?;
     let message = decode_message(body).map_err(|e| e.to_string())?;
-    if message.to != node_id {
+    if node_of(message.to) != node_id {
         return Err(format!(
             "raft message for node {} arrived at node {node_id}",
-            message.to
+            node_of(message.to)
         ));
     }
-    if !voters.contains(&message.from) {
+    if !voters.contains(&node_of(message.from)) {
         return Err(format!(
             "raft message from node {}, which is not a voter",
-            message.from
+            node_of(message.from)
         ));
     }
     Ok(message)
@@ -104,7 +105,7 @@ pub fn spawn_outbound(
                 },
                 _ = shutdown.cancelled() => return,
             };
-            let peer = message.to;
+            let peer = node_of(message.to);
             match queues.get(&peer) {
                 Some(queue) => {
                     if queue.try_send(message).is_err() {
@@ -195,18 +196,19 @@ mod tests {
 
     #[test]
     fn frames_round_trip_and_misaddressed_messages_are_refused() {
+        // Raft ids 3 -> 2 are nodes 2 -> 1 (node 0 is Raft id 1).
         let message = Message {
-            from: 2,
-            to: 1,
+            from: 3,
+            to: 2,
             term: 7,
             ..Default::default()
         };
         let frame = message_frame(&message, 9).unwrap();
         let body = &frame[4..];
         assert!(is_message_frame(body));
-        assert_eq!(decode_message_frame(body, 1, &[1, 2, 3]).unwrap().term, 7);
-        assert!(decode_message_frame(body, 3, &[1, 2, 3]).is_err());
-        assert!(decode_message_frame(body, 1, &[1, 3]).is_err());
+        assert_eq!(decode_message_frame(body, 1, &[0, 1, 2]).unwrap().term, 7);
+        assert!(decode_message_frame(body, 2, &[0, 1, 2]).is_err());
+        assert!(decode_message_frame(body, 1, &[0, 1]).is_err());
         assert!(decode_message_frame(&body[..8], 1, &[1, 2]).is_err());
         assert!(
             decode_message_frame(&[0x27, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0xff], 1, &[1]).is_err()
