@@ -370,11 +370,14 @@ impl Broker {
         }
         let node = self.config.node_id;
         let incarnation = self.incarnation;
+        // Serving: registered, unfenced, that image applied and the groups it gave this
+        // broker to coordinate loaded.
         let ready = self.metadata.wait_blocking(READY_WAIT, |image| {
             image
                 .brokers
                 .get(&node)
                 .is_some_and(|b| b.incarnation_id == incarnation && !b.fenced)
+                && !self.groups.loading_anything()
         });
         if !ready {
             tracing::warn!("the broker is not registered and unfenced yet; serving anyway");
@@ -556,6 +559,32 @@ impl Broker {
             self.metadata.image()
         };
         let mut changes = local_changes(&old, &image, node);
+        // Offsets partitions whose leadership here starts (true) or ends (false).
+        let mut coordination: Vec<(i32, bool)> = Vec::new();
+        for change in &changes {
+            let (topic, partition, leads_now) = match change {
+                LocalChange::Lead {
+                    topic, partition, ..
+                } => (topic, *partition, true),
+                LocalChange::Follow {
+                    topic, partition, ..
+                }
+                | LocalChange::Remove { topic, partition } => (topic, *partition, false),
+            };
+            if &**topic != OFFSETS_TOPIC {
+                continue;
+            }
+            let led_before = old
+                .partition(topic, partition)
+                .is_some_and(|p| p.leader == node);
+            if leads_now != led_before {
+                coordination.push((partition, leads_now));
+                if leads_now {
+                    // Requests for its groups wait until they are rebuilt below.
+                    self.groups.begin_loading(partition);
+                }
+            }
+        }
         // Removals first: a topic deleted and created again under its name reuses the path.
         changes.sort_by_key(|c| !matches!(c, LocalChange::Remove { .. }));
         for change in changes {
@@ -622,10 +651,23 @@ impl Broker {
             self.remove_strays(&image)?;
         }
         self.metadata.publish(image);
-        if first {
-            // Groups refer to topics by id: replayed once the topics are known here.
-            self.load_groups()?;
+        // Groups refer to topics by id: replayed once the topics are known here.
+        let (started, mut elected, mut records) = (std::time::Instant::now(), 0, 0);
+        for (partition, leads) in coordination {
+            if !leads {
+                self.groups.resign(partition);
+                continue;
+            }
+            let tp = TopicPartition::new(OFFSETS_TOPIC, partition);
+            if let Some(log) = self.logs.get(&tp) {
+                records += self.groups.elect(partition, &log)?;
+                elected += 1;
+            }
         }
+        if elected > 0 {
+            tracing::info!(partitions = elected, records, groups = self.groups.list_groups().len(), elapsed = ?started.elapsed(), "loaded consumer groups");
+        }
+        self.metadata.renotify();
         Ok(())
     }
 
@@ -644,26 +686,6 @@ impl Broker {
                 self.replicas.remove(&tp);
                 self.logs.delete(&tp)?;
             }
-        }
-        Ok(())
-    }
-
-    /// Replays `__consumer_offsets`, if this broker has its logs, into the group coordinator
-    /// (before the server starts the coordinator's timers: [`Broker::start`] waits for the
-    /// first image).
-    fn load_groups(&self) -> Result<(), Error> {
-        let started = std::time::Instant::now();
-        let mut records = 0;
-        let mut loaded = false;
-        for p in 0..self.config.offsets_topic_partitions {
-            if let Some(log) = self.logs.get(&TopicPartition::new(OFFSETS_TOPIC, p)) {
-                records += self.groups.load_partition(&lock(&log))?;
-                loaded = true;
-            }
-        }
-        self.groups.finish_loading();
-        if loaded {
-            tracing::info!(records, groups = self.groups.list_groups().len(), elapsed = ?started.elapsed(), "loaded consumer groups");
         }
         Ok(())
     }

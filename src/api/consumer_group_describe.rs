@@ -43,6 +43,9 @@ pub async fn handle(
             let Ok(coordinator) = &coordinator else {
                 return base.with_error_code(GroupError::CoordinatorNotAvailable.code());
             };
+            if coordinator.is_loading(&group_id) {
+                return base.with_error_code(GroupError::CoordinatorLoadInProgress.code());
+            }
             if !coordinator.owns(&group_id) {
                 return base.with_error_code(GroupError::NotCoordinator.code());
             }

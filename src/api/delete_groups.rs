@@ -16,6 +16,7 @@ pub async fn handle(
         .into_iter()
         .map(|group_id| {
             let result = match &coordinator {
+                Ok(c) if c.is_loading(&group_id) => Err(GroupError::CoordinatorLoadInProgress),
                 Ok(c) if c.owns(&group_id) => c.delete_group(&group_id),
                 Ok(_) => Err(GroupError::NotCoordinator),
                 Err(_) => Err(GroupError::CoordinatorNotAvailable),

@@ -29,6 +29,9 @@ pub async fn handle(
                 .with_group_id(group_id.clone())
                 .with_authorized_operations(ops);
             let coordinator = match &coordinator {
+                Ok(c) if c.is_loading(&group_id) => {
+                    return described.with_error_code(GroupError::CoordinatorLoadInProgress.code());
+                }
                 Ok(c) if c.owns(&group_id) => c,
                 Ok(_) => return described.with_error_code(GroupError::NotCoordinator.code()),
                 Err(_) => {

@@ -325,6 +325,9 @@ pub(crate) async fn coordinator_for<'a>(
         .groups()
         .await
         .map_err(|_| crate::error::GroupError::CoordinatorNotAvailable)?;
+    if groups.is_loading(group_id) {
+        return Err(crate::error::GroupError::CoordinatorLoadInProgress);
+    }
     if groups.owns(group_id) {
         Ok(groups)
     } else {

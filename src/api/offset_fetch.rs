@@ -24,6 +24,9 @@ fn fetch(
     member: Option<(&str, i32)>,
 ) -> Result<Fetched, GroupError> {
     let groups = groups.ok_or(GroupError::CoordinatorNotAvailable)?;
+    if groups.is_loading(group_id) {
+        return Err(GroupError::CoordinatorLoadInProgress);
+    }
     if !groups.owns(group_id) {
         return Err(GroupError::NotCoordinator);
     }

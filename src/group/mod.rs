@@ -103,6 +103,10 @@ pub struct GroupCoordinator {
     topics: Arc<MetadataCache>,
     /// Members of groups loaded at startup, watched once the runtime starts the coordinator.
     loaded_members: Mutex<Vec<(String, String)>>,
+    /// The runtime has started the coordinator: members loaded later are watched at once.
+    started: std::sync::atomic::AtomicBool,
+    /// Offsets partitions whose groups are being rebuilt from the log.
+    loading: Mutex<std::collections::HashSet<i32>>,
 }
 
 type SharedConsumerGroup = Arc<Mutex<ConsumerGroup>>;
@@ -128,6 +132,8 @@ impl GroupCoordinator {
             groups: Mutex::new(HashMap::new()),
             consumer_groups: Mutex::new(HashMap::new()),
             loaded_members: Mutex::new(Vec::new()),
+            started: std::sync::atomic::AtomicBool::new(false),
+            loading: Mutex::new(Default::default()),
         })
     }
 
@@ -175,8 +181,93 @@ impl GroupCoordinator {
             .clone()
     }
 
+    /// This broker now leads `partition` of `__consumer_offsets`: the groups stored there are
+    /// rebuilt from its log and served from here (Kafka's coordinator election).
+    pub fn elect(
+        self: &Arc<Self>,
+        partition: i32,
+        log: &crate::storage::manager::SharedLog,
+    ) -> Result<usize, StorageError> {
+        // Anything left from an earlier term here is stale.
+        self.resign(partition);
+        self.begin_loading(partition);
+        let loaded = self.load_shared(log);
+        self.loading_partitions().remove(&partition);
+        let records = loaded?;
+        let of_partition = |id: &str| {
+            records::partition_for(id, self.config.offsets_topic_partitions) == partition
+        };
+        self.finish_loading_where(of_partition);
+        if self.started.load(std::sync::atomic::Ordering::SeqCst) {
+            let loaded = std::mem::take(
+                &mut *self
+                    .loaded_members
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()),
+            );
+            for (group_id, member_id) in loaded {
+                self.watch_member(group_id, member_id);
+            }
+            let consumer_groups: Vec<SharedConsumerGroup> = self
+                .consumer_groups()
+                .iter()
+                .filter(|(id, _)| of_partition(id))
+                .map(|(_, g)| g.clone())
+                .collect();
+            for group in consumer_groups {
+                let mut g = lock_consumer(&group);
+                let (group_id, members): (String, Vec<String>) =
+                    (g.id.clone(), g.members.keys().cloned().collect());
+                for member_id in members {
+                    if g.watched.insert(member_id.clone()) {
+                        self.watch_consumer_member(group_id.clone(), member_id);
+                    }
+                }
+            }
+        }
+        tracing::debug!(
+            partition,
+            records,
+            "coordinating the groups of {OFFSETS_TOPIC} partition"
+        );
+        Ok(records)
+    }
+
+    fn loading_partitions(&self) -> MutexGuard<'_, std::collections::HashSet<i32>> {
+        self.loading.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Marks `partition` as loading: its groups answer COORDINATOR_LOAD_IN_PROGRESS until
+    /// [`GroupCoordinator::elect`] has rebuilt them.
+    pub fn begin_loading(&self, partition: i32) {
+        self.loading_partitions().insert(partition);
+    }
+
+    /// Whether any partition's groups are being loaded.
+    pub fn loading_anything(&self) -> bool {
+        !self.loading_partitions().is_empty()
+    }
+
+    /// Whether `group_id`'s partition is being loaded.
+    pub fn is_loading(&self, group_id: &str) -> bool {
+        let partition = records::partition_for(group_id, self.config.offsets_topic_partitions);
+        self.loading_partitions().contains(&partition)
+    }
+
+    /// This broker no longer leads `partition`: its groups are dropped here (their new
+    /// coordinator rebuilds them from the log; members find it through NOT_COORDINATOR).
+    pub fn resign(&self, partition: i32) {
+        let of_partition = |id: &String| {
+            records::partition_for(id, self.config.offsets_topic_partitions) == partition
+        };
+        self.groups().retain(|id, _| !of_partition(id));
+        self.consumer_groups().retain(|id, _| !of_partition(id));
+    }
+
     /// Starts the timers of members loaded from the log, and the offset expiry task.
     pub fn start(self: &Arc<Self>, shutdown: tokio_util::sync::CancellationToken) {
+        self.started
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         let loaded = std::mem::take(
             &mut *self
                 .loaded_members
@@ -264,14 +355,46 @@ impl GroupCoordinator {
 
     /// Rebuilds groups and offsets from one `__consumer_offsets` partition (startup).
     pub fn load_partition(&self, log: &Log) -> Result<usize, StorageError> {
+        let (start, end) = (log.log_start_offset(), log.log_end_offset());
+        self.load_from(start, end, |offset| {
+            Ok(match log.read(offset, 1 << 20, end, true)? {
+                Some(read) => Some((read.records.read()?, read.next_offset)),
+                None => None,
+            })
+        })
+    }
+
+    /// [`GroupCoordinator::load_partition`] locking the log only for each read, so appends
+    /// (and the group locks their writers hold) are never waited on while loading.
+    pub fn load_shared(
+        &self,
+        log: &crate::storage::manager::SharedLog,
+    ) -> Result<usize, StorageError> {
+        let (start, end) = {
+            let log = crate::storage::manager::lock(log);
+            (log.log_start_offset(), log.log_end_offset())
+        };
+        self.load_from(start, end, |offset| {
+            let log = crate::storage::manager::lock(log);
+            Ok(match log.read(offset, 1 << 20, end, true)? {
+                Some(read) => Some((read.records.read()?, read.next_offset)),
+                None => None,
+            })
+        })
+    }
+
+    fn load_from(
+        &self,
+        start: i64,
+        end: i64,
+        mut read: impl FnMut(i64) -> Result<Option<(bytes::Bytes, i64)>, StorageError>,
+    ) -> Result<usize, StorageError> {
         let mut records = 0;
-        let end = log.log_end_offset();
-        let mut offset = log.log_start_offset();
+        let mut offset = start;
         while offset < end {
-            let Some(read) = log.read(offset, 1 << 20, end, true)? else {
+            let Some((bytes, next_offset)) = read(offset)? else {
                 break;
             };
-            let bytes = read.records.read()?;
             for batch in BatchIter::new(&bytes) {
                 let batch = batch?;
                 if batch.is_control() {
@@ -292,7 +415,7 @@ impl GroupCoordinator {
                     }
                 }
             }
-            offset = read.next_offset;
+            offset = next_offset;
         }
         Ok(records)
     }
@@ -494,7 +617,17 @@ impl GroupCoordinator {
     /// After replay: members of loaded groups get fresh session deadlines (they must heartbeat
     /// to stay), to be watched once the coordinator starts.
     pub fn finish_loading(&self) {
-        let groups: Vec<SharedGroup> = self.groups().values().cloned().collect();
+        self.finish_loading_where(|_| true);
+    }
+
+    /// [`GroupCoordinator::finish_loading`] for the groups whose id passes `which`.
+    fn finish_loading_where(&self, which: impl Fn(&str) -> bool) {
+        let groups: Vec<SharedGroup> = self
+            .groups()
+            .iter()
+            .filter(|(id, _)| which(id))
+            .map(|(_, g)| g.clone())
+            .collect();
         let mut watch = Vec::new();
         for group in groups {
             let mut g = lock_group(&group);
@@ -511,8 +644,12 @@ impl GroupCoordinator {
             .unwrap_or_else(|p| p.into_inner())
             .extend(watch);
         let session = Duration::from_millis(self.config.consumer.session_timeout_ms.max(0) as u64);
-        let consumer_groups: Vec<SharedConsumerGroup> =
-            self.consumer_groups().values().cloned().collect();
+        let consumer_groups: Vec<SharedConsumerGroup> = self
+            .consumer_groups()
+            .iter()
+            .filter(|(id, _)| which(id))
+            .map(|(_, g)| g.clone())
+            .collect();
         for group in consumer_groups {
             let mut g = lock_consumer(&group);
             let now = Instant::now();

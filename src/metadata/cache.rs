@@ -54,6 +54,13 @@ impl MetadataCache {
         self.published.1.notify_all();
     }
 
+    /// Wakes [`MetadataCache::wait_blocking`] callers to re-check (after work that follows a
+    /// publish, such as loading consumer groups).
+    pub fn renotify(&self) {
+        let _guard = self.published.0.lock().unwrap_or_else(|p| p.into_inner());
+        self.published.1.notify_all();
+    }
+
     /// Blocks (outside the runtime) until the current image satisfies `check`; false when
     /// `timeout` passes first.
     pub fn wait_blocking(&self, timeout: Duration, check: impl Fn(&MetadataImage) -> bool) -> bool {
