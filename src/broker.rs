@@ -55,7 +55,7 @@ const CONTROLLER_WAIT: Duration = Duration::from_millis(2);
 /// How long a command for the active controller is retried while there is none.
 const CONTROLLER_REQUEST_WAIT: Duration = Duration::from_secs(30);
 /// How long the controlled shutdown may take before the broker stops anyway.
-const CONTROLLED_SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
+const CONTROLLED_SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
 
 /// The quorum's voter ids: `controller.quorum.voters`, or this node alone.
 pub fn quorum_voters(config: &BrokerConfig) -> Vec<u64> {
@@ -703,7 +703,16 @@ impl Broker {
     /// election under way, a leader that just stepped down or died) is retried until
     /// [`CONTROLLER_REQUEST_WAIT`] passes.
     pub async fn call_active_controller(&self, op: ControllerOp) -> Result<ControllerReply, Error> {
-        let deadline = tokio::time::Instant::now() + CONTROLLER_REQUEST_WAIT;
+        self.call_active_controller_within(op, CONTROLLER_REQUEST_WAIT)
+            .await
+    }
+
+    async fn call_active_controller_within(
+        &self,
+        op: ControllerOp,
+        wait: Duration,
+    ) -> Result<ControllerReply, Error> {
+        let deadline = tokio::time::Instant::now() + wait;
         let node = self.config.node_id as u64;
         loop {
             let status = *self.controller.status().borrow();
@@ -886,8 +895,15 @@ impl Broker {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
+        // Stopping: a cluster going down as a whole has no quorum left for long, so each
+        // controlled-shutdown heartbeat gets a short wait rather than the usual one.
+        let wait = if self.stopping.load(Ordering::SeqCst) {
+            LIFECYCLE_RETRY * 10
+        } else {
+            CONTROLLER_REQUEST_WAIT
+        };
         match runtime {
-            Some(runtime) => runtime.block_on(self.call_active_controller(op)),
+            Some(runtime) => runtime.block_on(self.call_active_controller_within(op, wait)),
             None => Err(Error::NotController),
         }
     }

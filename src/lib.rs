@@ -7,16 +7,19 @@
 //! | [`error`] | the broker error type and the one mapping to Kafka error codes |
 //! | [`record`] | v2 record batches as zero-copy views; validation and header patching |
 //! | [`storage`] | segmented logs with mmapped indexes, checkpoints, recovery, retention |
-//! | [`metadata`] | topic definitions and cluster identity on disk |
-//! | [`replica`] | hosted partitions: append with acks, fetch with long-poll |
-//! | [`broker`] | the node: wiring and topic administration |
+//! | [`metadata`] | metadata records, the image they build, this broker's view of it |
+//! | [`controller`] | the controller quorum: decisions, metadata log, Raft voter, transport |
+//! | [`replica`] | hosted partitions: append with acks, fetch with long-poll, follower fetchers |
+//! | [`broker`] | the node: lifecycle with the controller, applying metadata, topic administration |
 //! | [`api`] | one file per Kafka API, wire types <-> core; the dispatch table |
 //! | [`server`] | listener, connections, framing |
-//! | [`net`] | the client side: the liveness probe |
+//! | [`net`] | the client side: requests to other nodes, the liveness probe |
 //! | [`telemetry`] | logging |
 //!
-//! Dependencies point one way: `types <- record <- storage <- replica <- broker <- api <- server`,
-//! and only `api` and `server` see `kafka-protocol` types.
+//! Dependencies point one way: `types <- record <- storage <- {metadata, replica} <- controller
+//! <- broker <- api <- server`, and only `api`, `server` and `net` (the client side of the
+//! protocol) see `kafka-protocol` types. What the broker needs from the wire (forwarding to the
+//! controller, fetching as a follower) it gets through traits the API layer implements.
 
 pub mod api;
 pub mod broker;

@@ -130,7 +130,15 @@ impl Server {
         let tracker = TaskTracker::new();
         spawn_background_tasks(&tracker, self.broker.clone(), shutdown.clone());
         let controller_listener = self.controller_listener.take();
-        self.start_quorum_traffic(controller_listener, &tracker, shutdown.clone());
+        // The quorum keeps talking until the broker has shut down: its controlled shutdown
+        // needs the active controller.
+        let quorum_tracker = TaskTracker::new();
+        let quorum_shutdown = CancellationToken::new();
+        self.start_quorum_traffic(
+            controller_listener,
+            &quorum_tracker,
+            quorum_shutdown.clone(),
+        );
         // Registered with the addresses actually bound (a port of 0 is known only now), once
         // the quorum can be reached; clients connecting meanwhile wait in the backlog.
         let endpoints = self
@@ -173,11 +181,13 @@ impl Server {
         tracker.close();
         tracker.wait().await;
         let broker = self.broker.clone();
-        tokio::task::spawn_blocking(move || broker.shutdown())
-            .await
-            .map_err(|e| {
-                crate::error::Error::InvalidRequest(format!("shutdown task failed: {e}"))
-            })??;
+        let stopped = tokio::task::spawn_blocking(move || broker.shutdown()).await;
+        quorum_shutdown.cancel();
+        quorum_tracker.close();
+        quorum_tracker.wait().await;
+        stopped.map_err(|e| {
+            crate::error::Error::InvalidRequest(format!("shutdown task failed: {e}"))
+        })??;
         tracing::info!("shut down cleanly");
         Ok(())
     }
