@@ -52,6 +52,8 @@ const LIFECYCLE_RETRY: Duration = Duration::from_millis(50);
 /// Retry pause while the controller is not active yet (it becomes so within milliseconds
 /// on a single node).
 const CONTROLLER_WAIT: Duration = Duration::from_millis(2);
+/// How long the first use of groups waits for a controller to create `__consumer_offsets`.
+const GROUPS_TOPIC_WAIT: Duration = Duration::from_secs(2);
 /// How long a command for the active controller is retried while there is none.
 const CONTROLLER_REQUEST_WAIT: Duration = Duration::from_secs(30);
 /// How long the controlled shutdown may take before the broker stops anyway.
@@ -624,6 +626,7 @@ impl Broker {
                                 .add(Partition::new(tp.clone(), topic_id, node, log))
                         }
                     };
+                    hosted.set_lag_time_ms(self.config.cluster.replica_lag_time_max_ms);
                     hosted.set_leadership(Leadership {
                         leader: registration.leader,
                         leader_epoch: registration.leader_epoch,
@@ -926,7 +929,12 @@ impl Broker {
                 assignments: Vec::new(),
                 configs,
             };
-            match self.create_topic(request, false).await {
+            // FindCoordinator answers COORDINATOR_NOT_AVAILABLE soon when there is no
+            // controller (clients retry), rather than holding the connection.
+            match self
+                .create_topic_within(request, false, GROUPS_TOPIC_WAIT)
+                .await
+            {
                 Ok(_) => {}
                 // Created by a concurrent first use: answer once it is known here too.
                 Err(Error::TopicAlreadyExists(_)) => {
@@ -1009,6 +1017,17 @@ impl Broker {
         request: NewTopic,
         validate_only: bool,
     ) -> Result<Arc<TopicInfo>, Error> {
+        self.create_topic_within(request, validate_only, CONTROLLER_REQUEST_WAIT)
+            .await
+    }
+
+    /// [`Broker::create_topic`] waiting at most `wait` for an active controller.
+    async fn create_topic_within(
+        &self,
+        request: NewTopic,
+        validate_only: bool,
+        wait: Duration,
+    ) -> Result<Arc<TopicInfo>, Error> {
         let name = request.name.clone();
         let configs = request.configs.clone();
         let op = ControllerOp::CreateTopic {
@@ -1021,7 +1040,7 @@ impl Broker {
             },
             validate_only,
         };
-        let reply = self.call_active_controller(op).await?;
+        let reply = self.call_active_controller_within(op, wait).await?;
         let ControllerReply::TopicCreated {
             topic_id,
             partitions,

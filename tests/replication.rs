@@ -145,3 +145,176 @@ async fn acks_all_loses_nothing_when_the_leader_is_killed() {
         "the restarted broker rejoined the ISR"
     );
 }
+
+/// One record, as the protocol crate encodes it, for a raw Produce request.
+fn one_record_batch(value: &str) -> bytes::Bytes {
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+    let record = Record {
+        transactional: false,
+        control: false,
+        partition_leader_epoch: -1,
+        producer_id: -1,
+        producer_epoch: -1,
+        timestamp_type: TimestampType::Creation,
+        offset: 0,
+        sequence: -1,
+        timestamp: 1_000,
+        key: None,
+        value: Some(bytes::Bytes::from(value.to_string())),
+        headers: Default::default(),
+        delete_horizon: false,
+    };
+    let mut buf = bytes::BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &[record],
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .unwrap();
+    buf.freeze()
+}
+
+fn produce_acks_all(bootstrap: &str, topic: &str, value: &str) -> i16 {
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    use kafka_protocol::messages::{ProduceRequest, ProduceResponse, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+    let request = ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(5_000)
+        .with_topic_data(vec![
+            TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_string(topic.into())))
+                .with_partition_data(vec![
+                    PartitionProduceData::default()
+                        .with_index(0)
+                        .with_records(Some(one_record_batch(value))),
+                ]),
+        ]);
+    let response: ProduceResponse = raw_call(bootstrap, ApiKey::Produce, 9, &request);
+    response.responses[0].partition_responses[0].error_code
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_two_of_three_brokers_gone_acks_all_is_refused_and_reads_go_on() {
+    let mut cluster = Cluster::start(3, &[("replica.lag.time.max.ms", "3000")]);
+    create_replicated(&cluster.bootstrap(), "guarded").await;
+    assert!(wait_until(Duration::from_secs(30), || {
+        partition_state(&cluster.nodes[0].bootstrap, "guarded")
+            .is_some_and(|(_, isr)| isr.len() == 3)
+    }));
+    let (leader, _) = partition_state(&cluster.nodes[0].bootstrap, "guarded").unwrap();
+    let leader = (leader - 1) as usize;
+    for i in 0..20 {
+        assert_eq!(
+            produce_acks_all(
+                &cluster.nodes[leader].bootstrap,
+                "guarded",
+                &format!("g{i}")
+            ),
+            0
+        );
+    }
+    // Stop the two followers; the leader is left alone.
+    for i in (0..3).filter(|i| *i != leader) {
+        cluster.nodes[i].kill9();
+    }
+    let survivor = &cluster.nodes[leader].bootstrap;
+    // Two of three combined nodes gone take the controller quorum with them, so the ISR
+    // cannot shrink in the metadata; the leader still counts only followers caught up
+    // within replica.lag.time.max.ms (3 s here) toward min.insync.replicas.
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            produce_acks_all(survivor, "guarded", "refused") == 19
+        }),
+        "NOT_ENOUGH_REPLICAS instead of accepting data it cannot protect"
+    );
+    let seen = read_all(survivor, "guarded", 20);
+    assert_eq!(seen.len(), 20, "committed data is still read");
+    assert!(!seen.contains("refused"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_keeps_its_committed_offsets_when_its_coordinator_dies() {
+    use kafka_protocol::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
+    use kafka_protocol::protocol::StrBytes;
+    let mut cluster = Cluster::start(3, &[]);
+    let bootstrap = cluster.bootstrap();
+    create_replicated(&bootstrap, "work").await;
+    for i in 0..40 {
+        assert_eq!(
+            produce_acks_all(
+                &bootstrap_of_leader(&cluster, "work"),
+                "work",
+                &format!("w{i:03}")
+            ),
+            0
+        );
+    }
+    let group_consumer = |bootstrap: &str| -> BaseConsumer {
+        let consumer: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", bootstrap)
+            .set("group.id", "survivors")
+            .set("auto.offset.reset", "earliest")
+            .set("enable.auto.commit", "false")
+            .create()
+            .unwrap();
+        consumer.subscribe(&["work"]).unwrap();
+        consumer
+    };
+    // Read 15 and commit after them.
+    let consumer = group_consumer(&bootstrap);
+    let mut read = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while read < 15 && Instant::now() < deadline {
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(200)) {
+            read += 1;
+            if read == 15 {
+                let mut offsets = rdkafka::TopicPartitionList::new();
+                offsets
+                    .add_partition_offset("work", 0, rdkafka::Offset::Offset(message.offset() + 1))
+                    .unwrap();
+                consumer
+                    .commit(&offsets, rdkafka::consumer::CommitMode::Sync)
+                    .unwrap();
+            }
+        }
+    }
+    assert_eq!(read, 15);
+    drop(consumer);
+
+    let coordinator: FindCoordinatorResponse = raw_call(
+        &cluster.nodes[0].bootstrap,
+        ApiKey::FindCoordinator,
+        3,
+        &FindCoordinatorRequest::default().with_key(StrBytes::from_static_str("survivors")),
+    );
+    assert_eq!(coordinator.error_code, 0);
+    let dead = (coordinator.node_id.0 - 1) as usize;
+    cluster.nodes[dead].kill9();
+    let alive: Vec<String> = (0..3)
+        .filter(|i| *i != dead)
+        .map(|i| cluster.nodes[i].bootstrap.clone())
+        .collect();
+
+    // A new member of the group, through the brokers left, starts after the commit.
+    let consumer = group_consumer(&alive.join(","));
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let first = loop {
+        assert!(Instant::now() < deadline, "the group never resumed");
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(200)) {
+            break String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned();
+        }
+    };
+    assert_eq!(first, "w015", "resumed from the committed offset");
+}
+
+/// The client address of the broker leading partition 0 of `topic`.
+fn bootstrap_of_leader(cluster: &Cluster, topic: &str) -> String {
+    let (leader, _) = partition_state(&cluster.nodes[0].bootstrap, topic).unwrap();
+    cluster.nodes[(leader - 1) as usize].bootstrap.clone()
+}

@@ -16,6 +16,10 @@ pub async fn handle(
     version: i16,
 ) -> Option<ProduceResponse> {
     let acks = request.acks;
+    let timeout = std::time::Duration::from_millis(request.timeout_ms.max(0) as u64);
+    // Every partition is appended first, then each waits for durability and replication:
+    // the partitions of one request replicate at the same time.
+    let mut appended = Vec::new();
     let mut responses = Vec::with_capacity(request.topic_data.len());
     for topic in request.topic_data {
         // v13+ names topics by id.
@@ -32,21 +36,12 @@ pub async fn handle(
             let result = match (&name, matches!(acks, -1..=1)) {
                 (_, false) => Err(Error::InvalidRequiredAcks(acks)),
                 (Err(_), _) => Err(Error::UnknownTopicId),
-                (Ok(name), true) => {
-                    let timeout =
-                        std::time::Duration::from_millis(request.timeout_ms.max(0) as u64);
-                    append(
-                        ctx,
-                        name,
-                        data.index,
-                        data.records.as_deref(),
-                        acks,
-                        timeout,
-                    )
-                    .await
-                }
+                (Ok(name), true) => append(ctx, name, data.index, data.records.as_deref(), acks),
             };
-            partitions.push(partition_response(data.index, result));
+            if let Ok((partition, info)) = &result {
+                appended.push((responses.len(), partitions.len(), partition.clone(), *info));
+            }
+            partitions.push(partition_response(data.index, result.map(|(_, info)| info)));
         }
         responses.push(
             TopicProduceResponse::default()
@@ -55,20 +50,50 @@ pub async fn handle(
                 .with_partition_responses(partitions),
         );
     }
+    for (topic, slot, partition, info) in appended {
+        if let Err(e) = complete(&partition, &info, acks, timeout).await {
+            let index = responses[topic].partition_responses[slot].index;
+            responses[topic].partition_responses[slot] = partition_response(index, Err(e));
+        }
+    }
     if acks == 0 {
         return None;
     }
     Some(ProduceResponse::default().with_responses(responses))
 }
 
-async fn append(
+/// What an append must wait for before it is acknowledged: the fsync `flush.messages` asks
+/// for, and with acks=all the ISR.
+async fn complete(
+    partition: &crate::replica::Partition,
+    info: &crate::storage::log::AppendInfo,
+    acks: i16,
+    timeout: std::time::Duration,
+) -> Result<(), Error> {
+    if info.flush_due {
+        partition.flush_to(info.last_offset + 1).await?;
+    }
+    if acks == -1 {
+        partition
+            .wait_for_replication(info.last_offset + 1, timeout)
+            .await?;
+    }
+    Ok(())
+}
+
+fn append(
     ctx: &ApiContext,
     topic: &str,
     partition: i32,
     records: Option<&[u8]>,
     acks: i16,
-    timeout: std::time::Duration,
-) -> Result<crate::storage::log::AppendInfo, Error> {
+) -> Result<
+    (
+        std::sync::Arc<crate::replica::Partition>,
+        crate::storage::log::AppendInfo,
+    ),
+    Error,
+> {
     let partition = ctx
         .broker
         .replicas()
@@ -79,15 +104,7 @@ async fn append(
         ))
     })?;
     let info = partition.append(records, acks)?;
-    if info.flush_due {
-        partition.flush_to(info.last_offset + 1).await?;
-    }
-    if acks == -1 {
-        partition
-            .wait_for_replication(info.last_offset + 1, timeout)
-            .await?;
-    }
-    Ok(info)
+    Ok((partition, info))
 }
 
 fn partition_response(

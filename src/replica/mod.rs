@@ -59,6 +59,9 @@ pub struct Partition {
     followers: Mutex<HashMap<i32, FollowerProgress>>,
     /// The high watermark, for acks=all appends waiting for replication.
     committed: tokio::sync::watch::Sender<i64>,
+    /// `replica.lag.time.max.ms`: a follower not caught up for this long does not count
+    /// toward `min.insync.replicas`, even before the controller has shrunk the ISR.
+    lag_time_ms: std::sync::atomic::AtomicI64,
     /// Fetches waiting for data here. Weak: a finished fetch leaves only a dead pointer,
     /// pruned on the next registration or append.
     waiters: Mutex<Vec<Weak<Notify>>>,
@@ -77,6 +80,7 @@ impl Partition {
             leadership: RwLock::new(None),
             followers: Mutex::new(HashMap::new()),
             committed: tokio::sync::watch::channel(0).0,
+            lag_time_ms: std::sync::atomic::AtomicI64::new(30_000),
             waiters: Mutex::new(Vec::new()),
             flush_turn: tokio::sync::Mutex::new(()),
         }
@@ -104,6 +108,31 @@ impl Partition {
             isr: vec![1],
         });
         partition
+    }
+
+    /// Sets `replica.lag.time.max.ms` for this partition.
+    pub fn set_lag_time_ms(&self, lag_ms: i64) {
+        self.lag_time_ms.store(lag_ms, Ordering::Relaxed);
+    }
+
+    /// ISR members this leader knows to be in sync: itself, and followers caught up within
+    /// the lag time. When the controller cannot be reached to shrink the ISR (two of three
+    /// combined nodes gone take the quorum with them), acks=all is still refused rather than
+    /// accepted without the replicas `min.insync.replicas` asks for.
+    fn live_isr_size(&self, leadership: &Leadership) -> i32 {
+        let lag = self.lag_time_ms.load(Ordering::Relaxed);
+        let now = now_ms();
+        let followers = self.followers.lock().unwrap_or_else(|p| p.into_inner());
+        leadership
+            .isr
+            .iter()
+            .filter(|r| {
+                **r == self.node_id
+                    || followers
+                        .get(r)
+                        .is_some_and(|f| now - f.last_caught_up_ms <= lag)
+            })
+            .count() as i32
     }
 
     pub fn leadership(&self) -> Option<Leadership> {
@@ -331,12 +360,15 @@ impl Partition {
 
     /// Validates and appends the records of one produce partition.
     pub fn append(&self, records: &[u8], acks: i16) -> Result<AppendInfo, Error> {
-        let (leader_epoch, isr_size) = {
-            let leadership = self.leadership.read().unwrap_or_else(|p| p.into_inner());
-            match leadership.as_ref() {
-                Some(l) if l.leader == self.node_id => (l.leader_epoch, l.isr.len() as i32),
-                _ => return Err(Error::NotLeaderOrFollower),
-            }
+        let leadership = match self.leadership() {
+            Some(l) if l.leader == self.node_id => l,
+            _ => return Err(Error::NotLeaderOrFollower),
+        };
+        let leader_epoch = leadership.leader_epoch;
+        let isr_size = if acks == -1 {
+            self.live_isr_size(&leadership)
+        } else {
+            leadership.isr.len() as i32
         };
         let info = {
             let mut log = lock(&self.log);
