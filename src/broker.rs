@@ -7,11 +7,15 @@
 //!   the active controller, heartbeats, and at shutdown runs the controlled shutdown;
 //! - the metadata publisher: applies each committed image (Kafka's `BrokerMetadataPublisher`):
 //!   creates, leads, follows or deletes this broker's partitions, then makes the image the
-//!   one the API layer answers from.
+//!   one the API layer answers from;
 //!
-//! Topic administration is a command to the active controller; it answers once this broker
-//! has applied the result, so a client that created a topic can use it at once. For now a
-//! node is its own one-voter quorum (clusters of several nodes follow in issue 6).
+//! and, as tasks on the runtime, a replica fetcher per leader it follows partitions of and the
+//! ISR task (AlterPartition when followers fall behind or catch up).
+//!
+//! Topic administration is a command to the active controller (this node's, or another's
+//! over the controller listener); it answers once this broker has applied the result, so a
+//! client that created a topic can use it at once. A single node is a quorum of one; a
+//! cluster is made of nodes that are all brokers and controllers (`process.roles`).
 
 use crate::config::{BrokerConfig, LogConfig};
 use crate::controller::control::{

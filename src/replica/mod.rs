@@ -1,6 +1,14 @@
 //! Partitions this broker hosts and the two hot paths over them: append (with acks) and fetch
 //! (with the `min_bytes`/`max_wait_ms` long-poll). Kafka's `ReplicaManager` + `Partition` +
-//! the delayed-fetch purgatory, for a node that is the only replica of every partition.
+//! the delayed-fetch purgatory. A leader tracks its followers' progress (from their fetches),
+//! keeps the high watermark at the smallest log end in the ISR, knows which followers should
+//! leave or join the ISR, and holds acks=all appends until the ISR has them; `fetcher.rs` is
+//! the follower side.
+//!
+//! Departure: for the `min.insync.replicas` check of an acks=all append, the leader counts
+//! only ISR members caught up within `replica.lag.time.max.ms`, not the ISR as last
+//! committed: with combined nodes, losing two of three also loses the controller quorum, and
+//! the ISR could then never shrink in the metadata (Kafka would time the writes out).
 //!
 //! Long-poll: a waiting fetch registers one `Notify` with every partition it reads; each
 //! append wakes the registered waiters, which re-read and either answer or wait again until
