@@ -199,31 +199,7 @@ impl GroupCoordinator {
         };
         self.finish_loading_where(of_partition);
         if self.started.load(std::sync::atomic::Ordering::SeqCst) {
-            let loaded = std::mem::take(
-                &mut *self
-                    .loaded_members
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner()),
-            );
-            for (group_id, member_id) in loaded {
-                self.watch_member(group_id, member_id);
-            }
-            let consumer_groups: Vec<SharedConsumerGroup> = self
-                .consumer_groups()
-                .iter()
-                .filter(|(id, _)| of_partition(id))
-                .map(|(_, g)| g.clone())
-                .collect();
-            for group in consumer_groups {
-                let mut g = lock_consumer(&group);
-                let (group_id, members): (String, Vec<String>) =
-                    (g.id.clone(), g.members.keys().cloned().collect());
-                for member_id in members {
-                    if g.watched.insert(member_id.clone()) {
-                        self.watch_consumer_member(group_id.clone(), member_id);
-                    }
-                }
-            }
+            self.watch_loaded(of_partition);
         }
         tracing::debug!(
             partition,
@@ -264,10 +240,9 @@ impl GroupCoordinator {
         self.consumer_groups().retain(|id, _| !of_partition(id));
     }
 
-    /// Starts the timers of members loaded from the log, and the offset expiry task.
-    pub fn start(self: &Arc<Self>, shutdown: tokio_util::sync::CancellationToken) {
-        self.started
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+    /// Starts the session timers of loaded members: classic ones queued by loading, and the
+    /// KIP-848 members of the groups `which` selects.
+    fn watch_loaded(self: &Arc<Self>, which: impl Fn(&str) -> bool) {
         let loaded = std::mem::take(
             &mut *self
                 .loaded_members
@@ -277,8 +252,12 @@ impl GroupCoordinator {
         for (group_id, member_id) in loaded {
             self.watch_member(group_id, member_id);
         }
-        let consumer_groups: Vec<SharedConsumerGroup> =
-            self.consumer_groups().values().cloned().collect();
+        let consumer_groups: Vec<SharedConsumerGroup> = self
+            .consumer_groups()
+            .iter()
+            .filter(|(id, _)| which(id))
+            .map(|(_, g)| g.clone())
+            .collect();
         for group in consumer_groups {
             let mut g = lock_consumer(&group);
             let (group_id, members): (String, Vec<String>) =
@@ -289,6 +268,13 @@ impl GroupCoordinator {
                 }
             }
         }
+    }
+
+    /// Starts the timers of members loaded from the log, and the offset expiry task.
+    pub fn start(self: &Arc<Self>, shutdown: tokio_util::sync::CancellationToken) {
+        self.started
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.watch_loaded(|_| true);
         let this = self.clone();
         let period = Duration::from_millis(self.config.offsets_retention_check_interval_ms.max(10));
         tokio::spawn(async move {

@@ -466,6 +466,17 @@ pub struct FetchedPartition {
     pub diverging_epoch: Option<(i32, i64)>,
 }
 
+impl FetchedPartition {
+    /// An answer that is only an error.
+    pub fn failed(error: Error) -> Self {
+        Self {
+            result: Err(error),
+            offsets: None,
+            diverging_epoch: None,
+        }
+    }
+}
+
 /// Limits of one fetch request.
 #[derive(Debug, Clone, Copy)]
 pub struct FetchLimits {
@@ -564,11 +575,7 @@ impl ReplicaManager {
                 Ok(p) => p,
                 Err(e) => {
                     any_error = true;
-                    out.push(FetchedPartition {
-                        result: Err(e),
-                        offsets: None,
-                        diverging_epoch: None,
-                    });
+                    out.push(FetchedPartition::failed(e));
                     continue;
                 }
             };
@@ -577,11 +584,7 @@ impl ReplicaManager {
             }
             if let Err(e) = partition.check_leader_epoch(request.current_leader_epoch) {
                 any_error = true;
-                out.push(FetchedPartition {
-                    result: Err(e),
-                    offsets: None,
-                    diverging_epoch: None,
-                });
+                out.push(FetchedPartition::failed(e));
                 continue;
             }
             let follower = request.replica_id >= 0;
@@ -594,11 +597,7 @@ impl ReplicaManager {
                     }
                     Err(e) => {
                         any_error = true;
-                        out.push(FetchedPartition {
-                            result: Err(e),
-                            offsets: None,
-                            diverging_epoch: None,
-                        });
+                        out.push(FetchedPartition::failed(e));
                         continue;
                     }
                 }

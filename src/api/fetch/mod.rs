@@ -188,16 +188,10 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
         .zip(slots)
         .map(|(fetch, slot)| {
             let fetched = match slot {
-                Ok(i) => results[i].take().unwrap_or(FetchedPartition {
-                    result: Err(Error::UnknownTopicOrPartition),
-                    offsets: None,
-                    diverging_epoch: None,
-                }),
-                Err(e) => FetchedPartition {
-                    result: Err(e),
-                    offsets: None,
-                    diverging_epoch: None,
-                },
+                Ok(i) => results[i]
+                    .take()
+                    .unwrap_or(FetchedPartition::failed(Error::UnknownTopicOrPartition)),
+                Err(e) => FetchedPartition::failed(e),
             };
             partition_data(fetch.key.partition, fetched, read_committed)
         })
