@@ -754,8 +754,19 @@ impl Broker {
             return Err(Error::NotController);
         };
         let address = format!("{}:{}", voter.host, voter.port);
-        let timeout = Duration::from_millis(self.config.cluster.replica_socket_timeout_ms);
-        forwarder.forward(&address, op, timeout).await
+        let cluster = &self.config.cluster;
+        let mut timeout = cluster.replica_socket_timeout_ms;
+        if matches!(
+            op,
+            ControllerOp::Heartbeat(_) | ControllerOp::RegisterBroker(_)
+        ) {
+            // A heartbeat lost to an unreachable controller must not hold the next one past
+            // the session.
+            timeout = timeout.min((cluster.broker_session_timeout_ms / 2).max(1_000) as u64);
+        }
+        forwarder
+            .forward(&address, op, Duration::from_millis(timeout))
+            .await
     }
 
     /// Installs what opens fetch connections to leaders (the server does, once).

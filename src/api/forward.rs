@@ -75,8 +75,10 @@ impl Forwarder {
         op: &ControllerOp,
         timeout: Duration,
     ) -> Result<ControllerReply, Error> {
-        let mut connections = self.connections.lock().await;
-        let mut connection = match connections.remove(address) {
+        // Taken out for the exchange, so a call to an unreachable voter does not hold up
+        // others (a concurrent call opens its own connection; one is kept afterwards).
+        let kept = self.connections.lock().await.remove(address);
+        let mut connection = match kept {
             Some(connection) => connection,
             None => PeerConnection::connect(address, &self.client_id, timeout)
                 .await
@@ -85,7 +87,10 @@ impl Forwarder {
         let outcome = forward(&mut connection, op, timeout).await;
         // A connection that failed mid-exchange is not reused.
         if !matches!(outcome, Err(Error::NotController | Error::RequestTimedOut)) {
-            connections.insert(address.to_string(), connection);
+            self.connections
+                .lock()
+                .await
+                .insert(address.to_string(), connection);
         }
         outcome
     }
