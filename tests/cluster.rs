@@ -1,8 +1,8 @@
 //! Three combined broker+controller processes on loopback forming one cluster: the
 //! controller quorum over TCP, brokers registering with the active controller, topic
 //! administration forwarded to it, clients spread over every broker, and a new active
-//! controller after the old one is killed. (Replication between brokers is not built yet:
-//! topics have one replica per partition here.)
+//! controller after the old one is killed or cut off the network. (Replication itself is
+//! `replication.rs`.)
 
 #![allow(clippy::unwrap_used)]
 
@@ -164,4 +164,48 @@ fn topics_can_be_created_again_after_the_active_controller_is_killed() {
             .iter()
             .any(|t| t.name.as_ref().is_some_and(|n| n.as_str() == "after"))
     }));
+}
+
+#[test]
+fn an_active_controller_cut_off_the_network_steps_down_and_the_majority_goes_on() {
+    let mut cluster = Cluster::start_partitionable(3, &[]);
+    assert_eq!(create_topic(&cluster.nodes[0].bootstrap, "before", 2, 3), 0);
+    let active = cluster.active_controller().unwrap();
+    cluster.network().isolate(active as u32 + 1);
+    let cut_at = Instant::now();
+    // Alone, it cannot reach a quorum: it stops acting as the controller (Raft's check
+    // quorum), while the other two elect one of themselves and go on.
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            cluster.nodes[active]
+                .log_text()
+                .contains("no longer the active controller")
+        }),
+        "the cut-off controller stepped down"
+    );
+    let survivor = (active + 1) % 3;
+    assert_eq!(
+        create_topic(&cluster.nodes[survivor].bootstrap, "during", 2, 2),
+        0
+    );
+    eprintln!(
+        "active controller cut off: topic created by the majority {:?} later",
+        cut_at.elapsed()
+    );
+    let new_active = cluster.active_controller().unwrap();
+    assert_ne!(new_active, active);
+
+    // Healed, it follows the new controller and learns what it missed.
+    cluster.network().heal();
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            metadata(&cluster.nodes[active].bootstrap)
+                .topics
+                .iter()
+                .any(|t| t.name.as_ref().is_some_and(|n| n.as_str() == "during"))
+        }),
+        "the healed node learned the topic created without it"
+    );
+    assert_eq!(cluster.active_controller(), Some(new_active));
+    cluster.assert_one_active_controller_per_term();
 }

@@ -180,11 +180,16 @@ fn one_record_batch(value: &str) -> bytes::Bytes {
 }
 
 fn produce_acks_all(bootstrap: &str, topic: &str, value: &str) -> i16 {
+    produce_raw(bootstrap, topic, value, -1)
+}
+
+/// One record to partition 0 of `topic` with `acks`; the partition's error code.
+fn produce_raw(bootstrap: &str, topic: &str, value: &str, acks: i16) -> i16 {
     use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
     use kafka_protocol::messages::{ProduceRequest, ProduceResponse, TopicName};
     use kafka_protocol::protocol::StrBytes;
     let request = ProduceRequest::default()
-        .with_acks(-1)
+        .with_acks(acks)
         .with_timeout_ms(5_000)
         .with_topic_data(vec![
             TopicProduceData::default()
@@ -317,4 +322,201 @@ async fn a_group_keeps_its_committed_offsets_when_its_coordinator_dies() {
 fn bootstrap_of_leader(cluster: &Cluster, topic: &str) -> String {
     let (leader, _) = partition_state(&cluster.nodes[0].bootstrap, topic).unwrap();
     cluster.nodes[(leader - 1) as usize].bootstrap.clone()
+}
+
+/// Partition 0 of `topic` as node `dir` stores it: its `.log` files in offset order, joined.
+fn stored_log(dir: &std::path::Path, topic: &str) -> Vec<u8> {
+    let partition = dir.join(format!("{topic}-0"));
+    let mut segments: Vec<_> = std::fs::read_dir(&partition)
+        .unwrap()
+        .map_while(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    segments.sort();
+    segments
+        .iter()
+        .flat_map(|p| std::fs::read(p).unwrap())
+        .collect()
+}
+
+/// (base offset, partition leader epoch) of every batch in `log`.
+fn batch_epochs(log: &[u8]) -> Vec<(i64, i32)> {
+    let mut batches = Vec::new();
+    let mut at = 0;
+    while at + 12 + 4 <= log.len() {
+        let base_offset = i64::from_be_bytes(log[at..at + 8].try_into().unwrap());
+        let length = i32::from_be_bytes(log[at + 8..at + 12].try_into().unwrap()) as usize;
+        let epoch = i32::from_be_bytes(log[at + 12..at + 16].try_into().unwrap());
+        batches.push((base_offset, epoch));
+        at += 12 + length;
+    }
+    batches
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The partition leader is cut off from the other nodes, not stopped, while a producer keeps
+/// writing with acks=all and a client on its side of the cut keeps writing to it; then the
+/// network heals.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_cut_off_the_network_loses_nothing_acknowledged_and_rejoins() {
+    let cluster = Cluster::start_partitionable(3, &[("replica.lag.time.max.ms", "10000")]);
+    let bootstrap = cluster.bootstrap();
+    create_replicated(&bootstrap, "cut").await;
+    assert!(wait_until(Duration::from_secs(30), || {
+        partition_state(&cluster.nodes[0].bootstrap, "cut").is_some_and(|(_, isr)| isr.len() == 3)
+    }));
+    let (old_leader, _) = partition_state(&cluster.nodes[0].bootstrap, "cut").unwrap();
+    let cut_off = (old_leader - 1) as usize;
+    let survivor = (cut_off + 1) % 3;
+
+    // A producer writing with acks=all from start to end.
+    let acked: Arc<Mutex<Vec<(usize, Instant)>>> = Arc::default();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let producer: FutureProducer = ClientConfig::new()
+            .set("bootstrap.servers", &bootstrap)
+            .set("acks", "all")
+            .set("enable.idempotence", "false")
+            .set("linger.ms", "0")
+            .set("message.timeout.ms", "90000")
+            // A request the cut-off leader holds (it cannot reach the ISR) times out sooner
+            // than librdkafka's 30 s default, and the retry finds the new leader.
+            .set("request.timeout.ms", "5000")
+            // A request lost in the cut is given up after this (librdkafka's default: 60 s).
+            .set("socket.timeout.ms", "6000")
+            .set("retry.backoff.ms", "100")
+            .create()
+            .unwrap();
+        let acked = acked.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut i = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let payload = format!("a{i:05}");
+                let delivery = producer
+                    .send(
+                        FutureRecord::<(), _>::to("cut").payload(&payload),
+                        Duration::from_secs(90),
+                    )
+                    .await;
+                if delivery.is_ok() {
+                    acked.lock().unwrap().push((i, Instant::now()));
+                }
+                i += 1;
+            }
+        })
+    };
+    let acked_since = |since: Instant| {
+        acked
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, at)| *at > since)
+            .count()
+    };
+    assert!(wait_until(Duration::from_secs(30), || acked_since(
+        Instant::now() - Duration::from_secs(3600)
+    ) >= 50));
+
+    cluster.network().isolate(old_leader as u32);
+    let cut_at = Instant::now();
+    // A client on the cut-off side (straight to the node's own listener, not through the
+    // cut network) writes to the old leader at once: acks=1 is taken into its log alone, in
+    // its old epoch; acks=all is appended too but cannot reach the ISR, so it is not
+    // acknowledged. Both are a divergent tail that must not survive the heal.
+    let zombie_bootstrap = cluster.nodes[cut_off].bootstrap.clone();
+    let early_one = produce_raw(&zombie_bootstrap, "cut", "zombie-early-one", 1);
+    let early_all = produce_raw(&zombie_bootstrap, "cut", "zombie-early-all", -1);
+    assert_ne!(
+        early_all, 0,
+        "the cut-off leader acknowledged an acks=all write"
+    );
+
+    // The rest of the cluster elects another leader, and the producer's writes go on there.
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            partition_state(&cluster.nodes[survivor].bootstrap, "cut")
+                .is_some_and(|(leader, _)| leader != old_leader && leader > 0)
+                && acked_since(cut_at) >= 20
+        }),
+        "a new leader took over the writes"
+    );
+    let first_after = acked
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(_, at)| *at > cut_at)
+        .map(|(_, at)| *at - cut_at)
+        .unwrap();
+    // Another leader now writes in a newer epoch, and the old one still believes it leads
+    // (as a Kafka broker does: nothing tells it otherwise). Its followers are gone, so it
+    // refuses acks=all (NOT_ENOUGH_REPLICAS: none caught up within replica.lag.time.max.ms);
+    // acks=1 it takes, in its old epoch, and that too must go at the heal.
+    let late_all = produce_raw(&zombie_bootstrap, "cut", "zombie-late-all", -1);
+    assert_eq!(late_all, 19, "NOT_ENOUGH_REPLICAS from the cut-off leader");
+    let late_one = produce_raw(&zombie_bootstrap, "cut", "zombie-late-one", 1);
+
+    cluster.network().heal();
+    let healed_at = Instant::now();
+    // The returning node truncates what it wrote alone, catches up and rejoins the ISR.
+    assert!(
+        wait_until(Duration::from_secs(90), || {
+            [survivor, cut_off].iter().all(|i| {
+                partition_state(&cluster.nodes[*i].bootstrap, "cut")
+                    .is_some_and(|(leader, isr)| leader != old_leader && isr.len() == 3)
+            }) && acked_since(healed_at) >= 50
+        }),
+        "the cut-off node rejoined the ISR"
+    );
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    writer.await.unwrap();
+
+    let acked = acked.lock().unwrap().clone();
+    let seen = read_all(&cluster.nodes[survivor].bootstrap, "cut", acked.len());
+    let missing: Vec<usize> = acked
+        .iter()
+        .map(|(i, _)| *i)
+        .filter(|i| !seen.contains(&format!("a{i:05}")))
+        .collect();
+    assert!(missing.is_empty(), "acknowledged but lost: {missing:?}");
+    assert!(
+        !seen.iter().any(|v| v.starts_with("zombie")),
+        "a write only the cut-off leader took became visible"
+    );
+
+    // Every replica ends with the same log, byte for byte, with leader epochs that never go
+    // back: no two leaders wrote in one epoch, and the cut-off node's own tail is gone.
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            let logs: Vec<Vec<u8>> = cluster
+                .nodes
+                .iter()
+                .map(|n| stored_log(n.dir(), "cut"))
+                .collect();
+            logs[0] == logs[1] && logs[1] == logs[2]
+        }),
+        "the replicas' logs differ"
+    );
+    let log = stored_log(cluster.nodes[cut_off].dir(), "cut");
+    assert!(
+        !contains(&log, b"zombie"),
+        "the divergent tail was truncated"
+    );
+    let epochs = batch_epochs(&log);
+    assert!(
+        epochs
+            .windows(2)
+            .all(|w| w[0].1 <= w[1].1 && w[0].0 < w[1].0),
+        "leader epochs never go back: {epochs:?}"
+    );
+    // And no two controllers were active in one term.
+    cluster.assert_one_active_controller_per_term();
+    eprintln!(
+        "leader cut off: first acknowledgement after the cut in {first_after:?}; {} acknowledged, none lost; the cut-off leader answered acks=1 with {early_one} then {late_one}, acks=all with {early_all} then {late_all}",
+        acked.len()
+    );
 }

@@ -10,6 +10,8 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub mod proxy;
+
 pub struct Broker {
     child: Option<Child>,
     pub bootstrap: String,
@@ -258,16 +260,42 @@ pub fn free_port() -> u16 {
 pub struct Cluster {
     pub nodes: Vec<Broker>,
     client_ports: Vec<u16>,
+    controller_ports: Vec<u16>,
+    /// The client address each node advertises (a proxy's when the network is proxied).
+    advertised_ports: Vec<u16>,
     voters: String,
     dirs: Vec<tempfile::TempDir>,
     extra: Vec<(String, String)>,
+    network: Option<proxy::Network>,
 }
 
 impl Cluster {
     pub fn start(size: usize, extra: &[(&str, &str)]) -> Self {
+        Self::start_on(size, extra, None)
+    }
+
+    /// A cluster whose nodes reach each other only through [`proxy::Network`], so a test can
+    /// cut one off ([`Cluster::network`]).
+    pub fn start_partitionable(size: usize, extra: &[(&str, &str)]) -> Self {
+        Self::start_on(size, extra, Some(proxy::Network::new()))
+    }
+
+    fn start_on(size: usize, extra: &[(&str, &str)], network: Option<proxy::Network>) -> Self {
         let client_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
         let controller_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
-        let voters = controller_ports
+        let (advertised_ports, voter_ports) = match &network {
+            Some(network) => (0..size)
+                .map(|i| {
+                    let node = (i + 1) as u32;
+                    (
+                        network.proxy(node, client_ports[i]),
+                        network.proxy(node, controller_ports[i]),
+                    )
+                })
+                .unzip(),
+            None => (client_ports.clone(), controller_ports.clone()),
+        };
+        let voters = voter_ports
             .iter()
             .enumerate()
             .map(|(i, port)| format!("{}@127.0.0.1:{port}", i + 1))
@@ -279,16 +307,19 @@ impl Cluster {
         let mut cluster = Self {
             nodes: Vec::new(),
             client_ports,
+            controller_ports,
+            advertised_ports,
             voters,
             dirs,
             extra: extra
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            network,
         };
         let mut spawned = Vec::new();
         for i in 0..size {
-            spawned.push(cluster.spawn_node(i, &controller_ports));
+            spawned.push(cluster.spawn_node(i));
         }
         for (mut node, lines) in spawned {
             node.wait_listening(&lines);
@@ -297,26 +328,24 @@ impl Cluster {
         cluster
     }
 
-    fn controller_port(&self, i: usize) -> u16 {
-        self.voters
-            .split(',')
-            .nth(i)
-            .and_then(|v| v.rsplit(':').next())
-            .and_then(|p| p.parse().ok())
-            .unwrap()
+    /// The proxied network (clusters from [`Cluster::start_partitionable`]).
+    pub fn network(&self) -> &proxy::Network {
+        self.network.as_ref().expect("a partitionable cluster")
     }
 
-    fn spawn_node(&self, i: usize, controller_ports: &[u16]) -> (Broker, mpsc::Receiver<String>) {
+    fn spawn_node(&self, i: usize) -> (Broker, mpsc::Receiver<String>) {
         let listeners = format!(
             "PLAINTEXT://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
-            self.client_ports[i], controller_ports[i]
+            self.client_ports[i], self.controller_ports[i]
         );
+        let advertised = format!("PLAINTEXT://127.0.0.1:{}", self.advertised_ports[i]);
         let node_id = (i + 1).to_string();
         let mut overrides: Vec<(&str, &str)> = vec![
             ("node.id", &node_id),
             ("process.roles", "broker,controller"),
             ("controller.quorum.voters", &self.voters),
             ("listeners", &listeners),
+            ("advertised.listeners", &advertised),
         ];
         overrides.extend(self.extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         Broker::spawn(self.dirs[i].path(), &overrides, "info")
@@ -324,21 +353,46 @@ impl Cluster {
 
     /// Starts node `i` again over its data directory (after `kill9` or `stop`).
     pub fn restart(&mut self, i: usize) {
-        let ports: Vec<u16> = (0..self.nodes.len())
-            .map(|n| self.controller_port(n))
-            .collect();
-        let (mut node, lines) = self.spawn_node(i, &ports);
+        let (mut node, lines) = self.spawn_node(i);
         node.wait_listening(&lines);
         self.nodes[i] = node;
     }
 
-    /// Every node's client address, for `bootstrap.servers`.
+    /// Every node's client address, for `bootstrap.servers` (through the proxies when the
+    /// network is proxied).
     pub fn bootstrap(&self) -> String {
-        self.client_ports
+        self.advertised_ports
             .iter()
             .map(|p| format!("127.0.0.1:{p}"))
             .collect::<Vec<_>>()
             .join(",")
+    }
+
+    /// Fails if two nodes' logs say they became the active controller in the same term
+    /// (split brain in the controller quorum).
+    pub fn assert_one_active_controller_per_term(&self) {
+        let mut claims = Vec::new();
+        for (i, node) in self.nodes.iter().enumerate() {
+            for line in node.log_text().lines() {
+                if !line.contains("active controller") || line.contains("no longer") {
+                    continue;
+                }
+                if let Some(term) = line
+                    .split("term=")
+                    .nth(1)
+                    .and_then(|t| t.split_whitespace().next())
+                    .and_then(|t| t.parse::<u64>().ok())
+                {
+                    claims.push((term, i));
+                }
+            }
+        }
+        claims.sort();
+        claims.dedup();
+        assert!(
+            claims.windows(2).all(|w| w[0].0 != w[1].0),
+            "two active controllers in one term: {claims:?}"
+        );
     }
 
     /// The node (index) whose log last says it became the active controller, if running.

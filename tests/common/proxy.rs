@@ -1,0 +1,214 @@
+//! A fault-injecting network for cluster tests: every connection between nodes goes through
+//! a proxy in front of the node it reaches, so a test can cut a node off the others without
+//! stopping it, and heal the cut.
+//!
+//! A connection's source is read from the client id of its first request: nodes name
+//! themselves (`sluice-broker-N`, `sluice-replica-fetcher-N`, `sluice-controller-N`); any
+//! other client id is a client. A cut-off node is unreachable for clients too, through the
+//! proxies; a test plays a client on its side of the cut by connecting to the node's own
+//! listener.
+//!
+//! Cut traffic is black-holed, as in a real partition: bytes are read and dropped, so the
+//! sender sees no error and waits for its timeouts. At heal, the black-holed connections are
+//! reset (their byte streams lost data and cannot resume) and new connections flow again.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The proxies of one test cluster and the cuts between its nodes.
+pub struct Network {
+    state: Arc<State>,
+    proxy_ports: Mutex<Vec<u16>>,
+}
+
+#[derive(Default)]
+struct State {
+    isolated: Mutex<HashSet<u32>>,
+    connections: Mutex<Vec<Arc<Connection>>>,
+    stopping: AtomicBool,
+}
+
+struct Connection {
+    /// The node that opened it, `None` for a client.
+    source: Option<u32>,
+    target: u32,
+    downstream: TcpStream,
+    upstream: TcpStream,
+    /// Set once the connection lost bytes to a cut; it is reset at heal.
+    blackholed: AtomicBool,
+}
+
+/// Whether traffic from `source` (`None`: a client) to node `target` is cut.
+fn cut(isolated: &HashSet<u32>, source: Option<u32>, target: u32) -> bool {
+    match source {
+        Some(source) if source == target => false,
+        Some(source) => isolated.contains(&source) || isolated.contains(&target),
+        None => isolated.contains(&target),
+    }
+}
+
+impl State {
+    /// Whether a chunk on `connection` may pass now; a connection that was cut once never
+    /// passes again.
+    fn passes(&self, connection: &Connection) -> bool {
+        if connection.blackholed.load(Ordering::SeqCst) {
+            return false;
+        }
+        let isolated = self.isolated.lock().unwrap();
+        if cut(&isolated, connection.source, connection.target) {
+            // Set under the lock: `heal` clears the cut under it and then resets every
+            // connection marked here.
+            connection.blackholed.store(true, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+}
+
+impl Connection {
+    fn close(&self) {
+        let _ = self.downstream.shutdown(Shutdown::Both);
+        let _ = self.upstream.shutdown(Shutdown::Both);
+    }
+}
+
+impl Network {
+    pub fn new() -> Self {
+        Self {
+            state: Arc::default(),
+            proxy_ports: Mutex::default(),
+        }
+    }
+
+    /// Starts a proxy to `upstream_port` (on loopback) of node `target` and returns the port
+    /// it listens on.
+    pub fn proxy(&self, target: u32, upstream_port: u16) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        self.proxy_ports.lock().unwrap().push(port);
+        let state = self.state.clone();
+        std::thread::spawn(move || {
+            for downstream in listener.incoming() {
+                if state.stopping.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(downstream) = downstream else { continue };
+                let state = state.clone();
+                std::thread::spawn(move || serve(state, downstream, target, upstream_port));
+            }
+        });
+        port
+    }
+
+    /// Cuts `node` off every other node and off clients.
+    pub fn isolate(&self, node: u32) {
+        let mut isolated = self.state.isolated.lock().unwrap();
+        isolated.insert(node);
+        for connection in self.state.connections.lock().unwrap().iter() {
+            if cut(&isolated, connection.source, connection.target) {
+                connection.blackholed.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Removes every cut; connections that lost bytes to one are reset.
+    pub fn heal(&self) {
+        self.state.isolated.lock().unwrap().clear();
+        let mut connections = self.state.connections.lock().unwrap();
+        for connection in connections.iter() {
+            if connection.blackholed.load(Ordering::SeqCst) {
+                connection.close();
+            }
+        }
+        connections.retain(|c| !c.blackholed.load(Ordering::SeqCst));
+    }
+}
+
+impl Drop for Network {
+    fn drop(&mut self) {
+        self.state.stopping.store(true, Ordering::SeqCst);
+        for port in self.proxy_ports.lock().unwrap().iter() {
+            // Wakes the accept loop, which then sees `stopping`.
+            let _ = TcpStream::connect(("127.0.0.1", *port));
+        }
+        for connection in self.state.connections.lock().unwrap().drain(..) {
+            connection.close();
+        }
+    }
+}
+
+/// The node a client id names, if it is one of a node's own connections.
+fn node_of_client_id(client_id: &str) -> Option<u32> {
+    [
+        "sluice-broker-",
+        "sluice-replica-fetcher-",
+        "sluice-controller-",
+    ]
+    .iter()
+    .find_map(|prefix| client_id.strip_prefix(prefix))
+    .and_then(|node| node.parse().ok())
+}
+
+fn serve(state: Arc<State>, mut downstream: TcpStream, target: u32, upstream_port: u16) {
+    // The first request's header: size (4), api key (2), version (2), correlation id (4),
+    // client id length (2), client id.
+    let mut first = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    let client_id = loop {
+        if first.len() >= 14 {
+            let length = i16::from_be_bytes([first[12], first[13]]).max(0) as usize;
+            if first.len() >= 14 + length {
+                break String::from_utf8_lossy(&first[14..14 + length]).into_owned();
+            }
+        }
+        match downstream.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => first.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", upstream_port)) else {
+        return;
+    };
+    let _ = upstream.set_nodelay(true);
+    let _ = downstream.set_nodelay(true);
+    let connection = Arc::new(Connection {
+        source: node_of_client_id(&client_id),
+        target,
+        downstream: downstream.try_clone().unwrap(),
+        upstream: upstream.try_clone().unwrap(),
+        blackholed: AtomicBool::new(false),
+    });
+    state.connections.lock().unwrap().push(connection.clone());
+    if state.passes(&connection) && upstream.write_all(&first).is_err() {
+        connection.close();
+        return;
+    }
+    let responses = {
+        let state = state.clone();
+        let connection = connection.clone();
+        let upstream = upstream.try_clone().unwrap();
+        let downstream = downstream.try_clone().unwrap();
+        std::thread::spawn(move || pump(&state, &connection, upstream, downstream))
+    };
+    pump(&state, &connection, downstream, upstream);
+    let _ = responses.join();
+}
+
+/// Copies `from` to `to` while the connection is not cut, drops the bytes while it is.
+fn pump(state: &State, connection: &Connection, mut from: TcpStream, mut to: TcpStream) {
+    let mut chunk = [0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if state.passes(connection) && to.write_all(&chunk[..n]).is_err() {
+            break;
+        }
+    }
+    connection.close();
+}
