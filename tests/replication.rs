@@ -324,6 +324,33 @@ fn bootstrap_of_leader(cluster: &Cluster, topic: &str) -> String {
     cluster.nodes[(leader - 1) as usize].bootstrap.clone()
 }
 
+/// OffsetForLeaderEpoch v4 for partition 0 of `topic`: (error, epoch, end offset).
+fn epoch_end(bootstrap: &str, topic: &str, epoch: i32) -> (i16, i32, i64) {
+    use kafka_protocol::messages::offset_for_leader_epoch_request::{
+        OffsetForLeaderPartition, OffsetForLeaderTopic,
+    };
+    use kafka_protocol::messages::{
+        BrokerId, OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse, TopicName,
+    };
+    use kafka_protocol::protocol::StrBytes;
+    let request = OffsetForLeaderEpochRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_topics(vec![
+            OffsetForLeaderTopic::default()
+                .with_topic(TopicName(StrBytes::from_string(topic.into())))
+                .with_partitions(vec![
+                    OffsetForLeaderPartition::default()
+                        .with_partition(0)
+                        .with_current_leader_epoch(-1)
+                        .with_leader_epoch(epoch),
+                ]),
+        ]);
+    let response: OffsetForLeaderEpochResponse =
+        raw_call(bootstrap, ApiKey::OffsetForLeaderEpoch, 4, &request);
+    let p = &response.topics[0].partitions[0];
+    (p.error_code, p.leader_epoch, p.end_offset)
+}
+
 /// Partition 0 of `topic` as node `dir` stores it: its `.log` files in offset order, joined.
 fn stored_log(dir: &std::path::Path, topic: &str) -> Vec<u8> {
     let partition = dir.join(format!("{topic}-0"));
@@ -512,6 +539,23 @@ async fn a_leader_cut_off_the_network_loses_nothing_acknowledged_and_rejoins() {
             .windows(2)
             .all(|w| w[0].1 <= w[1].1 && w[0].0 < w[1].0),
         "leader epochs never go back: {epochs:?}"
+    );
+    // OffsetForLeaderEpoch on the new leader agrees: the old leader's epoch ends where the
+    // first batch of a later epoch starts.
+    let old_epoch = epochs[0].1;
+    let next_start = epochs
+        .iter()
+        .find(|(_, epoch)| *epoch > old_epoch)
+        .map(|(offset, _)| *offset)
+        .unwrap();
+    let (new_leader, _) = partition_state(&cluster.nodes[survivor].bootstrap, "cut").unwrap();
+    assert_eq!(
+        epoch_end(
+            &cluster.nodes[(new_leader - 1) as usize].bootstrap,
+            "cut",
+            old_epoch
+        ),
+        (0, old_epoch, next_start)
     );
     // And no two controllers were active in one term.
     cluster.assert_one_active_controller_per_term();

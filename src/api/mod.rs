@@ -42,6 +42,7 @@ pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
 pub mod offset_fetch;
+pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sync_group;
 pub mod unregister_broker;
@@ -172,6 +173,7 @@ api_table! {
     Produce => produce, m::ProduceRequest,
     Fetch => fetch, m::FetchRequest,
     ListOffsets => list_offsets, m::ListOffsetsRequest,
+    OffsetForLeaderEpoch => offset_for_leader_epoch, m::OffsetForLeaderEpochRequest,
     Metadata => metadata, m::MetadataRequest,
     ApiVersions => api_versions, m::ApiVersionsRequest,
     CreateTopics => create_topics, m::CreateTopicsRequest,
@@ -664,6 +666,28 @@ mod tests {
                     &CreatePartitionsRequest::default().with_topics(topics),
                     v,
                     "create_partitions",
+                )
+            }
+            ApiKey::OffsetForLeaderEpoch => {
+                let partitions = vec![
+                    offset_for_leader_epoch_request::OffsetForLeaderPartition::default()
+                        .with_partition(0)
+                        .with_current_leader_epoch(-1)
+                        .with_leader_epoch(0),
+                    offset_for_leader_epoch_request::OffsetForLeaderPartition::default()
+                        .with_partition(9)
+                        .with_current_leader_epoch(-1)
+                        .with_leader_epoch(0),
+                ];
+                let topic = offset_for_leader_epoch_request::OffsetForLeaderTopic::default()
+                    .with_topic(topic_name("t"))
+                    .with_partitions(partitions);
+                encode(
+                    &OffsetForLeaderEpochRequest::default()
+                        .with_replica_id(BrokerId(-1))
+                        .with_topics(vec![topic]),
+                    v,
+                    "offset_for_leader_epoch",
                 )
             }
             ApiKey::DescribeCluster => encode(

@@ -353,6 +353,18 @@ impl Partition {
         }
     }
 
+    /// OffsetForLeaderEpoch on the leader (Kafka's `lastOffsetForLeaderEpoch`): after the
+    /// request's current leader epoch is checked, the largest epoch at or below `epoch` and
+    /// where it ends in this log; (-1, -1) when the log knows no such epoch.
+    pub fn end_offset_for_epoch(
+        &self,
+        current_leader_epoch: i32,
+        epoch: i32,
+    ) -> Result<(i32, i64), Error> {
+        self.check_leader_epoch(current_leader_epoch)?;
+        Ok(lock(&self.log).end_offset_for_epoch(epoch))
+    }
+
     fn register(&self, waiter: &Arc<Notify>) {
         let mut waiters = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
         waiters.retain(|w| w.strong_count() > 0);
@@ -774,6 +786,45 @@ mod tests {
             isr: vec![1, 2, 3],
         });
         partition
+    }
+
+    #[test]
+    fn offset_for_leader_epoch_answers_from_the_epoch_cache_after_the_epoch_check() {
+        let dir = tempfile::tempdir().unwrap();
+        let partition = replicated(dir.path());
+        partition.append(&batch(0, 5, 1, 10), 1).unwrap();
+        // The partition was led in epoch 4; a new term begins at offset 5.
+        partition.set_leadership(Leadership {
+            leader: 1,
+            leader_epoch: 6,
+            partition_epoch: 1,
+            replicas: vec![1, 2, 3],
+            isr: vec![1, 2, 3],
+        });
+        partition.append(&batch(0, 3, 1, 10), 1).unwrap();
+        assert_eq!(partition.end_offset_for_epoch(-1, 4).unwrap(), (4, 5));
+        assert_eq!(partition.end_offset_for_epoch(6, 5).unwrap(), (4, 5));
+        assert_eq!(partition.end_offset_for_epoch(6, 6).unwrap(), (6, 8));
+        assert_eq!(partition.end_offset_for_epoch(-1, 9).unwrap(), (-1, -1));
+        assert!(matches!(
+            partition.end_offset_for_epoch(5, 4),
+            Err(Error::FencedLeaderEpoch { .. })
+        ));
+        assert!(matches!(
+            partition.end_offset_for_epoch(7, 4),
+            Err(Error::UnknownLeaderEpoch(7))
+        ));
+        partition.set_leadership(Leadership {
+            leader: 2,
+            leader_epoch: 7,
+            partition_epoch: 2,
+            replicas: vec![1, 2, 3],
+            isr: vec![1, 2, 3],
+        });
+        assert!(matches!(
+            partition.end_offset_for_epoch(-1, 4),
+            Err(Error::NotLeaderOrFollower)
+        ));
     }
 
     #[tokio::test]
