@@ -185,10 +185,25 @@ fn produce_acks_all(bootstrap: &str, topic: &str, value: &str) -> i16 {
 
 /// One record to partition 0 of `topic` with `acks`; the partition's error code.
 fn produce_raw(bootstrap: &str, topic: &str, value: &str, acks: i16) -> i16 {
+    use kafka_protocol::messages::ProduceResponse;
+    let response: ProduceResponse = raw_call(
+        bootstrap,
+        ApiKey::Produce,
+        9,
+        &produce_request(topic, value, acks),
+    );
+    response.responses[0].partition_responses[0].error_code
+}
+
+fn produce_request(
+    topic: &str,
+    value: &str,
+    acks: i16,
+) -> kafka_protocol::messages::ProduceRequest {
     use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-    use kafka_protocol::messages::{ProduceRequest, ProduceResponse, TopicName};
+    use kafka_protocol::messages::{ProduceRequest, TopicName};
     use kafka_protocol::protocol::StrBytes;
-    let request = ProduceRequest::default()
+    ProduceRequest::default()
         .with_acks(acks)
         .with_timeout_ms(5_000)
         .with_topic_data(vec![
@@ -199,9 +214,77 @@ fn produce_raw(bootstrap: &str, topic: &str, value: &str, acks: i16) -> i16 {
                         .with_index(0)
                         .with_records(Some(one_record_batch(value))),
                 ]),
+        ])
+}
+
+/// KIP-951: a broker that does not lead a partition says who does, and where, in its
+/// Produce (v10+) and Fetch (v12+; addresses from v16) answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_that_does_not_lead_names_the_leader() {
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::messages::{FetchRequest, FetchResponse, ProduceResponse};
+    let cluster = Cluster::start(3, &[]);
+    create_replicated(&cluster.bootstrap(), "hinted").await;
+    assert!(wait_until(Duration::from_secs(30), || {
+        [0, 1, 2].iter().all(|i| {
+            partition_state(&cluster.nodes[*i].bootstrap, "hinted")
+                .is_some_and(|(_, isr)| isr.len() == 3)
+        })
+    }));
+    let (leader, _) = partition_state(&cluster.nodes[0].bootstrap, "hinted").unwrap();
+    let follower = &cluster.nodes[leader as usize % 3];
+    let leader_port: i32 = cluster.nodes[(leader - 1) as usize]
+        .bootstrap
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    let produced: ProduceResponse = raw_call(
+        &follower.bootstrap,
+        ApiKey::Produce,
+        11,
+        &produce_request("hinted", "x", 1),
+    );
+    let partition = &produced.responses[0].partition_responses[0];
+    assert_eq!(partition.error_code, 6, "NOT_LEADER_OR_FOLLOWER");
+    assert_eq!(partition.current_leader.leader_id.0, leader);
+    assert_eq!(partition.current_leader.leader_epoch, 0);
+    assert_eq!(produced.node_endpoints.len(), 1);
+    assert_eq!(produced.node_endpoints[0].node_id.0, leader);
+    assert_eq!(produced.node_endpoints[0].port, leader_port);
+
+    let topic_id = raw_call::<_, MetadataResponse>(
+        &follower.bootstrap,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(None),
+    )
+    .topics
+    .into_iter()
+    .find(|t| t.name.as_ref().is_some_and(|n| n.as_str() == "hinted"))
+    .unwrap()
+    .topic_id;
+    let fetch = FetchRequest::default()
+        .with_max_wait_ms(0)
+        .with_max_bytes(1 << 20)
+        .with_topics(vec![
+            FetchTopic::default()
+                .with_topic_id(topic_id)
+                .with_partitions(vec![
+                    FetchPartition::default()
+                        .with_partition(0)
+                        .with_current_leader_epoch(-1)
+                        .with_partition_max_bytes(1 << 20),
+                ]),
         ]);
-    let response: ProduceResponse = raw_call(bootstrap, ApiKey::Produce, 9, &request);
-    response.responses[0].partition_responses[0].error_code
+    let fetched: FetchResponse = raw_call(&follower.bootstrap, ApiKey::Fetch, 16, &fetch);
+    let partition = &fetched.responses[0].partitions[0];
+    assert_eq!(partition.error_code, 6, "NOT_LEADER_OR_FOLLOWER");
+    assert_eq!(partition.current_leader.leader_id.0, leader);
+    assert_eq!(fetched.node_endpoints.len(), 1);
+    assert_eq!(fetched.node_endpoints[0].port, leader_port);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -276,6 +276,52 @@ pub(crate) fn wire_str(text: &str) -> StrBytes {
     StrBytes::from_string(text.to_string())
 }
 
+/// KIP-951: who leads a partition now, for a client told NOT_LEADER_OR_FOLLOWER or
+/// FENCED_LEADER_EPOCH by Produce or Fetch, with the leader's address on the listener the
+/// request came in on — so the client can go there without a metadata round trip.
+pub(crate) struct LeaderHint {
+    pub leader_id: i32,
+    pub leader_epoch: i32,
+    pub host: String,
+    pub port: i32,
+    pub rack: Option<String>,
+}
+
+impl LeaderHint {
+    /// The hint for `tp` when `error_code` calls for one and this broker knows a leader.
+    pub fn for_error(
+        ctx: &ApiContext,
+        tp: &crate::types::TopicPartition,
+        error_code: i16,
+    ) -> Option<Self> {
+        use crate::error::code;
+        if error_code != code::NOT_LEADER_OR_FOLLOWER && error_code != code::FENCED_LEADER_EPOCH {
+            return None;
+        }
+        let state = ctx.broker.partition_state(tp);
+        let leader_id = state.leader?;
+        if leader_id == ctx.broker.node_id() {
+            return Some(Self {
+                leader_id,
+                leader_epoch: state.leader_epoch,
+                host: ctx.advertised_host.to_string(),
+                port: ctx.advertised_port,
+                rack: ctx.broker.config().cluster.rack.clone(),
+            });
+        }
+        let image = ctx.broker.metadata().image();
+        let registration = image.brokers.get(&leader_id).filter(|b| !b.fenced)?;
+        let endpoint = registration.endpoint(&ctx.listener)?;
+        Some(Self {
+            leader_id,
+            leader_epoch: state.leader_epoch,
+            host: endpoint.host.clone(),
+            port: endpoint.port as i32,
+            rack: registration.rack.clone(),
+        })
+    }
+}
+
 /// A partition's leadership as Metadata and DescribeTopicPartitions put it on the wire: no
 /// leader is LEADER_NOT_AVAILABLE with leader -1.
 pub(crate) struct WirePartitionState {

@@ -1,14 +1,15 @@
 //! Produce: validates each partition's record batch and appends it. acks=0 gets no response;
-//! acks=1 and acks=-1 are answered once the batch is in the log (on a single node the ISR is
-//! this broker, so -1 fails with NOT_ENOUGH_REPLICAS only when `min.insync.replicas` > 1).
+//! acks=1 is answered once the batch is in the log, acks=-1 once the ISR has it too. A
+//! partition refused because this broker does not lead it names its leader (KIP-951).
 
-use super::{ApiContext, wire_str};
+use super::{ApiContext, LeaderHint, wire_str};
 use crate::error::{Error, code};
 use crate::types::TopicPartition;
 use kafka_protocol::messages::produce_response::{
-    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+    BatchIndexAndErrorMessage, LeaderIdAndEpoch, NodeEndpoint, PartitionProduceResponse,
+    TopicProduceResponse,
 };
-use kafka_protocol::messages::{ProduceRequest, ProduceResponse};
+use kafka_protocol::messages::{BrokerId, ProduceRequest, ProduceResponse};
 
 pub async fn handle(
     ctx: &ApiContext,
@@ -21,6 +22,7 @@ pub async fn handle(
     // the partitions of one request replicate at the same time.
     let mut appended = Vec::new();
     let mut responses = Vec::with_capacity(request.topic_data.len());
+    let mut names = Vec::with_capacity(request.topic_data.len());
     for topic in request.topic_data {
         // v13+ names topics by id.
         let name: Result<String, Error> = if version >= 13 {
@@ -49,6 +51,7 @@ pub async fn handle(
                 .with_topic_id(topic.topic_id)
                 .with_partition_responses(partitions),
         );
+        names.push(name.ok());
     }
     for (topic, slot, partition, info) in appended {
         if let Err(e) = complete(&partition, &info, acks, timeout).await {
@@ -59,7 +62,48 @@ pub async fn handle(
     if acks == 0 {
         return None;
     }
-    Some(ProduceResponse::default().with_responses(responses))
+    let node_endpoints = if version >= 10 {
+        add_leader_hints(ctx, &mut responses, &names)
+    } else {
+        Vec::new()
+    };
+    Some(
+        ProduceResponse::default()
+            .with_responses(responses)
+            .with_node_endpoints(node_endpoints),
+    )
+}
+
+/// KIP-951 (v10+): partitions refused for leadership name their current leader, and the
+/// response carries those leaders' endpoints.
+fn add_leader_hints(
+    ctx: &ApiContext,
+    responses: &mut [TopicProduceResponse],
+    names: &[Option<String>],
+) -> Vec<NodeEndpoint> {
+    let mut endpoints: Vec<NodeEndpoint> = Vec::new();
+    for (topic, name) in responses.iter_mut().zip(names) {
+        let Some(name) = name else { continue };
+        for partition in &mut topic.partition_responses {
+            let tp = TopicPartition::new(name, partition.index);
+            let Some(hint) = LeaderHint::for_error(ctx, &tp, partition.error_code) else {
+                continue;
+            };
+            partition.current_leader = LeaderIdAndEpoch::default()
+                .with_leader_id(BrokerId(hint.leader_id))
+                .with_leader_epoch(hint.leader_epoch);
+            if !endpoints.iter().any(|e| e.node_id.0 == hint.leader_id) {
+                endpoints.push(
+                    NodeEndpoint::default()
+                        .with_node_id(BrokerId(hint.leader_id))
+                        .with_host(wire_str(&hint.host))
+                        .with_port(hint.port)
+                        .with_rack(hint.rack.as_deref().map(wire_str)),
+                );
+            }
+        }
+    }
+    endpoints
 }
 
 /// What an append must wait for before it is acknowledged: the fsync `flush.messages` asks

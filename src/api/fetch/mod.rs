@@ -9,7 +9,7 @@
 mod writer;
 
 use super::frame::ResponseFrame;
-use super::{ApiContext, DispatchError, IntoFrame};
+use super::{ApiContext, DispatchError, IntoFrame, LeaderHint};
 use crate::error::{Error, code};
 use crate::replica::fetch_session::{
     PartitionFetch, PartitionOutcome, Reported, SessionError, SessionKey, SessionRequest,
@@ -18,8 +18,10 @@ use crate::replica::{FetchLimits, FetchRequestPartition, FetchedPartition};
 use crate::storage::segment::FileSlice;
 use crate::types::TopicPartition;
 use bytes::Bytes;
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{ApiKey, FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::messages::fetch_response::{
+    FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint, PartitionData,
+};
+use kafka_protocol::messages::{ApiKey, BrokerId, FetchRequest, FetchResponse, TopicName};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -183,17 +185,40 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
         .map(Some)
         .collect();
     let read_committed = request.isolation_level == 1;
+    let mut node_endpoints: Vec<NodeEndpoint> = Vec::new();
     let data: Vec<(PartitionData, Option<FileSlice>)> = wanted
         .iter()
         .zip(slots)
         .map(|(fetch, slot)| {
-            let fetched = match slot {
-                Ok(i) => results[i]
-                    .take()
-                    .unwrap_or(FetchedPartition::failed(Error::UnknownTopicOrPartition)),
-                Err(e) => FetchedPartition::failed(e),
+            let (fetched, tp) = match slot {
+                Ok(i) => (
+                    results[i]
+                        .take()
+                        .unwrap_or(FetchedPartition::failed(Error::UnknownTopicOrPartition)),
+                    Some(&reads[i].tp),
+                ),
+                Err(e) => (FetchedPartition::failed(e), None),
             };
-            partition_data(fetch.key.partition, fetched, read_committed)
+            let (mut data, file) = partition_data(fetch.key.partition, fetched, read_committed);
+            // KIP-951 (v12+ names the leader, v16+ its address).
+            if version >= 12
+                && let Some(hint) =
+                    tp.and_then(|tp| LeaderHint::for_error(ctx, tp, data.error_code))
+            {
+                data.current_leader = LeaderIdAndEpoch::default()
+                    .with_leader_id(BrokerId(hint.leader_id))
+                    .with_leader_epoch(hint.leader_epoch);
+                if version >= 16 && !node_endpoints.iter().any(|e| e.node_id.0 == hint.leader_id) {
+                    node_endpoints.push(
+                        NodeEndpoint::default()
+                            .with_node_id(BrokerId(hint.leader_id))
+                            .with_host(super::wire_str(&hint.host))
+                            .with_port(hint.port)
+                            .with_rack(hint.rack.as_deref().map(super::wire_str)),
+                    );
+                }
+            }
+            (data, file)
         })
         .collect();
 
@@ -254,7 +279,8 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
         response: FetchResponse::default()
             .with_error_code(code::NONE)
             .with_session_id(session_id)
-            .with_responses(responses),
+            .with_responses(responses)
+            .with_node_endpoints(node_endpoints),
         file_records,
     })
 }
