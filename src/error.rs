@@ -201,6 +201,7 @@ pub mod code {
     pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: i16 = 43;
     pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
     pub const INVALID_PRODUCER_EPOCH: i16 = 47;
+    pub const TRANSACTION_COORDINATOR_FENCED: i16 = 52;
     pub const KAFKA_STORAGE_ERROR: i16 = 56;
     pub const LOG_DIR_NOT_FOUND: i16 = 57;
     pub const NON_EMPTY_GROUP: i16 = 68;
@@ -279,6 +280,9 @@ impl Error {
                 }
                 StorageError::Producer(ProducerError::InvalidProducerEpoch { .. }) => {
                     code::INVALID_PRODUCER_EPOCH
+                }
+                StorageError::Producer(ProducerError::CoordinatorFenced { .. }) => {
+                    code::TRANSACTION_COORDINATOR_FENCED
                 }
                 StorageError::Io(_)
                 | StorageError::Offline
@@ -463,6 +467,10 @@ mod tests {
                 R::OutOfOrderSequenceNumber,
             ),
             (code::INVALID_PRODUCER_EPOCH, R::InvalidProducerEpoch),
+            (
+                code::TRANSACTION_COORDINATOR_FENCED,
+                R::TransactionCoordinatorFenced,
+            ),
         ];
         for (ours, theirs) in pairs {
             assert_eq!(ours, theirs.code(), "{theirs:?}");

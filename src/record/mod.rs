@@ -25,6 +25,7 @@
 //! patching maxTimestamp or attributes (LogAppendTime) requires recomputing it.
 
 pub mod codec;
+pub mod control;
 pub mod records;
 
 use bytes::{Bytes, BytesMut};
@@ -482,6 +483,15 @@ pub(crate) mod test_support {
         batch[BASE_SEQUENCE..BASE_SEQUENCE + 4].copy_from_slice(&base_sequence.to_be_bytes());
         let crc = crc32c::crc32c(&batch[ATTRIBUTES..]);
         batch[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    }
+
+    /// A batch of `count` records in `producer_id`'s transaction (epoch 0, sequence `seq`).
+    pub fn transactional(count: i32, producer_id: i64, seq: i32) -> BytesMut {
+        let mut b = batch(0, count, 1_000, 8);
+        let attributes = read_i16(&b, ATTRIBUTES) | TRANSACTIONAL_BIT;
+        b[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
+        set_producer_fields(&mut b, producer_id, 0, seq);
+        b
     }
 
     /// An uncompressed v2 batch of `count` records with `value_len`-byte values, null keys and

@@ -7,8 +7,9 @@
 use super::StorageError;
 use super::cleaner::{self, CleanStats};
 use super::epoch::LeaderEpochCache;
-use super::producer_state::{self, Admission, ProducerState};
+use super::producer_state::{self, Admission, CompletedTxn, ProducerState};
 use super::segment::{BatchLocation, Segment, SegmentRead};
+use super::txn_index::{AbortedTxn, TxnIndex};
 use crate::config::LogConfig;
 use crate::record::{self, BatchView, codec, records};
 use crate::types::TopicPartition;
@@ -77,8 +78,10 @@ pub struct Log {
     failed: bool,
     /// Compaction has processed the sealed segments below this offset.
     cleaned_up_to: i64,
-    /// Idempotent producers writing to this partition.
+    /// Idempotent and transactional producers writing to this partition.
     producers: ProducerState,
+    /// Transactions aborted here (read_committed fetches).
+    aborted_txns: TxnIndex,
     /// The first offset of each leader epoch (OffsetForLeaderEpoch, follower truncation).
     leader_epochs: LeaderEpochCache,
     /// The high watermark while the log is replicated (see [`Log::set_replicated`]).
@@ -122,6 +125,7 @@ impl Log {
             failed: false,
             cleaned_up_to: 0,
             producers: ProducerState::default(),
+            aborted_txns: TxnIndex::load(dir)?,
             leader_epochs,
             high_watermark: 0,
             replicated: false,
@@ -229,6 +233,7 @@ impl Log {
             failed: false,
             cleaned_up_to: 0,
             producers: ProducerState::default(),
+            aborted_txns: TxnIndex::load(dir)?,
             leader_epochs: LeaderEpochCache::load(dir)?,
             high_watermark: 0,
             replicated: false,
@@ -244,7 +249,7 @@ impl Log {
             let start = log.log_start_offset;
             log.reset_to(start, now_ms)?;
         }
-        log.load_producer_state(&snapshots)?;
+        log.load_producer_state(Some(&snapshots))?;
         log.load_leader_epochs()?;
         Ok((log, report))
     }
@@ -277,18 +282,81 @@ impl Log {
 
     /// Producer state from the newest snapshot at or below the log end, plus the batch headers
     /// after it (after a clean shutdown the snapshot is at the log end: nothing to replay).
-    fn load_producer_state(&mut self, snapshots: &[i64]) -> Result<(), StorageError> {
+    /// The aborted-transaction index is rebuilt from the same point. `snapshots` are the
+    /// snapshot offsets in the directory when the caller listed it already.
+    fn load_producer_state(&mut self, snapshots: Option<&[i64]>) -> Result<(), StorageError> {
         let end = self.log_end_offset();
-        let (from, mut state) = producer_state::latest_snapshot_of(&self.dir, snapshots, end)?
-            .unwrap_or((self.log_start_offset, ProducerState::default()));
+        let latest = match snapshots {
+            Some(offsets) => producer_state::latest_snapshot_of(&self.dir, offsets, end)?,
+            None => producer_state::latest_snapshot(&self.dir, end)?,
+        };
+        let (from, state) = latest.unwrap_or((self.log_start_offset, ProducerState::default()));
+        self.producers = state;
+        self.aborted_txns.truncate_from(from)?;
         if from < end {
+            let mut completed = Vec::new();
             for segment in self.segments.values().filter(|s| s.next_offset() > from) {
-                segment
-                    .for_each_batch_from(from, |batch| state.update(batch, batch.base_offset()))?;
+                segment.for_each_batch_from(from, |batch| {
+                    completed.extend(self.producers.update(batch, batch.base_offset()));
+                })?;
+            }
+            for txn in completed {
+                self.record_completed(txn)?;
             }
         }
-        self.producers = state;
+        self.producers.on_high_watermark(self.high_watermark());
         Ok(())
+    }
+
+    /// Indexes a transaction a marker just ended, if it aborted.
+    fn record_completed(&mut self, txn: CompletedTxn) -> Result<(), StorageError> {
+        if txn.aborted {
+            let last_stable_offset = self
+                .producers
+                .first_unstable_offset_besides(txn.first_offset)
+                .unwrap_or(txn.last_offset + 1);
+            self.aborted_txns.append(AbortedTxn {
+                producer_id: txn.producer_id,
+                first_offset: txn.first_offset,
+                last_offset: txn.last_offset,
+                last_stable_offset,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The last stable offset: below it no transaction is open (or ended by a marker not yet
+    /// committed), so read_committed consumers read up to it (Kafka's LSO).
+    pub fn last_stable_offset(&self) -> i64 {
+        let high_watermark = self.high_watermark();
+        match self.producers.first_unstable_offset() {
+            Some(first) => first.min(high_watermark),
+            None => high_watermark,
+        }
+    }
+
+    /// Transactions aborted with records in `[start, end)`.
+    pub fn aborted_transactions(&self, start: i64, end: i64) -> Vec<AbortedTxn> {
+        self.aborted_txns.overlapping(start, end)
+    }
+
+    /// Appends a transaction marker for `producer_id` as leader (the transaction
+    /// coordinator's WriteTxnMarkers): refused if from an older producer epoch or an older
+    /// coordinator.
+    pub fn append_marker(
+        &mut self,
+        producer_id: i64,
+        producer_epoch: i16,
+        marker: record::control::Marker,
+        leader_epoch: i32,
+        now_ms: i64,
+    ) -> Result<AppendInfo, StorageError> {
+        self.check_online()?;
+        self.producers
+            .admit_marker(producer_id, producer_epoch, marker.coordinator_epoch)?;
+        let batch = record::control::build_marker(producer_id, producer_epoch, marker, now_ms);
+        let result = self.append_inner(&batch, leader_epoch, now_ms);
+        self.guard(result)
     }
 
     /// Forgets producers silent for `producer.id.expiration.ms`.
@@ -345,6 +413,7 @@ impl Log {
     fn commit_if_unreplicated(&mut self) {
         if !self.replicated {
             self.high_watermark = self.log_end_offset();
+            self.producers.on_high_watermark(self.high_watermark);
         }
     }
 
@@ -364,6 +433,7 @@ impl Log {
     /// may move backwards only when a new leader starts below it; the caller decides.
     pub fn set_high_watermark(&mut self, offset: i64) {
         self.high_watermark = offset.clamp(self.log_start_offset, self.log_end_offset());
+        self.producers.on_high_watermark(self.high_watermark());
     }
 
     /// The latest leader epoch of a batch in this log.
@@ -469,7 +539,9 @@ impl Log {
             .next_back()
             .ok_or(StorageError::Offline)?;
         active.append_stamped(&header, &batch[record::HEADER_LEN..])?;
-        self.producers.update(&BatchView::new(batch)?, base_offset);
+        if let Some(txn) = self.producers.update(&BatchView::new(batch)?, base_offset) {
+            self.record_completed(txn)?;
+        }
         self.unflushed_messages += count;
         self.commit_if_unreplicated();
         Ok(AppendInfo {
@@ -530,7 +602,9 @@ impl Log {
                 .next_back()
                 .ok_or(StorageError::Offline)?;
             active.append(batch.bytes())?;
-            self.producers.update(batch, batch.base_offset());
+            if let Some(txn) = self.producers.update(batch, batch.base_offset()) {
+                self.record_completed(txn)?;
+            }
             self.unflushed_messages += batch.records_count() as i64;
         }
         self.commit_if_unreplicated();
@@ -573,7 +647,10 @@ impl Log {
             None => offset,
         };
         self.leader_epochs.truncate_from_end(end)?;
-        self.producers.truncate_to(end);
+        // As Kafka does: the producer state (and the aborted transactions) as of the newest
+        // snapshot at or below the new end, replayed to it.
+        self.aborted_txns.truncate_from(end)?;
+        self.load_producer_state(None)?;
         self.recovery_point = self.recovery_point.min(end);
         self.high_watermark = self.high_watermark.min(end);
         self.cleaned_up_to = self.cleaned_up_to.min(end);
@@ -778,7 +855,8 @@ impl Log {
             self.log_start_offset = offset;
             let result = self
                 .delete_segments_below_start()
-                .and_then(|_| self.leader_epochs.truncate_from_start(offset));
+                .and_then(|_| self.leader_epochs.truncate_from_start(offset))
+                .and_then(|_| self.aborted_txns.drop_before(offset));
             self.guard(result)?;
         }
         Ok(self.log_start_offset)
@@ -862,6 +940,7 @@ impl Log {
         deleted += self.delete_segments_below_start()?;
         self.leader_epochs
             .truncate_from_start(self.log_start_offset)?;
+        self.aborted_txns.drop_before(self.log_start_offset)?;
         Ok(deleted)
     }
 
@@ -1016,6 +1095,7 @@ impl Log {
         self.recovery_point = offset;
         self.high_watermark = offset;
         self.producers = ProducerState::default();
+        self.aborted_txns.truncate_from(i64::MIN)?;
         self.leader_epochs.clear()?;
         Ok(())
     }
@@ -1214,6 +1294,92 @@ mod tests {
         assert_eq!(report.truncated_bytes, 37);
         assert_eq!(log.log_end_offset(), 40);
         assert_eq!(append(&mut log, 1, 99).base_offset, 40);
+    }
+
+    #[test]
+    fn transactions_bound_the_last_stable_offset_and_aborts_are_indexed_across_reloads() {
+        use crate::record::control::{Marker, MarkerKind};
+        use crate::record::test_support::transactional;
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let cfg = config(&[("segment.bytes", "400")]);
+        let mut log = Log::create(dir.path(), tp.clone(), cfg.clone(), 0).unwrap();
+        let marker = |kind| Marker {
+            kind,
+            coordinator_epoch: 3,
+        };
+        log.append_as_leader(&transactional(2, 1, 0), 0, 1_000)
+            .unwrap(); // 0-1, producer 1
+        append(&mut log, 1, 5); // 2, not transactional
+        log.append_as_leader(&transactional(2, 2, 0), 0, 1_000)
+            .unwrap(); // 3-4, producer 2
+        log.append_as_leader(&transactional(1, 1, 2), 0, 1_000)
+            .unwrap(); // 5, producer 1 again
+        assert_eq!(log.high_watermark(), 6);
+        assert_eq!(
+            log.last_stable_offset(),
+            0,
+            "producer 1's transaction is open"
+        );
+
+        log.append_marker(1, 0, marker(MarkerKind::Commit), 0, 1_000)
+            .unwrap(); // 6
+        assert_eq!(
+            log.last_stable_offset(),
+            3,
+            "now producer 2's is the first open one"
+        );
+        log.append_marker(2, 0, marker(MarkerKind::Abort), 0, 1_000)
+            .unwrap(); // 7
+        assert_eq!(log.last_stable_offset(), 8);
+        let aborted = log.aborted_transactions(0, 8);
+        assert_eq!(aborted.len(), 1);
+        assert_eq!(
+            (
+                aborted[0].producer_id,
+                aborted[0].first_offset,
+                aborted[0].last_offset
+            ),
+            (2, 3, 7)
+        );
+        assert!(log.aborted_transactions(8, 20).is_empty());
+        let stale_coordinator = Marker {
+            kind: MarkerKind::Abort,
+            coordinator_epoch: 2,
+        };
+        assert!(matches!(
+            log.append_marker(2, 0, stale_coordinator, 0, 1_000),
+            Err(StorageError::Producer(
+                crate::storage::producer_state::ProducerError::CoordinatorFenced {
+                    got: 2,
+                    current: 3
+                }
+            ))
+        ));
+
+        // A replicated log: a marker is stable only once the high watermark passes it.
+        log.set_replicated(true);
+        log.set_high_watermark(8);
+        log.append_as_leader(&transactional(1, 3, 0), 0, 1_000)
+            .unwrap(); // 8
+        log.append_marker(3, 0, marker(MarkerKind::Abort), 0, 1_000)
+            .unwrap(); // 9
+        assert_eq!(log.last_stable_offset(), 8);
+        log.set_high_watermark(10);
+        assert_eq!(log.last_stable_offset(), 10);
+        assert_eq!(log.aborted_transactions(0, 10).len(), 2);
+
+        // An unclean reload replays the producers and rebuilds the index (no duplicates).
+        drop(log);
+        let (mut log, _) = Log::load(dir.path(), tp.clone(), cfg.clone(), 0, 0, false, 0).unwrap();
+        assert_eq!(log.aborted_transactions(0, 10).len(), 2);
+        log.append_as_leader(&transactional(1, 4, 0), 0, 1_000)
+            .unwrap(); // 10, open
+        assert_eq!(log.last_stable_offset(), 10);
+        // Truncating away producer 3's abort marker reopens its transaction.
+        log.truncate_to(9).unwrap();
+        assert_eq!(log.last_stable_offset(), 8);
+        assert_eq!(log.aborted_transactions(0, 10).len(), 1);
     }
 
     #[test]

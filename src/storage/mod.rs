@@ -20,6 +20,7 @@ pub mod log;
 pub mod manager;
 pub mod producer_state;
 pub mod segment;
+pub mod txn_index;
 
 use crate::record::RecordError;
 use std::fs::{File, OpenOptions};

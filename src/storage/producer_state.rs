@@ -1,7 +1,9 @@
 //! Idempotent-producer state of one partition (Kafka's `ProducerStateManager`): per producer id
 //! its epoch and the sequence ranges of its last five batches, so a retried batch is answered
 //! with its original offsets instead of being written twice, and gaps or stale epochs are
-//! refused.
+//! refused. Transactions too: the first offset of each producer's open transaction (the
+//! earliest of them bounds the last stable offset), ended by a marker (`record::control`),
+//! which also records the epoch of the coordinator that wrote it.
 //!
 //! Snapshots make restarts cheap: at a clean close the state is written to
 //! `{offset:020}.snapshot` (offset = log end) in the partition directory; loading takes the
@@ -9,21 +11,25 @@
 //! stop: from the previous clean close, or the log start). Snapshot layout, big-endian:
 //!
 //! ```text
-//! version: i16 (1) | count: i32 | count x entry
-//! entry = producer_id: i64 | epoch: i16 | last_timestamp: i64 | batches: i32 | batches x
+//! version: i16 (2) | count: i32 | count x entry
+//! entry = producer_id: i64 | epoch: i16 | last_timestamp: i64 | coordinator_epoch: i32 |
+//!         txn_first_offset: i64 (-1: none) | batches: i32 | batches x
 //!         (first_seq: i32 | last_seq: i32 | base_offset: i64 | last_offset: i64)
 //! ```
+//!
+//! Version 1 snapshots (no `coordinator_epoch`, `txn_first_offset`) are still read.
 
 use super::StorageError;
 use crate::record::BatchView;
+use crate::record::control::{self, MarkerKind};
 use bytes::{Buf, BufMut, BytesMut};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Batches remembered per producer for duplicate detection (Kafka's value).
 const BATCHES_KEPT: usize = 5;
-const SNAPSHOT_VERSION: i16 = 1;
+const SNAPSHOT_VERSION: i16 = 2;
 
 #[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
 pub enum ProducerError {
@@ -31,6 +37,8 @@ pub enum ProducerError {
     OutOfOrderSequence { expected: i32, got: i32 },
     #[error("producer epoch {got} is older than the current {current}")]
     InvalidProducerEpoch { got: i16, current: i16 },
+    #[error("transaction coordinator epoch {got} is older than the current {current}")]
+    CoordinatorFenced { got: i32, current: i32 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,11 +49,37 @@ pub struct BatchMetadata {
     pub last_offset: i64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProducerEntry {
     pub epoch: i16,
     pub last_timestamp: i64,
     pub batches: VecDeque<BatchMetadata>,
+    /// The epoch of the transaction coordinator that wrote this producer's last marker.
+    pub coordinator_epoch: i32,
+    /// The first offset of this producer's open transaction here.
+    pub txn_first_offset: Option<i64>,
+}
+
+impl Default for ProducerEntry {
+    fn default() -> Self {
+        Self {
+            epoch: 0,
+            last_timestamp: -1,
+            batches: VecDeque::new(),
+            coordinator_epoch: -1,
+            txn_first_offset: None,
+        }
+    }
+}
+
+/// A transaction a marker ended on this partition: its data from `first_offset`, its marker
+/// at `last_offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompletedTxn {
+    pub producer_id: i64,
+    pub first_offset: i64,
+    pub last_offset: i64,
+    pub aborted: bool,
 }
 
 /// What to do with an incoming batch.
@@ -60,6 +94,11 @@ pub enum Admission {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ProducerState {
     producers: HashMap<i64, ProducerEntry>,
+    /// Open transactions by first offset (producer id).
+    ongoing: BTreeMap<i64, i64>,
+    /// Ended transactions whose marker the high watermark has not passed yet, by first
+    /// offset: still unstable (Kafka's `unreplicatedTxns`).
+    unreplicated: BTreeMap<i64, CompletedTxn>,
 }
 
 fn in_sequence(last: i32, next: i32) -> bool {
@@ -82,7 +121,8 @@ impl ProducerState {
     /// Checks an incoming batch against the producer's state (nothing changes yet).
     pub fn admit(&self, batch: &BatchView<'_>) -> Result<Admission, ProducerError> {
         let producer_id = batch.producer_id();
-        if producer_id < 0 {
+        // Markers are checked by `admit_marker`; they carry no sequence.
+        if producer_id < 0 || batch.is_control() {
             return Ok(Admission::Append);
         }
         let (epoch, first_seq) = (batch.producer_epoch(), batch.base_sequence());
@@ -129,18 +169,64 @@ impl ProducerState {
         }
     }
 
-    /// Records an appended (or replayed) batch.
-    /// Records a batch written at `base_offset` (its own base offset field may predate the
-    /// offset assignment).
-    pub fn update(&mut self, batch: &BatchView<'_>, base_offset: i64) {
+    /// Checks a transaction marker for `producer_id` before it is written: not from an older
+    /// producer epoch, nor from an older coordinator.
+    pub fn admit_marker(
+        &self,
+        producer_id: i64,
+        epoch: i16,
+        coordinator_epoch: i32,
+    ) -> Result<(), ProducerError> {
+        let Some(entry) = self.producers.get(&producer_id) else {
+            return Ok(());
+        };
+        if epoch < entry.epoch {
+            return Err(ProducerError::InvalidProducerEpoch {
+                got: epoch,
+                current: entry.epoch,
+            });
+        }
+        if coordinator_epoch < entry.coordinator_epoch {
+            return Err(ProducerError::CoordinatorFenced {
+                got: coordinator_epoch,
+                current: entry.coordinator_epoch,
+            });
+        }
+        Ok(())
+    }
+
+    /// Records a batch written (or replayed) at `base_offset` (its own base offset field may
+    /// predate the offset assignment). A marker returns the transaction it ended.
+    pub fn update(&mut self, batch: &BatchView<'_>, base_offset: i64) -> Option<CompletedTxn> {
         let producer_id = batch.producer_id();
         if producer_id < 0 {
-            return;
+            return None;
         }
         let entry = self.producers.entry(producer_id).or_default();
         if batch.producer_epoch() != entry.epoch {
             entry.epoch = batch.producer_epoch();
             entry.batches.clear();
+        }
+        entry.last_timestamp = entry.last_timestamp.max(batch.max_timestamp());
+        if batch.is_control() {
+            // Unreadable or of another control type: nothing for transactions (as in Kafka).
+            let marker = control::read_marker(batch).ok().flatten()?;
+            entry.coordinator_epoch = marker.coordinator_epoch;
+            // A marker with no transaction open here still ends one, at itself (Kafka).
+            let first_offset = entry.txn_first_offset.take().unwrap_or(base_offset);
+            self.ongoing.remove(&first_offset);
+            let completed = CompletedTxn {
+                producer_id,
+                first_offset,
+                last_offset: base_offset,
+                aborted: marker.kind == MarkerKind::Abort,
+            };
+            self.unreplicated.insert(first_offset, completed);
+            return Some(completed);
+        }
+        if batch.is_transactional() && entry.txn_first_offset.is_none() {
+            entry.txn_first_offset = Some(base_offset);
+            self.ongoing.insert(base_offset, producer_id);
         }
         let first_seq = batch.base_sequence();
         entry.batches.push_back(BatchMetadata {
@@ -152,21 +238,48 @@ impl ProducerState {
         while entry.batches.len() > BATCHES_KEPT {
             entry.batches.pop_front();
         }
-        entry.last_timestamp = entry.last_timestamp.max(batch.max_timestamp());
+        None
     }
 
-    /// Forgets producers silent for longer than `producer.id.expiration.ms`.
-    pub fn expire(&mut self, now_ms: i64, expiration_ms: i64) {
-        self.producers
-            .retain(|_, e| now_ms - e.last_timestamp <= expiration_ms);
+    /// The high watermark moved to `high_watermark`: transactions whose marker it passed are
+    /// stable.
+    pub fn on_high_watermark(&mut self, high_watermark: i64) {
+        self.unreplicated
+            .retain(|_, txn| txn.last_offset >= high_watermark);
     }
 
-    /// Drops what refers to offsets at or after `offset` (log truncation).
-    pub fn truncate_to(&mut self, offset: i64) {
-        for entry in self.producers.values_mut() {
-            entry.batches.retain(|b| b.last_offset < offset);
+    /// The first offset a read_committed consumer may not read yet because of a transaction
+    /// (open, or ended by a marker not yet below the high watermark).
+    pub fn first_unstable_offset(&self) -> Option<i64> {
+        let ongoing = self.ongoing.keys().next().copied();
+        let unreplicated = self.unreplicated.keys().next().copied();
+        match (ongoing, unreplicated) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
-        self.producers.retain(|_, e| !e.batches.is_empty());
+    }
+
+    /// The first unstable offset if the transaction starting at `first_offset` were not
+    /// counted (an aborted transaction's index entry records it).
+    pub fn first_unstable_offset_besides(&self, first_offset: i64) -> Option<i64> {
+        let ongoing = self.ongoing.keys().find(|o| **o != first_offset).copied();
+        let unreplicated = self
+            .unreplicated
+            .keys()
+            .find(|o| **o != first_offset)
+            .copied();
+        match (ongoing, unreplicated) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Forgets producers silent for longer than `producer.id.expiration.ms`, except those
+    /// with a transaction open (Kafka keeps them until it ends).
+    pub fn expire(&mut self, now_ms: i64, expiration_ms: i64) {
+        self.producers.retain(|_, e| {
+            now_ms - e.last_timestamp <= expiration_ms || e.txn_first_offset.is_some()
+        });
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -177,6 +290,8 @@ impl ProducerState {
             buf.put_i64(*id);
             buf.put_i16(e.epoch);
             buf.put_i64(e.last_timestamp);
+            buf.put_i32(e.coordinator_epoch);
+            buf.put_i64(e.txn_first_offset.unwrap_or(-1));
             buf.put_i32(e.batches.len() as i32);
             for b in &e.batches {
                 buf.put_i32(b.first_seq);
@@ -189,17 +304,32 @@ impl ProducerState {
     }
 
     pub fn decode(mut buf: &[u8]) -> Option<Self> {
-        if buf.remaining() < 6 || buf.get_i16() != SNAPSHOT_VERSION {
+        if buf.remaining() < 6 {
+            return None;
+        }
+        let version = buf.get_i16();
+        if !(1..=SNAPSHOT_VERSION).contains(&version) {
             return None;
         }
         let count = buf.get_i32();
         let mut producers = HashMap::new();
+        let mut ongoing = BTreeMap::new();
         for _ in 0..count.max(0) {
-            if buf.remaining() < 22 {
+            if buf.remaining() < if version >= 2 { 34 } else { 22 } {
                 return None;
             }
-            let (id, epoch, last_timestamp, batches) =
-                (buf.get_i64(), buf.get_i16(), buf.get_i64(), buf.get_i32());
+            let (id, epoch, last_timestamp) = (buf.get_i64(), buf.get_i16(), buf.get_i64());
+            let (coordinator_epoch, txn_first_offset) = if version >= 2 {
+                let coordinator_epoch = buf.get_i32();
+                let first = buf.get_i64();
+                (coordinator_epoch, (first >= 0).then_some(first))
+            } else {
+                (-1, None)
+            };
+            if let Some(first) = txn_first_offset {
+                ongoing.insert(first, id);
+            }
+            let batches = buf.get_i32();
             if batches < 0 || batches as usize * 24 > buf.remaining() {
                 return None;
             }
@@ -217,10 +347,16 @@ impl ProducerState {
                     epoch,
                     last_timestamp,
                     batches,
+                    coordinator_epoch,
+                    txn_first_offset,
                 },
             );
         }
-        Some(Self { producers })
+        Some(Self {
+            producers,
+            ongoing,
+            unreplicated: BTreeMap::new(),
+        })
     }
 }
 
