@@ -1333,11 +1333,13 @@ impl Broker {
         tp: &TopicPartition,
         timestamp: i64,
         current_leader_epoch: i32,
+        read_committed: bool,
     ) -> Result<(i64, i64, i32), Error> {
         let partition = self.replicas.get(tp)?;
         let leader_epoch = partition.check_leader_epoch(current_leader_epoch)?;
         let log = lock(partition.log());
         let (offset, timestamp) = match timestamp {
+            -1 if read_committed => (log.last_stable_offset(), -1),
             -1 => (log.high_watermark(), -1),
             -2 | -4 => (log.log_start_offset(), -1),
             // Latest tiered offset: without tiered storage Kafka answers -1.

@@ -1,5 +1,6 @@
-//! ListOffsets: earliest (-2), latest (-1), max timestamp (-3), earliest local (-4), latest
-//! tiered (-5), or the first offset at or after a timestamp.
+//! ListOffsets: earliest (-2), latest (-1: the high watermark, or the last stable offset for
+//! read_committed), max timestamp (-3), earliest local (-4), latest tiered (-5), or the first
+//! offset at or after a timestamp.
 
 use super::ApiContext;
 use crate::error::code;
@@ -14,6 +15,8 @@ pub async fn handle(
     request: ListOffsetsRequest,
     version: i16,
 ) -> Option<ListOffsetsResponse> {
+    // From v2; a read_committed consumer's "latest" is the last stable offset.
+    let read_committed = request.isolation_level == 1;
     let topics = request
         .topics
         .into_iter()
@@ -23,9 +26,12 @@ pub async fn handle(
                 .iter()
                 .map(|p| {
                     let tp = TopicPartition::new(&topic.name, p.partition_index);
-                    let result = ctx
-                        .broker
-                        .list_offset(&tp, p.timestamp, p.current_leader_epoch);
+                    let result = ctx.broker.list_offset(
+                        &tp,
+                        p.timestamp,
+                        p.current_leader_epoch,
+                        read_committed,
+                    );
                     let response = ListOffsetsPartitionResponse::default()
                         .with_partition_index(p.partition_index);
                     match result {

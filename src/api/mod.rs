@@ -46,6 +46,7 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sync_group;
 pub mod unregister_broker;
+pub mod write_txn_markers;
 
 use crate::broker::Broker;
 use bytes::BufMut;
@@ -198,6 +199,7 @@ api_table! {
     ConsumerGroupHeartbeat => consumer_group_heartbeat, m::ConsumerGroupHeartbeatRequest,
     ConsumerGroupDescribe => consumer_group_describe, m::ConsumerGroupDescribeRequest,
     InitProducerId => init_producer_id, m::InitProducerIdRequest,
+    WriteTxnMarkers => write_txn_markers, m::WriteTxnMarkersRequest,
     DescribeLogDirs => describe_log_dirs, m::DescribeLogDirsRequest,
     AlterReplicaLogDirs => alter_replica_log_dirs, m::AlterReplicaLogDirsRequest,
     ElectLeaders => elect_leaders, m::ElectLeadersRequest,
@@ -734,6 +736,22 @@ mod tests {
                         .with_topics(vec![topic]),
                     v,
                     "offset_for_leader_epoch",
+                )
+            }
+            ApiKey::WriteTxnMarkers => {
+                let topic = write_txn_markers_request::WritableTxnMarkerTopic::default()
+                    .with_name(topic_name("t"))
+                    .with_partition_indexes(vec![0, 9]);
+                let marker = write_txn_markers_request::WritableTxnMarker::default()
+                    .with_producer_id(ProducerId(5))
+                    .with_producer_epoch(0)
+                    .with_transaction_result(false)
+                    .with_topics(vec![topic])
+                    .with_coordinator_epoch(0);
+                encode(
+                    &WriteTxnMarkersRequest::default().with_markers(vec![marker]),
+                    v,
+                    "write_txn_markers",
                 )
             }
             ApiKey::DescribeCluster => encode(

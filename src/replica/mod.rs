@@ -22,6 +22,7 @@ use crate::record;
 use crate::storage::log::AppendInfo;
 use crate::storage::manager::{SharedLog, lock};
 use crate::storage::segment::{FileSlice, SegmentRead};
+pub use crate::storage::txn_index::AbortedTxn;
 use crate::types::{TopicPartition, now_ms};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -408,6 +409,29 @@ impl Partition {
         Ok(info)
     }
 
+    /// Writes a transaction marker as leader (WriteTxnMarkers). Like acks=all data, the
+    /// caller then waits for replication before answering.
+    pub fn append_marker(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+        marker: crate::record::control::Marker,
+    ) -> Result<AppendInfo, Error> {
+        let leader_epoch = self
+            .leader_epoch_if_leader()
+            .ok_or(Error::NotLeaderOrFollower)?;
+        let info = lock(&self.log).append_marker(
+            producer_id,
+            producer_epoch,
+            marker,
+            leader_epoch,
+            now_ms(),
+        )?;
+        self.maybe_increment_high_watermark();
+        self.wake_waiters();
+        Ok(info)
+    }
+
     /// Waits until everything below `offset` is fsynced. Whoever holds the turn syncs all
     /// that was appended so far; those queued behind usually find their data already covered.
     pub async fn flush_to(&self, offset: i64) -> Result<(), Error> {
@@ -442,7 +466,7 @@ impl Partition {
         PartitionOffsets {
             log_start_offset: log.log_start_offset(),
             high_watermark: log.high_watermark(),
-            last_stable_offset: log.high_watermark(),
+            last_stable_offset: log.last_stable_offset(),
         }
     }
 }
@@ -466,6 +490,8 @@ pub struct FetchRequestPartition {
     pub last_fetched_epoch: i32,
     pub fetch_offset: i64,
     pub partition_max_bytes: usize,
+    /// A consumer reading only committed transactions: up to the last stable offset.
+    pub read_committed: bool,
 }
 
 /// The answer for one partition.
@@ -476,6 +502,8 @@ pub struct FetchedPartition {
     pub offsets: Option<PartitionOffsets>,
     /// For a follower whose log diverged: the epoch and offset to truncate to.
     pub diverging_epoch: Option<(i32, i64)>,
+    /// For read_committed: the transactions aborted within the records returned.
+    pub aborted: Vec<AbortedTxn>,
 }
 
 impl FetchedPartition {
@@ -485,6 +513,7 @@ impl FetchedPartition {
             result: Err(error),
             offsets: None,
             diverging_epoch: None,
+            aborted: Vec::new(),
         }
     }
 }
@@ -623,12 +652,13 @@ impl ReplicaManager {
                     let offsets = PartitionOffsets {
                         log_start_offset: log.log_start_offset(),
                         high_watermark: log.high_watermark(),
-                        last_stable_offset: log.high_watermark(),
+                        last_stable_offset: log.last_stable_offset(),
                     };
                     out.push(FetchedPartition {
                         result: Ok(None),
                         offsets: Some(offsets),
                         diverging_epoch: Some((epoch, end)),
+                        aborted: Vec::new(),
                     });
                     any_error = true;
                     continue;
@@ -637,24 +667,41 @@ impl ReplicaManager {
             let offsets = PartitionOffsets {
                 log_start_offset: log.log_start_offset(),
                 high_watermark: log.high_watermark(),
-                last_stable_offset: log.high_watermark(),
+                last_stable_offset: log.last_stable_offset(),
             };
             let remaining = limits.max_bytes.saturating_sub(total);
             let budget = request.partition_max_bytes.min(remaining);
             // Kafka returns the first batch of the first non-empty partition even when it
             // exceeds the limits, so a consumer can always make progress.
             let min_one = total == 0;
+            let mut aborted = Vec::new();
             let result = if budget == 0 && !min_one {
                 Ok(None)
             } else {
-                // Followers read up to the log end; consumers only what is committed.
+                // Followers read up to the log end; consumers only what is committed, and
+                // read_committed ones only below the first open transaction.
                 let limit = if follower {
                     log.log_end_offset()
+                } else if request.read_committed {
+                    offsets.last_stable_offset
                 } else {
                     offsets.high_watermark
                 };
                 log.read(request.fetch_offset, budget, limit, min_one)
-                    .map(|read| read.map(|SegmentRead { records, .. }| records))
+                    .map(|read| {
+                        read.map(
+                            |SegmentRead {
+                                 records,
+                                 next_offset,
+                             }| {
+                                if request.read_committed {
+                                    aborted =
+                                        log.aborted_transactions(request.fetch_offset, next_offset);
+                                }
+                                records
+                            },
+                        )
+                    })
                     .map_err(Error::from)
             };
             drop(log);
@@ -667,6 +714,7 @@ impl ReplicaManager {
                 result,
                 offsets: Some(offsets),
                 diverging_epoch: None,
+                aborted,
             });
         }
         (out, total, any_error)
@@ -929,6 +977,7 @@ mod tests {
             last_fetched_epoch: epoch,
             fetch_offset: offset,
             partition_max_bytes: 1 << 20,
+            read_committed: false,
         };
         // Epoch 3 ended here where epoch 4 began (offset 0): the follower's epoch-3 tail
         // past it must go.

@@ -19,9 +19,11 @@ use crate::storage::segment::FileSlice;
 use crate::types::TopicPartition;
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_response::{
-    FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint, PartitionData,
+    AbortedTransaction, FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint, PartitionData,
 };
-use kafka_protocol::messages::{ApiKey, BrokerId, FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::messages::{
+    ApiKey, BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName,
+};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -139,6 +141,7 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
                 .map(move |p| ((topic_id, name.clone(), p.partition), p.last_fetched_epoch))
         })
         .collect();
+    let read_committed = request.isolation_level == 1;
     let mut reads = Vec::new();
     let slots: Vec<Result<usize, Error>> = wanted
         .iter()
@@ -163,6 +166,7 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
                 last_fetched_epoch: last_fetched_epochs.get(&key).copied().unwrap_or(-1),
                 fetch_offset: fetch.fetch_offset,
                 partition_max_bytes: fetch.partition_max_bytes.max(0) as usize,
+                read_committed,
             });
             Ok(reads.len() - 1)
         })
@@ -184,7 +188,6 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
         .into_iter()
         .map(Some)
         .collect();
-    let read_committed = request.isolation_level == 1;
     let mut node_endpoints: Vec<NodeEndpoint> = Vec::new();
     let data: Vec<(PartitionData, Option<FileSlice>)> = wanted
         .iter()
@@ -307,7 +310,17 @@ fn partition_data(
                 .with_epoch(fetched.diverging_epoch.map_or(-1, |(e, _)| e))
                 .with_end_offset(fetched.diverging_epoch.map_or(-1, |(_, o)| o)),
         )
-        .with_aborted_transactions(read_committed.then(Vec::new))
+        .with_aborted_transactions(read_committed.then(|| {
+            fetched
+                .aborted
+                .iter()
+                .map(|txn| {
+                    AbortedTransaction::default()
+                        .with_producer_id(ProducerId(txn.producer_id))
+                        .with_first_offset(txn.first_offset)
+                })
+                .collect()
+        }))
         .with_preferred_read_replica(kafka_protocol::messages::BrokerId(-1));
     if let Some(offsets) = fetched.offsets {
         data = data

@@ -1,0 +1,249 @@
+//! Transactions on a partition, driven with raw frames where the coordinator will later
+//! stand: transactional batches from two producers, markers written with WriteTxnMarkers,
+//! and what read_committed and read_uncommitted consumers (librdkafka) then see.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{Broker, raw_call, wait_until};
+use kafka_protocol::messages::create_topics_request::CreatableTopic;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::write_txn_markers_request::{
+    WritableTxnMarker, WritableTxnMarkerTopic,
+};
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+use rdkafka::Message;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use std::time::{Duration, Instant};
+
+fn name(text: &str) -> TopicName {
+    TopicName(StrBytes::from_string(text.to_string()))
+}
+
+fn create_topic(bootstrap: &str, topic: &str) {
+    let request = CreateTopicsRequest::default()
+        .with_topics(vec![
+            CreatableTopic::default()
+                .with_name(name(topic))
+                .with_num_partitions(1)
+                .with_replication_factor(1),
+        ])
+        .with_timeout_ms(10_000);
+    let response: CreateTopicsResponse = raw_call(bootstrap, ApiKey::CreateTopics, 7, &request);
+    assert_eq!(response.topics[0].error_code, 0);
+}
+
+/// A batch of `values` from `producer_id` (epoch 0, sequences from `sequence`), in a
+/// transaction when `transactional`.
+fn batch(values: &[&str], producer_id: i64, sequence: i32, transactional: bool) -> bytes::Bytes {
+    let records: Vec<Record> = values
+        .iter()
+        .enumerate()
+        .map(|(i, value)| Record {
+            transactional,
+            control: false,
+            partition_leader_epoch: -1,
+            producer_id,
+            producer_epoch: 0,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: sequence + i as i32,
+            timestamp: 1_000,
+            key: None,
+            value: Some(bytes::Bytes::from(value.to_string())),
+            headers: Default::default(),
+            delete_horizon: false,
+        })
+        .collect();
+    let mut buf = bytes::BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .unwrap();
+    buf.freeze()
+}
+
+fn produce(bootstrap: &str, topic: &str, records: bytes::Bytes) {
+    let request = ProduceRequest::default()
+        .with_transactional_id(None)
+        .with_acks(-1)
+        .with_timeout_ms(5_000)
+        .with_topic_data(vec![
+            TopicProduceData::default()
+                .with_name(name(topic))
+                .with_partition_data(vec![
+                    PartitionProduceData::default()
+                        .with_index(0)
+                        .with_records(Some(records)),
+                ]),
+        ]);
+    let response: ProduceResponse = raw_call(bootstrap, ApiKey::Produce, 9, &request);
+    assert_eq!(response.responses[0].partition_responses[0].error_code, 0);
+}
+
+/// Ends `producer_id`'s transaction on partition 0 of `topic`; the partition's error code.
+fn end_transaction(
+    bootstrap: &str,
+    topic: &str,
+    producer_id: i64,
+    commit: bool,
+    coordinator_epoch: i32,
+) -> i16 {
+    let request = WriteTxnMarkersRequest::default().with_markers(vec![
+        WritableTxnMarker::default()
+            .with_producer_id(ProducerId(producer_id))
+            .with_producer_epoch(0)
+            .with_transaction_result(commit)
+            .with_coordinator_epoch(coordinator_epoch)
+            .with_topics(vec![
+                WritableTxnMarkerTopic::default()
+                    .with_name(name(topic))
+                    .with_partition_indexes(vec![0]),
+            ]),
+    ]);
+    let response: WriteTxnMarkersResponse =
+        raw_call(bootstrap, ApiKey::WriteTxnMarkers, 1, &request);
+    response.markers[0].topics[0].partitions[0].error_code
+}
+
+/// ListOffsets "latest" for partition 0: the high watermark, or for read_committed the last
+/// stable offset.
+fn latest(bootstrap: &str, topic: &str, read_committed: bool) -> i64 {
+    let request = ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_isolation_level(read_committed as i8)
+        .with_topics(vec![
+            ListOffsetsTopic::default()
+                .with_name(name(topic))
+                .with_partitions(vec![
+                    ListOffsetsPartition::default()
+                        .with_partition_index(0)
+                        .with_timestamp(-1),
+                ]),
+        ]);
+    let response: ListOffsetsResponse = raw_call(bootstrap, ApiKey::ListOffsets, 7, &request);
+    response.topics[0].partitions[0].offset
+}
+
+/// Every value a consumer with `isolation` reads from the start, once `expected` arrived
+/// (or after a short quiet period when fewer are expected).
+fn consume(bootstrap: &str, topic: &str, isolation: &str, expected: usize) -> Vec<String> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", format!("{topic}-{isolation}"))
+        .set("isolation.level", isolation)
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut assignment = rdkafka::TopicPartitionList::new();
+    assignment
+        .add_partition_offset(topic, 0, rdkafka::Offset::Beginning)
+        .unwrap();
+    consumer.assign(&assignment).unwrap();
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(if expected > 0 { 30 } else { 3 });
+    while Instant::now() < deadline && (expected == 0 || seen.len() < expected) {
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(100)) {
+            seen.push(String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned());
+        }
+    }
+    seen
+}
+
+#[test]
+fn read_committed_consumers_see_committed_transactions_only() {
+    let broker = Broker::start(&[]);
+    let bootstrap = broker.bootstrap.clone();
+    create_topic(&bootstrap, "tx");
+    let (committer, aborter) = (7_001, 7_002);
+    produce(&bootstrap, "tx", batch(&["c1", "c2"], committer, 0, true)); // 0-1
+    produce(&bootstrap, "tx", batch(&["plain"], -1, -1, false)); // 2
+    produce(&bootstrap, "tx", batch(&["x1", "x2"], aborter, 0, true)); // 3-4
+    produce(&bootstrap, "tx", batch(&["c3"], committer, 2, true)); // 5
+
+    // Both transactions are open: read_committed readers stop before the first.
+    assert_eq!(latest(&bootstrap, "tx", false), 6);
+    assert_eq!(latest(&bootstrap, "tx", true), 0);
+    assert!(consume(&bootstrap, "tx", "read_committed", 0).is_empty());
+
+    assert_eq!(end_transaction(&bootstrap, "tx", committer, true, 0), 0); // 6
+    assert_eq!(
+        latest(&bootstrap, "tx", true),
+        3,
+        "the aborter's is still open"
+    );
+    assert_eq!(end_transaction(&bootstrap, "tx", aborter, false, 0), 0); // 7
+    assert_eq!(latest(&bootstrap, "tx", true), 8);
+    // A marker from an older coordinator is refused.
+    assert_eq!(
+        end_transaction(&bootstrap, "tx", aborter, false, -1),
+        52,
+        "TRANSACTION_COORDINATOR_FENCED"
+    );
+
+    // The raw answer lists the aborted transaction for the range it returns.
+    let fetch = FetchRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_max_wait_ms(0)
+        .with_max_bytes(1 << 20)
+        .with_isolation_level(1)
+        .with_topics(vec![
+            FetchTopic::default()
+                .with_topic(name("tx"))
+                .with_partitions(vec![
+                    FetchPartition::default()
+                        .with_partition(0)
+                        .with_fetch_offset(0)
+                        .with_partition_max_bytes(1 << 20),
+                ]),
+        ]);
+    let fetched: FetchResponse = raw_call(&bootstrap, ApiKey::Fetch, 11, &fetch);
+    let partition = &fetched.responses[0].partitions[0];
+    assert_eq!(partition.last_stable_offset, 8);
+    let aborted: Vec<(i64, i64)> = partition
+        .aborted_transactions
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|t| (t.producer_id.0, t.first_offset))
+        .collect();
+    assert_eq!(aborted, vec![(aborter, 3)]);
+
+    // librdkafka drops the aborted records and the markers itself.
+    assert_eq!(
+        consume(&bootstrap, "tx", "read_committed", 4),
+        vec!["c1", "c2", "plain", "c3"]
+    );
+    assert_eq!(
+        consume(&bootstrap, "tx", "read_uncommitted", 6),
+        vec!["c1", "c2", "plain", "x1", "x2", "c3"]
+    );
+
+    // The same after a restart: the aborted-transaction index and producer state persist.
+    let dir = broker.dir().to_path_buf();
+    let mut broker = broker;
+    assert_eq!(broker.stop(), Some(0));
+    let broker = Broker::start_in(&dir, &[]);
+    assert!(wait_until(Duration::from_secs(10), || latest(
+        &broker.bootstrap,
+        "tx",
+        true
+    ) == 8));
+    assert_eq!(
+        consume(&broker.bootstrap, "tx", "read_committed", 4),
+        vec!["c1", "c2", "plain", "c3"]
+    );
+}
