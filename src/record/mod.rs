@@ -27,6 +27,7 @@
 pub mod codec;
 pub mod control;
 pub mod records;
+pub mod schema;
 
 use bytes::{Bytes, BytesMut};
 use thiserror::Error;
