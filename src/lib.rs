@@ -34,4 +34,5 @@ pub mod replica;
 pub mod server;
 pub mod storage;
 pub mod telemetry;
+pub mod txn;
 pub mod types;
