@@ -489,10 +489,15 @@ pub(crate) mod test_support {
     /// A batch of `count` records in `producer_id`'s transaction (epoch 0, sequence `seq`).
     pub fn transactional(count: i32, producer_id: i64, seq: i32) -> BytesMut {
         let mut b = batch(0, count, 1_000, 8);
-        let attributes = read_i16(&b, ATTRIBUTES) | TRANSACTIONAL_BIT;
-        b[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
-        set_producer_fields(&mut b, producer_id, 0, seq);
+        make_transactional(&mut b, producer_id, seq);
         b
+    }
+
+    /// Puts `batch` in `producer_id`'s transaction (epoch 0, sequence `seq`).
+    pub fn make_transactional(batch: &mut BytesMut, producer_id: i64, seq: i32) {
+        let attributes = read_i16(batch, ATTRIBUTES) | TRANSACTIONAL_BIT;
+        batch[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
+        set_producer_fields(batch, producer_id, 0, seq);
     }
 
     /// An uncompressed v2 batch of `count` records with `value_len`-byte values, null keys and

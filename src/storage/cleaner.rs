@@ -5,7 +5,9 @@
 //! 1. map every key of the sealed section to the offset of its latest record;
 //! 2. rewrite each sealed segment keeping a record when it is that latest one, or has no key;
 //!    tombstones (null values) go once their batch is older than `delete.retention.ms`;
-//!    batches newer than `min.compaction.lag.ms` are kept whole;
+//!    batches newer than `min.compaction.lag.ms` are kept whole; records of aborted
+//!    transactions count for no key and go (Kafka's cleaner does the same); transaction
+//!    markers stay;
 //! 3. swap each rewritten segment in crash-safely (`Segment::replace_data`).
 //!
 //! Rewritten batches keep their base offset, last offset delta, timestamps and producer fields,
@@ -14,6 +16,7 @@
 //! (no dirty-ratio bookkeeping); a pass runs only when new sealed data appeared since the last.
 
 use super::StorageError;
+use super::txn_index::AbortedTxn;
 use crate::record::{BatchIter, BatchView, codec, records, rewrite_batch};
 use bytes::Bytes;
 use std::collections::HashMap;
@@ -25,13 +28,27 @@ pub struct CleanStats {
     pub records_removed: usize,
 }
 
-/// Collects key -> offset of its latest record over `segments` (oldest first).
-pub fn latest_offsets(segments: &[Bytes]) -> Result<HashMap<Vec<u8>, i64>, StorageError> {
+/// Whether `batch` holds records of a transaction that was aborted.
+fn is_aborted(batch: &BatchView<'_>, aborted: &[AbortedTxn]) -> bool {
+    batch.is_transactional()
+        && !batch.is_control()
+        && aborted.iter().any(|t| {
+            t.producer_id == batch.producer_id()
+                && (t.first_offset..t.last_offset).contains(&batch.base_offset())
+        })
+}
+
+/// Collects key -> offset of its latest record over `segments` (oldest first), leaving out
+/// records of `aborted` transactions.
+pub fn latest_offsets(
+    segments: &[Bytes],
+    aborted: &[AbortedTxn],
+) -> Result<HashMap<Vec<u8>, i64>, StorageError> {
     let mut latest = HashMap::new();
     for data in segments {
         for batch in BatchIter::new(data) {
             let batch = batch?;
-            if batch.is_control() {
+            if batch.is_control() || is_aborted(&batch, aborted) {
                 continue;
             }
             let payload = codec::decompress(batch.compression()?, batch.records_payload())?;
@@ -53,6 +70,7 @@ pub fn latest_offsets(segments: &[Bytes]) -> Result<HashMap<Vec<u8>, i64>, Stora
 pub fn clean_segment(
     data: &[u8],
     latest: &HashMap<Vec<u8>, i64>,
+    aborted: &[AbortedTxn],
     now_ms: i64,
     delete_retention_ms: i64,
     min_compaction_lag_ms: i64,
@@ -61,6 +79,10 @@ pub fn clean_segment(
     let mut removed = 0;
     for batch in BatchIter::new(data) {
         let batch: BatchView<'_> = batch?;
+        if is_aborted(&batch, aborted) {
+            removed += batch.records_count().max(0) as usize;
+            continue;
+        }
         let too_recent = now_ms - batch.max_timestamp() < min_compaction_lag_ms;
         if batch.is_control() || too_recent {
             out.extend_from_slice(batch.bytes());
@@ -120,9 +142,9 @@ mod tests {
             1_000,
         );
         data.extend(keyed(3, &[("c", Some("1")), ("b", None)], 1_000));
-        let latest = latest_offsets(&[Bytes::from(data.clone())]).unwrap();
+        let latest = latest_offsets(&[Bytes::from(data.clone())], &[]).unwrap();
         assert_eq!(latest[&b"a".to_vec()], 2);
-        let (cleaned, removed) = clean_segment(&data, &latest, 2_000, 86_400_000, 0)
+        let (cleaned, removed) = clean_segment(&data, &latest, &[], 2_000, 86_400_000, 0)
             .unwrap()
             .unwrap();
         assert_eq!(
@@ -156,12 +178,13 @@ mod tests {
             ]
         );
         // Once the tombstone is old enough it goes too; nothing to do on clean data otherwise.
-        let (older, removed) = clean_segment(&cleaned, &latest, 1_000 + 86_400_001, 86_400_000, 0)
-            .unwrap()
-            .unwrap();
+        let (older, removed) =
+            clean_segment(&cleaned, &latest, &[], 1_000 + 86_400_001, 86_400_000, 0)
+                .unwrap()
+                .unwrap();
         assert_eq!(removed, 1);
         assert!(
-            clean_segment(&older, &latest, 1_000 + 86_400_001, 86_400_000, 0)
+            clean_segment(&older, &latest, &[], 1_000 + 86_400_001, 86_400_000, 0)
                 .unwrap()
                 .is_none()
         );
@@ -170,14 +193,14 @@ mod tests {
     #[test]
     fn recent_batches_respect_min_compaction_lag() {
         let data = keyed(0, &[("a", Some("1")), ("a", Some("2"))], 10_000);
-        let latest = latest_offsets(&[Bytes::from(data.clone())]).unwrap();
+        let latest = latest_offsets(&[Bytes::from(data.clone())], &[]).unwrap();
         assert!(
-            clean_segment(&data, &latest, 10_500, 86_400_000, 1_000)
+            clean_segment(&data, &latest, &[], 10_500, 86_400_000, 1_000)
                 .unwrap()
                 .is_none()
         );
         assert!(
-            clean_segment(&data, &latest, 12_000, 86_400_000, 1_000)
+            clean_segment(&data, &latest, &[], 12_000, 86_400_000, 1_000)
                 .unwrap()
                 .is_some()
         );

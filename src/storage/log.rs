@@ -948,25 +948,31 @@ impl Log {
     /// appeared since the last pass. See `cleaner.rs`.
     pub fn compact(&mut self, now_ms: i64) -> Result<CleanStats, StorageError> {
         self.check_online()?;
+        // Sealed segments wholly below the last stable offset: a transaction still open (or
+        // not yet committed) may yet abort, so its records cannot decide what a key's latest
+        // value is (Kafka's first uncleanable offset).
+        let last_stable_offset = self.last_stable_offset();
         let active_base = self.active().map(Segment::base_offset).unwrap_or(0);
-        if !self.config.cleanup_compact || active_base <= self.cleaned_up_to {
+        let upto = self
+            .segments
+            .range(..active_base)
+            .find(|(_, s)| s.next_offset() > last_stable_offset)
+            .map_or(active_base, |(base, _)| *base);
+        if !self.config.cleanup_compact || upto <= self.cleaned_up_to {
             return Ok(CleanStats::default());
         }
-        let result = self.compact_inner(active_base, now_ms);
+        let result = self.compact_inner(upto, now_ms);
         self.guard(result)
     }
 
-    fn compact_inner(&mut self, active_base: i64, now_ms: i64) -> Result<CleanStats, StorageError> {
-        let sealed: Vec<i64> = self
-            .segments
-            .range(..active_base)
-            .map(|(b, _)| *b)
-            .collect();
+    fn compact_inner(&mut self, upto: i64, now_ms: i64) -> Result<CleanStats, StorageError> {
+        let sealed: Vec<i64> = self.segments.range(..upto).map(|(b, _)| *b).collect();
+        let aborted = self.aborted_txns.entries().to_vec();
         // Two passes, one segment in memory at a time: the key map, then the rewrite.
         let mut latest = std::collections::HashMap::new();
         for base in &sealed {
             if let Some(segment) = self.segments.get(base) {
-                latest.extend(cleaner::latest_offsets(&[segment.read_all()?])?);
+                latest.extend(cleaner::latest_offsets(&[segment.read_all()?], &aborted)?);
             }
         }
         let mut stats = CleanStats::default();
@@ -979,6 +985,7 @@ impl Log {
             if let Some((cleaned, removed)) = cleaner::clean_segment(
                 &data,
                 &latest,
+                &aborted,
                 now_ms,
                 config.delete_retention_ms,
                 config.min_compaction_lag_ms,
@@ -993,7 +1000,7 @@ impl Log {
                 stats.records_removed += removed;
             }
         }
-        self.cleaned_up_to = active_base;
+        self.cleaned_up_to = upto;
         if stats.records_removed > 0 {
             tracing::info!(partition = %self.tp, segments = stats.segments_rewritten, records_removed = stats.records_removed, "compacted");
         }
@@ -1380,6 +1387,99 @@ mod tests {
         log.truncate_to(9).unwrap();
         assert_eq!(log.last_stable_offset(), 8);
         assert_eq!(log.aborted_transactions(0, 10).len(), 1);
+    }
+
+    #[test]
+    fn compaction_ignores_aborted_records_and_stops_at_the_last_stable_offset() {
+        use crate::record::control::{Marker, MarkerKind};
+        use crate::record::test_support::make_transactional;
+        use crate::record::{NewRecord, build_batch};
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = config(&[
+            ("cleanup.policy", "compact"),
+            ("segment.bytes", "250"),
+            ("min.compaction.lag.ms", "0"),
+        ]);
+        let mut log = Log::create(dir.path(), TopicPartition::new("c", 0), cfg, 0).unwrap();
+        let keyed = |key: &str, value: &str| {
+            build_batch(&[NewRecord {
+                key: Some(key.as_bytes()),
+                value: Some(value.as_bytes()),
+                timestamp: 1_000,
+            }])
+        };
+        let abort = Marker {
+            kind: MarkerKind::Abort,
+            coordinator_epoch: 0,
+        };
+        log.append_as_leader(&keyed("k1", "committed"), 0, 1_000)
+            .unwrap();
+        let mut aborted = keyed("k1", "aborted");
+        make_transactional(&mut aborted, 5, 0);
+        log.append_as_leader(&aborted, 0, 1_000).unwrap();
+        log.append_marker(5, 0, abort, 0, 1_000).unwrap();
+        for i in 0..6 {
+            log.append_as_leader(&keyed("k3", &format!("early-{i}")), 0, 1_000)
+                .unwrap();
+        }
+        let mut open = keyed("k2", "open");
+        make_transactional(&mut open, 6, 0);
+        let open_at = log.append_as_leader(&open, 0, 1_000).unwrap().base_offset;
+        for i in 0..6 {
+            log.append_as_leader(&keyed("k3", &format!("late-{i}")), 0, 1_000)
+                .unwrap();
+        }
+        assert_eq!(log.last_stable_offset(), open_at);
+        let values = |log: &Log| -> Vec<String> {
+            let mut out = Vec::new();
+            for segment in log.segments.values() {
+                for batch in crate::record::BatchIter::new(&segment.read_all().unwrap()) {
+                    let batch = batch.unwrap();
+                    if batch.is_control() {
+                        continue;
+                    }
+                    for r in crate::record::records::parse_records(
+                        batch.records_payload(),
+                        batch.records_count(),
+                    )
+                    .unwrap()
+                    {
+                        out.push(String::from_utf8_lossy(r.value.unwrap()).into_owned());
+                    }
+                }
+            }
+            out
+        };
+
+        log.compact(2_000).unwrap();
+        let after = values(&log);
+        assert!(after.contains(&"committed".to_string()), "{after:?}");
+        assert!(!after.contains(&"aborted".to_string()), "{after:?}");
+        // Nothing at or after the open transaction was cleaned: every late value is there.
+        for i in 0..6 {
+            assert!(after.contains(&format!("late-{i}")), "{after:?}");
+        }
+
+        // Once the transaction ends, the rest can be cleaned.
+        let commit = Marker {
+            kind: MarkerKind::Commit,
+            coordinator_epoch: 0,
+        };
+        log.append_marker(6, 0, commit, 0, 1_000).unwrap();
+        for i in 0..6 {
+            log.append_as_leader(&keyed("k4", &format!("fill-{i}")), 0, 1_000)
+                .unwrap();
+        }
+        log.compact(3_000).unwrap();
+        let after = values(&log);
+        assert!(
+            after.contains(&"open".to_string()),
+            "committed now: {after:?}"
+        );
+        assert!(
+            after.iter().filter(|v| v.starts_with("late-")).count() < 6,
+            "{after:?}"
+        );
     }
 
     #[test]
