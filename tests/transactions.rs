@@ -1,6 +1,8 @@
-//! Transactions on a partition, driven with raw frames where the coordinator will later
-//! stand: transactional batches from two producers, markers written with WriteTxnMarkers,
-//! and what read_committed and read_uncommitted consumers (librdkafka) then see.
+//! Idempotent and transactional producers. Idempotence: librdkafka's producer through a
+//! proxy that sends every Produce request twice. Transactions on a partition, driven with raw
+//! frames where the coordinator will later stand: transactional batches from two producers,
+//! markers written with WriteTxnMarkers, and what read_committed and read_uncommitted
+//! consumers (librdkafka) then see.
 
 #![allow(clippy::unwrap_used)]
 
@@ -246,4 +248,61 @@ fn read_committed_consumers_see_committed_transactions_only() {
         consume(&broker.bootstrap, "tx", "read_committed", 4),
         vec!["c1", "c2", "plain", "c3"]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotent_producer_writes_each_record_once_when_every_request_is_sent_twice() {
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    // The broker advertises the proxy, so the producer's every connection goes through it.
+    let proxy_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_port = proxy_listener.local_addr().unwrap().port();
+    let broker_port = common::free_port();
+    let listeners = format!("PLAINTEXT://127.0.0.1:{broker_port}");
+    let advertised = format!("PLAINTEXT://127.0.0.1:{proxy_port}");
+    let broker = Broker::start(&[
+        ("listeners", &listeners),
+        ("advertised.listeners", &advertised),
+    ]);
+    let proxy = common::proxy::ProduceReplayer::start(proxy_listener, broker_port);
+    create_topic(&broker.bootstrap, "once");
+
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", format!("127.0.0.1:{}", proxy.port))
+        .set("enable.idempotence", "true")
+        .set("linger.ms", "2")
+        .create()
+        .unwrap();
+    // Rounds of ten, each awaited: many produce requests, each with several records.
+    let total = 2_000;
+    for round in 0..total / 10 {
+        let mut deliveries = Vec::with_capacity(10);
+        for i in round * 10..round * 10 + 10 {
+            let payload = format!("{i:05}");
+            let delivery = producer
+                .send_result(
+                    FutureRecord::<(), _>::to("once")
+                        .payload(&payload)
+                        .partition(0),
+                )
+                .map_err(|(e, _)| e);
+            deliveries.push(delivery);
+        }
+        for delivery in deliveries {
+            delivery.unwrap().await.unwrap().unwrap();
+        }
+    }
+    assert!(
+        proxy.replayed() >= 100,
+        "the proxy replayed produce requests: {}",
+        proxy.replayed()
+    );
+    eprintln!(
+        "{} produce requests were sent twice; {total} records written",
+        proxy.replayed()
+    );
+    // Each record once, in the order sent.
+    assert_eq!(latest(&broker.bootstrap, "once", false), total as i64);
+    let seen = consume(&broker.bootstrap, "once", "read_uncommitted", total);
+    let expected: Vec<String> = (0..total).map(|i| format!("{i:05}")).collect();
+    assert_eq!(seen, expected);
 }

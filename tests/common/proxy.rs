@@ -212,3 +212,92 @@ fn pump(state: &State, connection: &Connection, mut from: TcpStream, mut to: Tcp
     }
     connection.close();
 }
+
+/// A proxy in front of one broker that sends every Produce request twice: the copy carries a
+/// correlation id of its own (negative, never a client's), and its response is dropped. An
+/// idempotent producer's batches thus reach the broker as retried duplicates.
+pub struct ProduceReplayer {
+    pub port: u16,
+    replayed: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl ProduceReplayer {
+    pub fn start(listener: TcpListener, upstream_port: u16) -> Self {
+        let port = listener.local_addr().unwrap().port();
+        let replayed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = replayed.clone();
+        std::thread::spawn(move || {
+            for downstream in listener.incoming() {
+                let Ok(downstream) = downstream else { continue };
+                let Ok(upstream) = TcpStream::connect(("127.0.0.1", upstream_port)) else {
+                    continue;
+                };
+                let _ = downstream.set_nodelay(true);
+                let _ = upstream.set_nodelay(true);
+                let counter = counter.clone();
+                let (down_read, up_write) = (
+                    downstream.try_clone().unwrap(),
+                    upstream.try_clone().unwrap(),
+                );
+                std::thread::spawn(move || replay_requests(down_read, up_write, &counter));
+                std::thread::spawn(move || drop_replayed_responses(upstream, downstream));
+            }
+        });
+        Self { port, replayed }
+    }
+
+    /// How many Produce requests were sent a second time.
+    pub fn replayed(&self) -> usize {
+        self.replayed.load(Ordering::SeqCst)
+    }
+}
+
+fn read_frame(stream: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut size = [0u8; 4];
+    stream.read_exact(&mut size).ok()?;
+    let mut frame = vec![0u8; i32::from_be_bytes(size).max(0) as usize];
+    stream.read_exact(&mut frame).ok()?;
+    Some(frame)
+}
+
+fn write_frame(stream: &mut TcpStream, frame: &[u8]) -> bool {
+    let mut out = Vec::with_capacity(4 + frame.len());
+    out.extend_from_slice(&(frame.len() as i32).to_be_bytes());
+    out.extend_from_slice(frame);
+    stream.write_all(&out).is_ok()
+}
+
+fn replay_requests(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    replayed: &std::sync::atomic::AtomicUsize,
+) {
+    let mut next_id = i32::MIN;
+    while let Some(frame) = read_frame(&mut from) {
+        if !write_frame(&mut to, &frame) {
+            break;
+        }
+        let is_produce = frame.len() >= 8 && i16::from_be_bytes([frame[0], frame[1]]) == 0;
+        if is_produce {
+            let mut copy = frame.clone();
+            copy[4..8].copy_from_slice(&next_id.to_be_bytes());
+            next_id += 1;
+            if !write_frame(&mut to, &copy) {
+                break;
+            }
+            replayed.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let _ = to.shutdown(Shutdown::Both);
+}
+
+fn drop_replayed_responses(mut from: TcpStream, mut to: TcpStream) {
+    while let Some(frame) = read_frame(&mut from) {
+        let injected =
+            frame.len() >= 4 && i32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]) < 0;
+        if !injected && !write_frame(&mut to, &frame) {
+            break;
+        }
+    }
+    let _ = to.shutdown(Shutdown::Both);
+}
