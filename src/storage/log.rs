@@ -717,6 +717,8 @@ impl Log {
             now_ms,
         )?;
         self.segments.insert(next, segment);
+        // Kafka's snapshot at roll: an unclean restart replays at most the active segment.
+        producer_state::write_snapshot(&self.dir, next, next, &self.producers)?;
         tracing::debug!(partition = %self.tp, base_offset = next, "rolled segment");
         Ok(())
     }
@@ -856,7 +858,8 @@ impl Log {
             let result = self
                 .delete_segments_below_start()
                 .and_then(|_| self.leader_epochs.truncate_from_start(offset))
-                .and_then(|_| self.aborted_txns.drop_before(offset));
+                .and_then(|_| self.aborted_txns.drop_before(offset))
+                .and_then(|_| producer_state::delete_snapshots_before(&self.dir, offset));
             self.guard(result)?;
         }
         Ok(self.log_start_offset)
@@ -941,6 +944,7 @@ impl Log {
         self.leader_epochs
             .truncate_from_start(self.log_start_offset)?;
         self.aborted_txns.drop_before(self.log_start_offset)?;
+        producer_state::delete_snapshots_before(&self.dir, self.log_start_offset)?;
         Ok(deleted)
     }
 
@@ -1080,8 +1084,13 @@ impl Log {
             self.guard(result)?;
         }
         // So the next start need not replay anything to know its producers.
-        let result =
-            producer_state::write_snapshot(&self.dir, self.log_end_offset(), &self.producers);
+        let active_base = self.active().map_or(0, Segment::base_offset);
+        let result = producer_state::write_snapshot(
+            &self.dir,
+            self.log_end_offset(),
+            active_base,
+            &self.producers,
+        );
         self.guard(result)
     }
 
@@ -1102,6 +1111,7 @@ impl Log {
         self.recovery_point = offset;
         self.high_watermark = offset;
         self.producers = ProducerState::default();
+        producer_state::delete_snapshots_before(&self.dir, i64::MAX)?;
         self.aborted_txns.truncate_from(i64::MIN)?;
         self.leader_epochs.clear()?;
         Ok(())
@@ -1387,6 +1397,47 @@ mod tests {
         log.truncate_to(9).unwrap();
         assert_eq!(log.last_stable_offset(), 8);
         assert_eq!(log.aborted_transactions(0, 10).len(), 1);
+    }
+
+    #[test]
+    fn producer_state_is_snapshotted_at_each_roll_and_survives_an_unclean_stop() {
+        use crate::record::test_support::set_producer_fields;
+        let dir = tempfile::tempdir().unwrap();
+        let tp = TopicPartition::new("p", 0);
+        let cfg = config(&[("segment.bytes", "300")]);
+        let mut log = Log::create(dir.path(), tp.clone(), cfg.clone(), 0).unwrap();
+        let idempotent = |seq: i32| {
+            let mut b = batch(0, 2, 1_000, 20);
+            set_producer_fields(&mut b, 42, 0, seq);
+            b
+        };
+        for i in 0..12 {
+            log.append_as_leader(&idempotent(i * 2), 0, 1_000).unwrap();
+        }
+        let snapshots = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".snapshot")
+            })
+            .count();
+        assert!(log.segment_count() > 2);
+        assert_eq!(snapshots, log.segment_count() - 1, "one per roll");
+        // No close: the next start replays only the active segment after its snapshot, and
+        // still knows the producer's last batch.
+        drop(log);
+        let (mut log, _) = Log::load(dir.path(), tp, cfg, 0, 0, false, 0).unwrap();
+        let end = log.log_end_offset();
+        let retry = log.append_as_leader(&idempotent(22), 0, 1_000).unwrap();
+        assert_eq!(
+            retry.base_offset,
+            end - 2,
+            "the retried last batch is a duplicate"
+        );
+        assert_eq!(log.log_end_offset(), end);
     }
 
     #[test]

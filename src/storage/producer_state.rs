@@ -5,10 +5,12 @@
 //! earliest of them bounds the last stable offset), ended by a marker (`record::control`),
 //! which also records the epoch of the coordinator that wrote it.
 //!
-//! Snapshots make restarts cheap: at a clean close the state is written to
-//! `{offset:020}.snapshot` (offset = log end) in the partition directory; loading takes the
-//! newest snapshot at or below the log end and replays the batches after it (after an unclean
-//! stop: from the previous clean close, or the log start). Snapshot layout, big-endian:
+//! Snapshots make restarts cheap: at each segment roll and at a clean close the state is
+//! written to `{offset:020}.snapshot` (offset = the new segment's base, or the log end) in the
+//! partition directory, as Kafka does; loading takes the newest snapshot at or below the log
+//! end and replays the batches after it (after an unclean stop: at most the active segment).
+//! One snapshot is kept per segment, and those below the log start go with retention.
+//! Snapshot layout, big-endian:
 //!
 //! ```text
 //! version: i16 (2) | count: i32 | count x entry
@@ -417,19 +419,32 @@ pub fn latest_snapshot_of(
     }
 }
 
-/// Writes a snapshot at `offset`, removing older ones.
-pub fn write_snapshot(dir: &Path, offset: i64, state: &ProducerState) -> Result<(), StorageError> {
+/// Writes a snapshot at `offset`, removing the older ones above `segment_base` (one
+/// snapshot per segment is kept: a later truncation into the segment needs the one at its
+/// start).
+pub fn write_snapshot(
+    dir: &Path,
+    offset: i64,
+    segment_base: i64,
+    state: &ProducerState,
+) -> Result<(), StorageError> {
     super::checkpoint::write_atomically(&snapshot_path(dir, offset), &state.encode())?;
+    delete_snapshots_where(dir, |o| o > segment_base && o < offset)
+}
+
+/// Removes the snapshots below `log_start_offset` (retention passed them).
+pub fn delete_snapshots_before(dir: &Path, log_start_offset: i64) -> Result<(), StorageError> {
+    delete_snapshots_where(dir, |o| o < log_start_offset)
+}
+
+fn delete_snapshots_where(dir: &Path, doomed: impl Fn(i64) -> bool) -> Result<(), StorageError> {
     for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let older = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(".snapshot"))
-            .and_then(|n| n.parse::<i64>().ok())
-            .is_some_and(|o| o < offset);
-        if older {
-            std::fs::remove_file(&path)?;
+        let entry = entry?;
+        if snapshot_offset(&entry.file_name().to_string_lossy()).is_some_and(&doomed) {
+            match std::fs::remove_file(entry.path()) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+                _ => {}
+            }
         }
     }
     Ok(())
@@ -507,11 +522,16 @@ mod tests {
             5,
             "only the last five batches are kept"
         );
-        write_snapshot(dir.path(), 14, &state).unwrap();
-        write_snapshot(dir.path(), 20, &state).unwrap();
+        write_snapshot(dir.path(), 10, 10, &state).unwrap();
+        write_snapshot(dir.path(), 14, 10, &state).unwrap();
+        write_snapshot(dir.path(), 20, 10, &state).unwrap();
         assert!(
             !snapshot_path(dir.path(), 14).exists(),
-            "older snapshots go"
+            "older ones within the segment go"
+        );
+        assert!(
+            snapshot_path(dir.path(), 10).exists(),
+            "the segment's first stays"
         );
         assert_eq!(
             latest_snapshot(dir.path(), 25).unwrap(),
@@ -519,8 +539,11 @@ mod tests {
         );
         assert_eq!(
             latest_snapshot(dir.path(), 19).unwrap(),
-            None,
+            Some((10, state.clone())),
             "a snapshot past the log end is dropped"
         );
+        assert!(!snapshot_path(dir.path(), 20).exists());
+        delete_snapshots_before(dir.path(), 11).unwrap();
+        assert_eq!(latest_snapshot(dir.path(), 19).unwrap(), None);
     }
 }
