@@ -140,6 +140,33 @@ fn latest(bootstrap: &str, topic: &str, read_committed: bool) -> i64 {
     response.topics[0].partitions[0].offset
 }
 
+/// DescribeProducers for partition 0: (producer id, last sequence, open transaction start,
+/// coordinator epoch) of each.
+fn producers(bootstrap: &str, topic: &str) -> Vec<(i64, i32, i64, i32)> {
+    use kafka_protocol::messages::describe_producers_request::TopicRequest;
+    let request = DescribeProducersRequest::default().with_topics(vec![
+        TopicRequest::default()
+            .with_name(name(topic))
+            .with_partition_indexes(vec![0]),
+    ]);
+    let response: DescribeProducersResponse =
+        raw_call(bootstrap, ApiKey::DescribeProducers, 0, &request);
+    let partition = &response.topics[0].partitions[0];
+    assert_eq!(partition.error_code, 0);
+    partition
+        .active_producers
+        .iter()
+        .map(|p| {
+            (
+                p.producer_id.0,
+                p.last_sequence,
+                p.current_txn_start_offset,
+                p.coordinator_epoch,
+            )
+        })
+        .collect()
+}
+
 /// Every value a consumer with `isolation` reads from the start, once `expected` arrived
 /// (or after a short quiet period when fewer are expected).
 fn consume(bootstrap: &str, topic: &str, isolation: &str, expected: usize) -> Vec<String> {
@@ -181,6 +208,12 @@ fn read_committed_consumers_see_committed_transactions_only() {
     assert_eq!(latest(&bootstrap, "tx", true), 0);
     assert!(consume(&bootstrap, "tx", "read_committed", 0).is_empty());
 
+    // DescribeProducers shows where each open transaction starts.
+    assert_eq!(
+        producers(&bootstrap, "tx"),
+        vec![(committer, 2, 0, -1), (aborter, 1, 3, -1)]
+    );
+
     assert_eq!(end_transaction(&bootstrap, "tx", committer, true, 0), 0); // 6
     assert_eq!(
         latest(&bootstrap, "tx", true),
@@ -189,6 +222,10 @@ fn read_committed_consumers_see_committed_transactions_only() {
     );
     assert_eq!(end_transaction(&bootstrap, "tx", aborter, false, 0), 0); // 7
     assert_eq!(latest(&bootstrap, "tx", true), 8);
+    assert_eq!(
+        producers(&bootstrap, "tx"),
+        vec![(committer, 2, -1, 0), (aborter, 1, -1, 0)]
+    );
     // A marker from an older coordinator is refused.
     assert_eq!(
         end_transaction(&bootstrap, "tx", aborter, false, -1),

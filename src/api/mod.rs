@@ -22,6 +22,7 @@ pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
+pub mod describe_producers;
 pub mod describe_topic_partitions;
 pub mod elect_leaders;
 pub mod fetch;
@@ -200,6 +201,7 @@ api_table! {
     ConsumerGroupDescribe => consumer_group_describe, m::ConsumerGroupDescribeRequest,
     InitProducerId => init_producer_id, m::InitProducerIdRequest,
     WriteTxnMarkers => write_txn_markers, m::WriteTxnMarkersRequest,
+    DescribeProducers => describe_producers, m::DescribeProducersRequest,
     DescribeLogDirs => describe_log_dirs, m::DescribeLogDirsRequest,
     AlterReplicaLogDirs => alter_replica_log_dirs, m::AlterReplicaLogDirsRequest,
     ElectLeaders => elect_leaders, m::ElectLeadersRequest,
@@ -736,6 +738,16 @@ mod tests {
                         .with_topics(vec![topic]),
                     v,
                     "offset_for_leader_epoch",
+                )
+            }
+            ApiKey::DescribeProducers => {
+                let topic = describe_producers_request::TopicRequest::default()
+                    .with_name(topic_name("t"))
+                    .with_partition_indexes(vec![0, 9]);
+                encode(
+                    &DescribeProducersRequest::default().with_topics(vec![topic]),
+                    v,
+                    "describe_producers",
                 )
             }
             ApiKey::WriteTxnMarkers => {

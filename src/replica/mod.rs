@@ -31,6 +31,18 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
+/// One producer's state on a partition (DescribeProducers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActiveProducer {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub last_sequence: i32,
+    pub last_timestamp: i64,
+    pub coordinator_epoch: i32,
+    /// -1 when no transaction is open.
+    pub current_txn_start_offset: i64,
+}
+
 /// This broker's part in a partition as the metadata image describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leadership {
@@ -407,6 +419,27 @@ impl Partition {
         self.maybe_increment_high_watermark();
         self.wake_waiters();
         Ok(info)
+    }
+
+    /// The producers active on this partition, as its leader knows them (DescribeProducers).
+    pub fn active_producers(&self) -> Result<Vec<ActiveProducer>, Error> {
+        self.leader_epoch_if_leader()
+            .ok_or(Error::NotLeaderOrFollower)?;
+        let log = lock(&self.log);
+        let mut producers: Vec<ActiveProducer> = log
+            .producer_state()
+            .producers()
+            .map(|(producer_id, entry)| ActiveProducer {
+                producer_id,
+                producer_epoch: entry.epoch,
+                last_sequence: entry.last_sequence(),
+                last_timestamp: entry.last_timestamp,
+                coordinator_epoch: entry.coordinator_epoch,
+                current_txn_start_offset: entry.txn_first_offset.unwrap_or(-1),
+            })
+            .collect();
+        producers.sort_by_key(|p| p.producer_id);
+        Ok(producers)
     }
 
     /// Writes a transaction marker as leader (WriteTxnMarkers). Like acks=all data, the

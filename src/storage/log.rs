@@ -335,6 +335,11 @@ impl Log {
         }
     }
 
+    /// The producers writing to this partition (DescribeProducers).
+    pub fn producer_state(&self) -> &ProducerState {
+        &self.producers
+    }
+
     /// Transactions aborted with records in `[start, end)`.
     pub fn aborted_transactions(&self, start: i64, end: i64) -> Vec<AbortedTxn> {
         self.aborted_txns.overlapping(start, end)

@@ -74,6 +74,13 @@ impl Default for ProducerEntry {
     }
 }
 
+impl ProducerEntry {
+    /// The sequence of the last record written, -1 before any.
+    pub fn last_sequence(&self) -> i32 {
+        self.batches.back().map_or(-1, |b| b.last_seq)
+    }
+}
+
 /// A transaction a marker ended on this partition: its data from `first_offset`, its marker
 /// at `last_offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +125,11 @@ impl ProducerState {
 
     pub fn entry(&self, producer_id: i64) -> Option<&ProducerEntry> {
         self.producers.get(&producer_id)
+    }
+
+    /// Every producer known here, by id (DescribeProducers).
+    pub fn producers(&self) -> impl Iterator<Item = (i64, &ProducerEntry)> {
+        self.producers.iter().map(|(id, entry)| (*id, entry))
     }
 
     /// Checks an incoming batch against the producer's state (nothing changes yet).
