@@ -19,10 +19,9 @@ pub mod records;
 
 use crate::error::GroupError;
 use crate::metadata::cache::MetadataCache;
-use crate::record::{self, BatchIter, NewRecord, codec};
+use crate::record::{self, NewRecord};
 use crate::replica::ReplicaManager;
 use crate::storage::StorageError;
-use crate::storage::log::Log;
 use crate::types::{TopicPartition, now_ms};
 use bytes::Bytes;
 use classic::{
@@ -339,70 +338,23 @@ impl GroupCoordinator {
         )
     }
 
-    /// Rebuilds groups and offsets from one `__consumer_offsets` partition (startup).
-    pub fn load_partition(&self, log: &Log) -> Result<usize, StorageError> {
-        let (start, end) = (log.log_start_offset(), log.log_end_offset());
-        self.load_from(start, end, |offset| {
-            Ok(match log.read(offset, 1 << 20, end, true)? {
-                Some(read) => Some((read.records.read()?, read.next_offset)),
-                None => None,
-            })
-        })
-    }
-
-    /// [`GroupCoordinator::load_partition`] locking the log only for each read, so appends
-    /// (and the group locks their writers hold) are never waited on while loading.
+    /// Rebuilds the groups and offsets stored in one `__consumer_offsets` partition.
     pub fn load_shared(
         &self,
         log: &crate::storage::manager::SharedLog,
     ) -> Result<usize, StorageError> {
-        let (start, end) = {
-            let log = crate::storage::manager::lock(log);
-            (log.log_start_offset(), log.log_end_offset())
-        };
-        self.load_from(start, end, |offset| {
-            let log = crate::storage::manager::lock(log);
-            Ok(match log.read(offset, 1 << 20, end, true)? {
-                Some(read) => Some((read.records.read()?, read.next_offset)),
-                None => None,
-            })
-        })
-    }
-
-    fn load_from(
-        &self,
-        start: i64,
-        end: i64,
-        mut read: impl FnMut(i64) -> Result<Option<(bytes::Bytes, i64)>, StorageError>,
-    ) -> Result<usize, StorageError> {
         let mut records = 0;
-        let mut offset = start;
-        while offset < end {
-            let Some((bytes, next_offset)) = read(offset)? else {
-                break;
-            };
-            for batch in BatchIter::new(&bytes) {
-                let batch = batch?;
-                if batch.is_control() {
-                    continue;
+        crate::storage::manager::replay_records(log, |key, value| {
+            let Some(key) = key else { return };
+            match RecordKey::decode(key) {
+                Ok(Some(key)) => {
+                    self.replay(key, value);
+                    records += 1;
                 }
-                let payload = codec::decompress(batch.compression()?, batch.records_payload())?;
-                for entry in record::records::parse_records(&payload, batch.records_count())? {
-                    let Some(key) = entry.key else { continue };
-                    match RecordKey::decode(key) {
-                        Ok(Some(key)) => {
-                            self.replay(key, entry.value);
-                            records += 1;
-                        }
-                        Ok(None) => {}
-                        Err(e) => {
-                            tracing::warn!(error = %e, "skipping unreadable {OFFSETS_TOPIC} record")
-                        }
-                    }
-                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "skipping unreadable {OFFSETS_TOPIC} record"),
             }
-            offset = next_offset;
-        }
+        })?;
         Ok(records)
     }
 
@@ -1614,9 +1566,7 @@ mod tests {
                 .replicas
                 .get(&TopicPartition::new(OFFSETS_TOPIC, p))
                 .unwrap();
-            replay
-                .load_partition(&crate::storage::manager::lock(partition.log()))
-                .unwrap();
+            replay.load_shared(partition.log()).unwrap();
         }
         replay.finish_loading();
         assert_eq!(committed(&replay, "g1"), Some(12));

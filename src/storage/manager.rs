@@ -123,6 +123,42 @@ pub fn lock(log: &SharedLog) -> std::sync::MutexGuard<'_, Log> {
     log.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Visits the key and value of every record in the data batches of `log`, from its start to
+/// its current end (a coordinator rebuilding its state from an internal topic). The log is
+/// locked only for each read, so writers are never waited on while a coordinator loads.
+/// Returns how many records were visited.
+pub fn replay_records(
+    log: &SharedLog,
+    mut visit: impl FnMut(Option<&[u8]>, Option<&[u8]>),
+) -> Result<usize, StorageError> {
+    use crate::record::{BatchIter, codec, records};
+    let (start, end) = {
+        let log = lock(log);
+        (log.log_start_offset(), log.log_end_offset())
+    };
+    let mut visited = 0;
+    let mut offset = start;
+    while offset < end {
+        let Some(read) = lock(log).read(offset, 1 << 20, end, true)? else {
+            break;
+        };
+        let bytes = read.records.read()?;
+        for batch in BatchIter::new(&bytes) {
+            let batch = batch?;
+            if batch.is_control() {
+                continue;
+            }
+            let payload = codec::decompress(batch.compression()?, batch.records_payload())?;
+            for record in records::parse_records(&payload, batch.records_count())? {
+                visit(record.key, record.value);
+                visited += 1;
+            }
+        }
+        offset = read.next_offset;
+    }
+    Ok(visited)
+}
+
 impl LogManager {
     /// Locks `dir` and loads every partition log in it, on `threads` threads
     /// (`num.recovery.threads.per.data.dir`); `config_for` supplies each log's config by topic
