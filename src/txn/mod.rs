@@ -1,8 +1,16 @@
-//! Transactions (Kafka's transaction coordinator over `__transaction_state`). Built so far:
-//! the record schemas of `__transaction_state` (`records.rs`) and the per-transactional-id
-//! state machine (`state.rs`); the partition side (markers, last stable offset, aborted
-//! transactions) lives in `storage` and `replica`. The coordinator service that runs the
-//! state machine over the log and sends the markers is next.
+//! Transactions (Kafka's transaction coordinator over `__transaction_state`).
+//!
+//! | file | owns |
+//! |---|---|
+//! | `records.rs` | the `__transaction_state` key/value schemas |
+//! | `state.rs` | one transactional id's state machine, as pure decisions |
+//! | `coordinator.rs` | the ids this broker coordinates: state written to the log, markers, completion, timeouts, reloading |
+//!
+//! The partition side (markers, last stable offset, aborted transactions) lives in `storage`
+//! and `replica`. Not wired to the Kafka APIs yet: FindCoordinator, InitProducerId with a
+//! transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn and TxnOffsetCommit still
+//! answer as before (not advertised where they would not work).
 
+pub mod coordinator;
 pub mod records;
 pub mod state;

@@ -1,0 +1,740 @@
+//! The transaction coordinator (Kafka's `TransactionCoordinator` + `TransactionStateManager`):
+//! owns the transactional ids whose `__transaction_state` partition this broker leads, runs
+//! the state machine of `state.rs` for their requests, writes each new state to the log with
+//! acks=all before acting on it, and completes prepared transactions by having the markers
+//! written ([`MarkerWriter`]) and then writing the completed state.
+//!
+//! Requests of one transactional id are serialized by its slot's lock. Completion runs in
+//! its own task (the client has its answer once the prepared state is written); while it runs,
+//! the id answers CONCURRENT_TRANSACTIONS. A coordinator that takes over a partition rebuilds
+//! its ids from the log and completes what was prepared there (a crash between the prepared
+//! state and the markers loses nothing: markers are idempotent for the partition).
+
+use super::records;
+use super::state::{
+    self, EndDecision, InitDecision, TxnError, TxnMetadata, TxnState, abort_if_timed_out,
+};
+use crate::error::Error;
+use crate::record::schema::partition_for;
+use crate::record::{self, NewRecord};
+use crate::replica::ReplicaManager;
+use crate::storage::StorageError;
+use crate::storage::manager::SharedLog;
+use crate::types::{TopicPartition, now_ms};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// The internal topic holding transaction state.
+pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
+
+/// Pause between rounds of marker writing that left partitions to retry.
+const MARKER_RETRY: Duration = Duration::from_millis(100);
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Writes transaction markers to partitions wherever their leaders are (the API layer
+/// implements it: locally, or with WriteTxnMarkers to the leader's broker).
+pub trait MarkerWriter: Send + Sync {
+    /// One result per partition, in order. Errors are retried by the coordinator, except
+    /// UNKNOWN_TOPIC_OR_PARTITION (the topic is gone: nothing to mark).
+    fn write_markers<'a>(
+        &'a self,
+        marker: MarkerRequest,
+        partitions: &'a [TopicPartition],
+    ) -> BoxFuture<'a, Vec<Result<(), Error>>>;
+}
+
+/// What every partition of a completing transaction gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarkerRequest {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub commit: bool,
+    /// The leader epoch of the coordinator's `__transaction_state` partition.
+    pub coordinator_epoch: i32,
+}
+
+#[derive(Debug, Clone)]
+pub struct TxnCoordinatorConfig {
+    /// `transaction.state.log.num.partitions`.
+    pub partitions: i32,
+    /// `transaction.max.timeout.ms`.
+    pub max_timeout_ms: i32,
+    /// How long a state write waits for the ISR.
+    pub write_timeout: Duration,
+}
+
+/// Why a request could not be served by this coordinator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CoordinatorError {
+    #[error(transparent)]
+    Txn(#[from] TxnError),
+    #[error("this broker does not coordinate the transactional id")]
+    NotCoordinator,
+    #[error("the transactional id's state is being loaded")]
+    LoadInProgress,
+    #[error("the transaction state could not be written")]
+    NotAvailable,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    meta: Option<TxnMetadata>,
+    /// A prepared transaction's markers are being written.
+    completing: bool,
+}
+
+type SharedSlot = Arc<tokio::sync::Mutex<Slot>>;
+
+pub struct TransactionCoordinator {
+    config: TxnCoordinatorConfig,
+    replicas: Arc<ReplicaManager>,
+    slots: Mutex<HashMap<String, SharedSlot>>,
+    loading: Mutex<HashSet<i32>>,
+    markers: Arc<dyn MarkerWriter>,
+    /// Allocates producer ids (from the controller's blocks).
+    producer_ids: Arc<dyn Fn() -> BoxFuture<'static, Option<i64>> + Send + Sync>,
+}
+
+impl std::fmt::Debug for TransactionCoordinator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TransactionCoordinator")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TransactionCoordinator {
+    pub fn new(
+        config: TxnCoordinatorConfig,
+        replicas: Arc<ReplicaManager>,
+        markers: Arc<dyn MarkerWriter>,
+        producer_ids: Arc<dyn Fn() -> BoxFuture<'static, Option<i64>> + Send + Sync>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            config,
+            replicas,
+            slots: Mutex::new(HashMap::new()),
+            loading: Mutex::new(HashSet::new()),
+            markers,
+            producer_ids,
+        })
+    }
+
+    /// The `__transaction_state` partition of `transactional_id`.
+    pub fn partition_of(&self, transactional_id: &str) -> TopicPartition {
+        TopicPartition::new(
+            TRANSACTION_STATE_TOPIC,
+            partition_for(transactional_id, self.config.partitions),
+        )
+    }
+
+    fn slots(&self) -> MutexGuard<'_, HashMap<String, SharedSlot>> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn loading(&self) -> MutexGuard<'_, HashSet<i32>> {
+        self.loading.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The id's slot if this broker coordinates it now, with the coordinator epoch.
+    fn slot(&self, transactional_id: &str) -> Result<(SharedSlot, i32), CoordinatorError> {
+        let tp = self.partition_of(transactional_id);
+        if self.loading().contains(&tp.partition) {
+            return Err(CoordinatorError::LoadInProgress);
+        }
+        let epoch = self
+            .replicas
+            .get(&tp)
+            .ok()
+            .and_then(|p| p.leader_epoch_if_leader())
+            .ok_or(CoordinatorError::NotCoordinator)?;
+        let slot = self
+            .slots()
+            .entry(transactional_id.to_string())
+            .or_default()
+            .clone();
+        Ok((slot, epoch))
+    }
+
+    /// Writes `meta` to the id's partition and waits for the ISR.
+    async fn write(&self, meta: &TxnMetadata) -> Result<(), CoordinatorError> {
+        let tp = self.partition_of(&meta.transactional_id);
+        let partition = self
+            .replicas
+            .get(&tp)
+            .map_err(|_| CoordinatorError::NotCoordinator)?;
+        let key = records::encode_key(&meta.transactional_id);
+        let value = records::encode_value(&meta.to_log_value());
+        let batch = record::build_batch(&[NewRecord {
+            key: Some(&key),
+            value: Some(&value),
+            timestamp: now_ms(),
+        }]);
+        let fail = |e: Error| {
+            tracing::warn!(transactional_id = %meta.transactional_id, error = %e, "writing transaction state failed");
+            match e {
+                Error::NotLeaderOrFollower => CoordinatorError::NotCoordinator,
+                _ => CoordinatorError::NotAvailable,
+            }
+        };
+        let info = partition.append(&batch, -1).map_err(fail)?;
+        if info.flush_due {
+            partition
+                .flush_to(info.last_offset + 1)
+                .await
+                .map_err(fail)?;
+        }
+        partition
+            .wait_for_replication(info.last_offset + 1, self.config.write_timeout)
+            .await
+            .map_err(fail)
+    }
+
+    /// InitProducerId with a transactional id: the producer id and epoch to use.
+    pub async fn init_producer_id(
+        self: &Arc<Self>,
+        transactional_id: &str,
+        timeout_ms: i32,
+        expected: Option<(i64, i16)>,
+    ) -> Result<(i64, i16), CoordinatorError> {
+        let (slot, coordinator_epoch) = self.slot(transactional_id)?;
+        let mut guard = slot.lock().await;
+        if guard.completing {
+            return Err(TxnError::ConcurrentTransactions.into());
+        }
+        // Allocated up front only when the state machine will want one.
+        let needs_id = guard
+            .meta
+            .as_ref()
+            .is_none_or(|m| m.producer_epoch >= i16::MAX - 1);
+        let fresh = if needs_id {
+            (self.producer_ids)().await
+        } else {
+            None
+        };
+        let decision = state::init_producer_id(
+            guard.meta.as_ref(),
+            transactional_id,
+            timeout_ms,
+            self.config.max_timeout_ms,
+            expected,
+            || fresh,
+            now_ms(),
+        )?;
+        match decision {
+            InitDecision::Ready(meta) => {
+                self.write(&meta).await?;
+                let answer = (meta.producer_id, meta.producer_epoch);
+                guard.meta = Some(meta);
+                Ok(answer)
+            }
+            InitDecision::AbortFirst(meta) => {
+                self.write(&meta).await?;
+                guard.meta = Some(meta.clone());
+                guard.completing = true;
+                drop(guard);
+                self.spawn_completion(slot, meta, coordinator_epoch);
+                Err(TxnError::ConcurrentTransactions.into())
+            }
+        }
+    }
+
+    /// AddPartitionsToTxn / AddOffsetsToTxn.
+    pub async fn add_partitions(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        partitions: &BTreeMap<String, BTreeSet<i32>>,
+    ) -> Result<(), CoordinatorError> {
+        let (slot, _) = self.slot(transactional_id)?;
+        let mut guard = slot.lock().await;
+        if guard.completing {
+            return Err(TxnError::ConcurrentTransactions.into());
+        }
+        if let Some(next) = state::add_partitions(
+            guard.meta.as_ref(),
+            producer_id,
+            epoch,
+            partitions,
+            now_ms(),
+        )? {
+            self.write(&next).await?;
+            guard.meta = Some(next);
+        }
+        Ok(())
+    }
+
+    /// EndTxn: answered once the prepared state is written; the markers follow.
+    pub async fn end_transaction(
+        self: &Arc<Self>,
+        transactional_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        commit: bool,
+    ) -> Result<(), CoordinatorError> {
+        let (slot, coordinator_epoch) = self.slot(transactional_id)?;
+        let mut guard = slot.lock().await;
+        if guard.completing {
+            return Err(TxnError::ConcurrentTransactions.into());
+        }
+        match state::end_transaction(guard.meta.as_ref(), producer_id, epoch, commit, now_ms())? {
+            EndDecision::AlreadyDone => Ok(()),
+            EndDecision::Prepare(meta) => {
+                self.write(&meta).await?;
+                guard.meta = Some(meta.clone());
+                guard.completing = true;
+                drop(guard);
+                self.spawn_completion(slot, meta, coordinator_epoch);
+                Ok(())
+            }
+        }
+    }
+
+    /// Aborts the transactions open longer than their timeout (fencing their producers).
+    /// Returns how many it began aborting.
+    pub async fn abort_timed_out(self: &Arc<Self>) -> usize {
+        let slots: Vec<(String, SharedSlot)> = self
+            .slots()
+            .iter()
+            .map(|(id, slot)| (id.clone(), slot.clone()))
+            .collect();
+        let mut aborted = 0;
+        for (id, slot) in slots {
+            let Ok((_, coordinator_epoch)) = self.slot(&id) else {
+                continue;
+            };
+            let mut guard = slot.lock().await;
+            if guard.completing {
+                continue;
+            }
+            let Some(meta) = guard
+                .meta
+                .as_ref()
+                .and_then(|m| abort_if_timed_out(m, now_ms()))
+            else {
+                continue;
+            };
+            if self.write(&meta).await.is_err() {
+                continue;
+            }
+            tracing::info!(transactional_id = %id, producer_id = meta.producer_id, "aborting a transaction past its timeout");
+            guard.meta = Some(meta.clone());
+            guard.completing = true;
+            drop(guard);
+            self.spawn_completion(slot, meta, coordinator_epoch);
+            aborted += 1;
+        }
+        aborted
+    }
+
+    fn spawn_completion(self: &Arc<Self>, slot: SharedSlot, prepared: TxnMetadata, epoch: i32) {
+        let this = self.clone();
+        tokio::spawn(async move { this.complete(slot, prepared, epoch).await });
+    }
+
+    /// Writes the markers of a prepared transaction until every partition has one, then the
+    /// completed state. Stops if this broker stops coordinating the id (the next coordinator
+    /// resumes from the log).
+    async fn complete(&self, slot: SharedSlot, prepared: TxnMetadata, coordinator_epoch: i32) {
+        let marker = MarkerRequest {
+            producer_id: prepared.producer_id,
+            producer_epoch: prepared.producer_epoch,
+            commit: prepared.state == TxnState::PrepareCommit,
+            coordinator_epoch,
+        };
+        let mut pending: Vec<TopicPartition> = prepared
+            .partitions
+            .iter()
+            .flat_map(|(topic, ids)| ids.iter().map(move |p| TopicPartition::new(topic, *p)))
+            .collect();
+        while !pending.is_empty() {
+            if self.slot(&prepared.transactional_id).is_err() {
+                return;
+            }
+            let results = self.markers.write_markers(marker, &pending).await;
+            let mut retry = Vec::new();
+            for (tp, result) in pending.into_iter().zip(results) {
+                match result {
+                    Ok(()) | Err(Error::UnknownTopicOrPartition) => {}
+                    Err(e) => {
+                        tracing::debug!(partition = %tp, error = %e, "transaction marker not written yet; retrying");
+                        retry.push(tp);
+                    }
+                }
+            }
+            pending = retry;
+            if !pending.is_empty() {
+                tokio::time::sleep(MARKER_RETRY).await;
+            }
+        }
+        let completed = state::complete(&prepared, now_ms());
+        let mut guard = slot.lock().await;
+        loop {
+            match self.write(&completed).await {
+                Ok(()) => break,
+                Err(CoordinatorError::NotCoordinator) => {
+                    guard.completing = false;
+                    return;
+                }
+                Err(_) => tokio::time::sleep(MARKER_RETRY).await,
+            }
+        }
+        guard.meta = Some(completed);
+        guard.completing = false;
+    }
+
+    /// This broker now leads `partition` of `__transaction_state`: its transactional ids are
+    /// rebuilt from the log, and transactions found prepared are completed.
+    pub fn elect(self: &Arc<Self>, partition: i32, log: &SharedLog) -> Result<usize, StorageError> {
+        self.resign(partition);
+        self.loading().insert(partition);
+        let mut states: HashMap<String, Option<TxnMetadata>> = HashMap::new();
+        let replayed = crate::storage::manager::replay_records(log, |key, value| {
+            let Some(Ok(Some(id))) = key.map(records::decode_key) else {
+                return;
+            };
+            let meta = match value.map(records::decode_value) {
+                None => None,
+                Some(Ok(value)) => Some(TxnMetadata::from_log_value(&id, value)),
+                Some(Err(e)) => {
+                    tracing::warn!(transactional_id = %id, error = %e, "skipping unreadable {TRANSACTION_STATE_TOPIC} record");
+                    return;
+                }
+            };
+            states.insert(id, meta);
+        });
+        let coordinator_epoch = self
+            .replicas
+            .get(&TopicPartition::new(TRANSACTION_STATE_TOPIC, partition))
+            .ok()
+            .and_then(|p| p.leader_epoch_if_leader())
+            .unwrap_or(0);
+        let mut to_complete = Vec::new();
+        {
+            let mut slots = self.slots();
+            for (id, meta) in states {
+                let Some(meta) = meta else { continue };
+                let completing =
+                    matches!(meta.state, TxnState::PrepareCommit | TxnState::PrepareAbort);
+                let slot = Arc::new(tokio::sync::Mutex::new(Slot {
+                    meta: Some(meta.clone()),
+                    completing,
+                }));
+                if completing {
+                    to_complete.push((slot.clone(), meta));
+                }
+                slots.insert(id, slot);
+            }
+        }
+        self.loading().remove(&partition);
+        let replayed = replayed?;
+        for (slot, meta) in to_complete {
+            self.spawn_completion(slot, meta, coordinator_epoch);
+        }
+        Ok(replayed)
+    }
+
+    /// This broker no longer leads `partition`: its transactional ids are dropped here.
+    pub fn resign(&self, partition: i32) {
+        let partitions = self.config.partitions;
+        self.slots()
+            .retain(|id, _| partition_for(id, partitions) != partition);
+    }
+
+    /// The state of `transactional_id` as this coordinator holds it (DescribeTransactions).
+    pub async fn describe(&self, transactional_id: &str) -> Result<TxnMetadata, CoordinatorError> {
+        let (slot, _) = self.slot(transactional_id)?;
+        let guard = slot.lock().await;
+        guard
+            .meta
+            .clone()
+            .ok_or(CoordinatorError::Txn(TxnError::InvalidProducerIdMapping))
+    }
+
+    /// Every transactional id this coordinator holds (ListTransactions).
+    pub async fn list(&self) -> Vec<TxnMetadata> {
+        let slots: Vec<SharedSlot> = self.slots().values().cloned().collect();
+        let mut out = Vec::new();
+        for slot in slots {
+            if let Some(meta) = slot.lock().await.meta.clone() {
+                out.push(meta);
+            }
+        }
+        out.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{BrokerConfig, LogConfig};
+    use crate::record::control::{Marker, MarkerKind};
+    use crate::replica::Partition;
+    use crate::storage::log::Log;
+    use crate::storage::manager::lock;
+
+    /// Writes markers to partitions of the same replica manager (one broker), and can be
+    /// told to fail for a while.
+    struct LocalMarkers {
+        replicas: Arc<ReplicaManager>,
+        failures_left: Mutex<usize>,
+        written: Mutex<Vec<(TopicPartition, MarkerRequest)>>,
+    }
+
+    impl MarkerWriter for LocalMarkers {
+        fn write_markers<'a>(
+            &'a self,
+            marker: MarkerRequest,
+            partitions: &'a [TopicPartition],
+        ) -> BoxFuture<'a, Vec<Result<(), Error>>> {
+            Box::pin(async move {
+                let mut out = Vec::new();
+                for tp in partitions {
+                    {
+                        let mut failures = self.failures_left.lock().unwrap();
+                        if *failures > 0 {
+                            *failures -= 1;
+                            out.push(Err(Error::NotLeaderOrFollower));
+                            continue;
+                        }
+                    }
+                    let result = self.replicas.get(tp).and_then(|p| {
+                        p.append_marker(
+                            marker.producer_id,
+                            marker.producer_epoch,
+                            Marker {
+                                kind: if marker.commit {
+                                    MarkerKind::Commit
+                                } else {
+                                    MarkerKind::Abort
+                                },
+                                coordinator_epoch: marker.coordinator_epoch,
+                            },
+                        )
+                        .map(|_| ())
+                    });
+                    if result.is_ok() {
+                        self.written.lock().unwrap().push((tp.clone(), marker));
+                    }
+                    out.push(result);
+                }
+                out
+            })
+        }
+    }
+
+    struct Setup {
+        replicas: Arc<ReplicaManager>,
+        markers: Arc<LocalMarkers>,
+        _dir: tempfile::TempDir,
+    }
+
+    fn setup(failures: usize) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let broker = BrokerConfig::with_overrides(&[]).unwrap();
+        let config = LogConfig::resolve(&broker.topic_defaults, &Default::default());
+        let replicas = Arc::new(ReplicaManager::new());
+        for (topic, partitions) in [(TRANSACTION_STATE_TOPIC, 2), ("data", 2)] {
+            for p in 0..partitions {
+                let tp = TopicPartition::new(topic, p);
+                let log = Log::create(
+                    &dir.path().join(tp.dir_name()),
+                    tp.clone(),
+                    config.clone(),
+                    0,
+                )
+                .unwrap();
+                replicas.add(Partition::leader_for_test(
+                    tp,
+                    uuid::Uuid::new_v4(),
+                    Arc::new(Mutex::new(log)),
+                ));
+            }
+        }
+        let markers = Arc::new(LocalMarkers {
+            replicas: replicas.clone(),
+            failures_left: Mutex::new(failures),
+            written: Mutex::new(Vec::new()),
+        });
+        Setup {
+            replicas,
+            markers,
+            _dir: dir,
+        }
+    }
+
+    fn coordinator(setup: &Setup) -> Arc<TransactionCoordinator> {
+        let next_id = Arc::new(std::sync::atomic::AtomicI64::new(1_000));
+        TransactionCoordinator::new(
+            TxnCoordinatorConfig {
+                partitions: 2,
+                max_timeout_ms: 900_000,
+                write_timeout: Duration::from_secs(5),
+            },
+            setup.replicas.clone(),
+            setup.markers.clone(),
+            Arc::new(move || {
+                let id = next_id.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Box::pin(async move { Some(id) })
+            }),
+        )
+    }
+
+    fn data(partitions: &[i32]) -> BTreeMap<String, BTreeSet<i32>> {
+        BTreeMap::from([("data".to_string(), partitions.iter().copied().collect())])
+    }
+
+    async fn settled(c: &TransactionCoordinator, id: &str) -> TxnMetadata {
+        for _ in 0..500 {
+            let meta = c.describe(id).await.unwrap();
+            if !matches!(meta.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
+                return meta;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the transaction never completed");
+    }
+
+    fn last_stable(setup: &Setup, partition: i32) -> i64 {
+        let p = setup
+            .replicas
+            .get(&TopicPartition::new("data", partition))
+            .unwrap();
+        lock(p.log()).last_stable_offset()
+    }
+
+    #[tokio::test]
+    async fn a_committed_transaction_gets_its_markers_and_completes() {
+        let setup = setup(2);
+        let c = coordinator(&setup);
+        let (pid, epoch) = c.init_producer_id("tx", 60_000, None).await.unwrap();
+        assert_eq!((pid, epoch), (1_000, 0));
+        c.add_partitions("tx", pid, epoch, &data(&[0, 1]))
+            .await
+            .unwrap();
+        // The producer's transactional data.
+        let batch = crate::record::test_support::transactional(1, pid, 0);
+        setup
+            .replicas
+            .get(&TopicPartition::new("data", 0))
+            .unwrap()
+            .append(&batch, -1)
+            .unwrap();
+        assert_eq!(last_stable(&setup, 0), 0, "open");
+
+        c.end_transaction("tx", pid, epoch, true).await.unwrap();
+        // Two marker writes fail first (a leader moving); they are retried.
+        let done = settled(&c, "tx").await;
+        assert_eq!(done.state, TxnState::CompleteCommit);
+        assert_eq!(last_stable(&setup, 0), 2, "data and marker are stable");
+        assert_eq!(setup.markers.written.lock().unwrap().len(), 2);
+        assert_eq!(
+            c.end_transaction("tx", pid, epoch, true).await,
+            Ok(()),
+            "a retried commit"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_new_instance_fences_the_old_and_a_new_coordinator_finds_the_state() {
+        let setup = setup(0);
+        let c = coordinator(&setup);
+        let (pid, epoch) = c.init_producer_id("tx", 60_000, None).await.unwrap();
+        c.add_partitions("tx", pid, epoch, &data(&[1]))
+            .await
+            .unwrap();
+        // A second instance of the producer: the open transaction is aborted first.
+        assert_eq!(
+            c.init_producer_id("tx", 60_000, None).await,
+            Err(CoordinatorError::Txn(TxnError::ConcurrentTransactions))
+        );
+        assert_eq!(settled(&c, "tx").await.state, TxnState::CompleteAbort);
+        let (pid2, epoch2) = c.init_producer_id("tx", 60_000, None).await.unwrap();
+        assert_eq!(
+            (pid2, epoch2),
+            (pid, 2),
+            "bumped by the fence, then by the init"
+        );
+        assert_eq!(
+            c.add_partitions("tx", pid, epoch, &data(&[0])).await,
+            Err(CoordinatorError::Txn(TxnError::ProducerFenced {
+                got: 0,
+                current: 2
+            })),
+            "the zombie is fenced"
+        );
+        let written = setup.markers.written.lock().unwrap().clone();
+        assert_eq!(written.len(), 1);
+        assert!(!written[0].1.commit);
+        assert_eq!(written[0].1.producer_epoch, 1);
+
+        // Another coordinator taking over the partition rebuilds the id from the log.
+        let tp = c.partition_of("tx");
+        let log = setup.replicas.get(&tp).unwrap().log().clone();
+        let next = coordinator(&setup);
+        assert!(next.elect(tp.partition, &log).unwrap() >= 4);
+        let meta = next.describe("tx").await.unwrap();
+        assert_eq!(
+            (meta.producer_id, meta.producer_epoch, meta.state),
+            (pid, 2, TxnState::Empty)
+        );
+        assert_eq!(next.list().await.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_prepared_transaction_is_completed_by_the_next_coordinator() {
+        let setup = setup(0);
+        let c = coordinator(&setup);
+        let (pid, epoch) = c.init_producer_id("tx", 60_000, None).await.unwrap();
+        c.add_partitions("tx", pid, epoch, &data(&[0]))
+            .await
+            .unwrap();
+        // The coordinator dies right after writing PrepareCommit: only the state is in the log.
+        let prepared = TxnMetadata {
+            state: TxnState::PrepareCommit,
+            ..c.describe("tx").await.unwrap()
+        };
+        c.write(&prepared).await.unwrap();
+        let tp = c.partition_of("tx");
+        let log = setup.replicas.get(&tp).unwrap().log().clone();
+        let next = coordinator(&setup);
+        next.elect(tp.partition, &log).unwrap();
+        assert_eq!(settled(&next, "tx").await.state, TxnState::CompleteCommit);
+        assert_eq!(setup.markers.written.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn transactions_past_their_timeout_are_aborted_and_their_producer_fenced() {
+        let setup = setup(0);
+        let c = coordinator(&setup);
+        let (pid, epoch) = c.init_producer_id("tx", 1, None).await.unwrap();
+        c.add_partitions("tx", pid, epoch, &data(&[0]))
+            .await
+            .unwrap();
+        // Poll until the 1 ms timeout has passed.
+        let mut aborted = 0;
+        for _ in 0..100 {
+            aborted = c.abort_timed_out().await;
+            if aborted > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        assert_eq!(aborted, 1);
+        assert_eq!(settled(&c, "tx").await.state, TxnState::CompleteAbort);
+        assert!(matches!(
+            c.end_transaction("tx", pid, epoch, true).await,
+            Err(CoordinatorError::Txn(TxnError::ProducerFenced { .. }))
+        ));
+        assert_eq!(
+            c.init_producer_id("other", 60_000, None).await.map(|r| r.0),
+            Ok(1_001)
+        );
+    }
+}
