@@ -51,29 +51,15 @@ async fn create_replicated(bootstrap: &str, name: &str) {
 }
 
 fn read_all(bootstrap: &str, topic: &str, expected: usize) -> BTreeSet<String> {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", format!("check-{topic}"))
-        .set("auto.offset.reset", "earliest")
-        .set("enable.auto.commit", "false")
-        .create()
-        .unwrap();
-    // Assigned by hand: no group coordinator is involved (this test is about the data).
-    let mut assignment = rdkafka::TopicPartitionList::new();
-    assignment
-        .add_partition_offset(topic, 0, rdkafka::Offset::Beginning)
-        .unwrap();
-    consumer.assign(&assignment).unwrap();
-    let mut seen = BTreeSet::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while seen.len() < expected && Instant::now() < deadline {
-        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(200)) {
-            seen.insert(
-                String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned(),
-            );
-        }
-    }
-    seen
+    common::read_partition(
+        bootstrap,
+        topic,
+        "read_uncommitted",
+        expected,
+        Duration::from_secs(60),
+    )
+    .into_iter()
+    .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -21,10 +21,8 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
-use rdkafka::Message;
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn name(text: &str) -> TopicName {
     TopicName(StrBytes::from_string(text.to_string()))
@@ -168,28 +166,10 @@ fn producers(bootstrap: &str, topic: &str) -> Vec<(i64, i32, i64, i32)> {
 }
 
 /// Every value a consumer with `isolation` reads from the start, once `expected` arrived
-/// (or after a short quiet period when fewer are expected).
+/// (or after a short quiet period when none are expected).
 fn consume(bootstrap: &str, topic: &str, isolation: &str, expected: usize) -> Vec<String> {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", format!("{topic}-{isolation}"))
-        .set("isolation.level", isolation)
-        .set("enable.auto.commit", "false")
-        .create()
-        .unwrap();
-    let mut assignment = rdkafka::TopicPartitionList::new();
-    assignment
-        .add_partition_offset(topic, 0, rdkafka::Offset::Beginning)
-        .unwrap();
-    consumer.assign(&assignment).unwrap();
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(if expected > 0 { 30 } else { 3 });
-    while Instant::now() < deadline && (expected == 0 || seen.len() < expected) {
-        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(100)) {
-            seen.push(String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned());
-        }
-    }
-    seen
+    let patience = Duration::from_secs(if expected > 0 { 30 } else { 3 });
+    common::read_partition(bootstrap, topic, isolation, expected, patience)
 }
 
 #[test]

@@ -845,6 +845,17 @@ mod tests {
         );
     }
 
+    /// Node 1 leading a partition on nodes 1, 2 and 3 with `isr` in sync.
+    fn leading(leader_epoch: i32, partition_epoch: i32, isr: &[i32]) -> Leadership {
+        Leadership {
+            leader: 1,
+            leader_epoch,
+            partition_epoch,
+            replicas: vec![1, 2, 3],
+            isr: isr.to_vec(),
+        }
+    }
+
     fn replicated(dir: &std::path::Path) -> Arc<Partition> {
         let broker = BrokerConfig::with_overrides(&[]).unwrap();
         let overrides = [("min.insync.replicas".to_string(), "2".to_string())]
@@ -859,13 +870,7 @@ mod tests {
             1,
             Arc::new(Mutex::new(log)),
         ));
-        partition.set_leadership(Leadership {
-            leader: 1,
-            leader_epoch: 4,
-            partition_epoch: 0,
-            replicas: vec![1, 2, 3],
-            isr: vec![1, 2, 3],
-        });
+        partition.set_leadership(leading(4, 0, &[1, 2, 3]));
         partition
     }
 
@@ -875,13 +880,7 @@ mod tests {
         let partition = replicated(dir.path());
         partition.append(&batch(0, 5, 1, 10), 1).unwrap();
         // The partition was led in epoch 4; a new term begins at offset 5.
-        partition.set_leadership(Leadership {
-            leader: 1,
-            leader_epoch: 6,
-            partition_epoch: 1,
-            replicas: vec![1, 2, 3],
-            isr: vec![1, 2, 3],
-        });
+        partition.set_leadership(leading(6, 1, &[1, 2, 3]));
         partition.append(&batch(0, 3, 1, 10), 1).unwrap();
         assert_eq!(partition.end_offset_for_epoch(-1, 4).unwrap(), (4, 5));
         assert_eq!(partition.end_offset_for_epoch(6, 5).unwrap(), (4, 5));
@@ -960,13 +959,7 @@ mod tests {
             "follower 3 did not catch up within the lag"
         );
         // The controller's answer comes back as new metadata.
-        partition.set_leadership(Leadership {
-            leader: 1,
-            leader_epoch: 4,
-            partition_epoch: 1,
-            replicas: vec![1, 2, 3],
-            isr: vec![1, 2],
-        });
+        partition.set_leadership(leading(4, 1, &[1, 2]));
         assert!(partition.wanted_isr(now_ms(), 30_000).is_none());
         assert!(
             partition.record_follower_fetch(3, 10).unwrap(),
@@ -975,13 +968,7 @@ mod tests {
         let (_, isr) = partition.wanted_isr(now_ms(), 30_000).unwrap();
         assert_eq!(isr, vec![1, 2, 3]);
         // With the ISR below min.insync.replicas, acks=all is refused before writing.
-        partition.set_leadership(Leadership {
-            leader: 1,
-            leader_epoch: 4,
-            partition_epoch: 2,
-            replicas: vec![1, 2, 3],
-            isr: vec![1],
-        });
+        partition.set_leadership(leading(4, 2, &[1]));
         assert!(matches!(
             partition.append(&batch(0, 1, 1, 10), -1),
             Err(Error::NotEnoughReplicas {

@@ -168,7 +168,7 @@ impl TransactionCoordinator {
             .get(&tp)
             .map_err(|_| CoordinatorError::NotCoordinator)?;
         let key = records::encode_key(&meta.transactional_id);
-        let value = records::encode_value(&meta.to_log_value());
+        let value = records::encode_value(meta);
         let batch = record::build_batch(&[NewRecord {
             key: Some(&key),
             value: Some(&value),
@@ -398,9 +398,9 @@ impl TransactionCoordinator {
             let Some(Ok(Some(id))) = key.map(records::decode_key) else {
                 return;
             };
-            let meta = match value.map(records::decode_value) {
+            let meta = match value.map(|v| records::decode_value(&id, v)) {
                 None => None,
-                Some(Ok(value)) => Some(TxnMetadata::from_log_value(&id, value)),
+                Some(Ok(meta)) => Some(meta),
                 Some(Err(e)) => {
                     tracing::warn!(transactional_id = %id, error = %e, "skipping unreadable {TRANSACTION_STATE_TOPIC} record");
                     return;

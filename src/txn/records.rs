@@ -14,23 +14,10 @@
 //! This broker writes v0 (transactions version 1: no KIP-890 epoch bump per transaction) and
 //! reads both. A null value (tombstone) deletes the transactional id.
 
-use super::state::TxnState;
+use super::state::{TxnMetadata, TxnState};
 use crate::record::schema::*;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// What `__transaction_state` holds for one transactional id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TxnLogValue {
-    pub producer_id: i64,
-    pub previous_producer_id: i64,
-    pub producer_epoch: i16,
-    pub timeout_ms: i32,
-    pub state: TxnState,
-    pub partitions: BTreeMap<String, BTreeSet<i32>>,
-    pub last_update_ms: i64,
-    pub start_ms: i64,
-}
 
 pub fn encode_key(transactional_id: &str) -> Bytes {
     let mut buf = BytesMut::with_capacity(4 + transactional_id.len());
@@ -47,7 +34,7 @@ pub fn decode_key(mut buf: &[u8]) -> Result<Option<String>, SchemaError> {
     get_string(&mut buf).map(Some)
 }
 
-pub fn encode_value(value: &TxnLogValue) -> Bytes {
+pub fn encode_value(value: &TxnMetadata) -> Bytes {
     let mut buf = BytesMut::new();
     buf.put_i16(0);
     buf.put_i64(value.producer_id);
@@ -67,7 +54,8 @@ pub fn encode_value(value: &TxnLogValue) -> Bytes {
     buf.freeze()
 }
 
-pub fn decode_value(mut buf: &[u8]) -> Result<TxnLogValue, SchemaError> {
+/// The state of `transactional_id` a value holds.
+pub fn decode_value(transactional_id: &str, mut buf: &[u8]) -> Result<TxnMetadata, SchemaError> {
     let version = get_i16(&mut buf)?;
     let flexible = match version {
         0 => false,
@@ -115,7 +103,8 @@ pub fn decode_value(mut buf: &[u8]) -> Result<TxnLogValue, SchemaError> {
     if flexible {
         previous_producer_id = read_tagged_previous_producer_id(&mut buf)?.unwrap_or(-1);
     }
-    Ok(TxnLogValue {
+    Ok(TxnMetadata {
+        transactional_id: transactional_id.to_string(),
         producer_id,
         previous_producer_id,
         producer_epoch,
@@ -153,8 +142,9 @@ fn read_tagged_previous_producer_id(buf: &mut &[u8]) -> Result<Option<i64>, Sche
 mod tests {
     use super::*;
 
-    fn value() -> TxnLogValue {
-        TxnLogValue {
+    fn value() -> TxnMetadata {
+        TxnMetadata {
+            transactional_id: "tx-1".to_string(),
             producer_id: 4_000,
             previous_producer_id: -1,
             producer_epoch: 3,
@@ -179,9 +169,9 @@ mod tests {
         let bytes = encode_value(&value());
         assert_eq!(&bytes[..2], &[0, 0], "version 0");
         assert_eq!(&bytes[2..10], &4_000i64.to_be_bytes());
-        assert_eq!(decode_value(&bytes).unwrap(), value());
+        assert_eq!(decode_value("tx-1", &bytes).unwrap(), value());
         for cut in 0..bytes.len() {
-            assert!(decode_value(&bytes[..cut]).is_err(), "cut at {cut}");
+            assert!(decode_value("tx-1", &bytes[..cut]).is_err(), "cut at {cut}");
         }
     }
 
@@ -210,7 +200,7 @@ mod tests {
         buf.put_u8(2);
         buf.put_u8(2);
         buf.put_i16(2);
-        let decoded = decode_value(&buf).unwrap();
+        let decoded = decode_value("tx-1", &buf).unwrap();
         assert_eq!(decoded.previous_producer_id, 3_999);
         assert_eq!(decoded.partitions["a"], BTreeSet::from([0, 2]));
         assert_eq!(decoded.state, TxnState::Ongoing);

@@ -6,7 +6,6 @@
 //! the coordinator aborts a transaction itself (timeout, or a new producer instance), which
 //! fences the old one.
 
-use super::records::TxnLogValue;
 use std::collections::{BTreeMap, BTreeSet};
 use thiserror::Error;
 
@@ -331,35 +330,6 @@ fn fence_and_abort(current: &TxnMetadata, now_ms: i64) -> TxnMetadata {
         state: TxnState::PrepareAbort,
         last_update_ms: now_ms,
         ..current.clone()
-    }
-}
-
-impl TxnMetadata {
-    pub fn to_log_value(&self) -> TxnLogValue {
-        TxnLogValue {
-            producer_id: self.producer_id,
-            previous_producer_id: self.previous_producer_id,
-            producer_epoch: self.producer_epoch,
-            timeout_ms: self.timeout_ms,
-            state: self.state,
-            partitions: self.partitions.clone(),
-            last_update_ms: self.last_update_ms,
-            start_ms: self.start_ms,
-        }
-    }
-
-    pub fn from_log_value(transactional_id: &str, value: TxnLogValue) -> Self {
-        Self {
-            transactional_id: transactional_id.to_string(),
-            producer_id: value.producer_id,
-            previous_producer_id: value.previous_producer_id,
-            producer_epoch: value.producer_epoch,
-            timeout_ms: value.timeout_ms,
-            state: value.state,
-            partitions: value.partitions,
-            start_ms: value.start_ms,
-            last_update_ms: value.last_update_ms,
-        }
     }
 }
 

@@ -207,6 +207,40 @@ pub fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> boo
     condition()
 }
 
+/// The values of partition 0 of `topic`, in offset order, read from the start by a consumer
+/// (librdkafka) with `isolation.level` = `isolation`, assigned by hand (no group coordinator
+/// involved): until `expected` arrived, or until `patience` passed.
+pub fn read_partition(
+    bootstrap: &str,
+    topic: &str,
+    isolation: &str,
+    expected: usize,
+    patience: Duration,
+) -> Vec<String> {
+    use rdkafka::Message;
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let consumer: BaseConsumer = rdkafka::config::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", format!("check-{topic}-{isolation}"))
+        .set("isolation.level", isolation)
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut assignment = rdkafka::TopicPartitionList::new();
+    assignment
+        .add_partition_offset(topic, 0, rdkafka::Offset::Beginning)
+        .unwrap();
+    consumer.assign(&assignment).unwrap();
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + patience;
+    while seen.len() < expected.max(1) && Instant::now() < deadline {
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(100)) {
+            seen.push(String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned());
+        }
+    }
+    seen
+}
+
 /// Sends one request on a fresh connection and decodes the response (raw-protocol helper).
 pub fn raw_call<Req, Resp>(
     bootstrap: &str,
