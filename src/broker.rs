@@ -40,6 +40,10 @@ use crate::replica::fetcher::{self, FetcherConfig, LeaderConnector};
 use crate::replica::{Leadership, Partition, ReplicaManager};
 use crate::storage::StorageError;
 use crate::storage::manager::{LogDirUsage, LogManager, lock};
+use crate::txn::coordinator::{
+    BoxFuture as TxnFuture, MarkerRequest, MarkerWriter, TRANSACTION_STATE_TOPIC,
+    TransactionCoordinator, TxnCoordinatorConfig,
+};
 use crate::types::{TopicPartition, now_ms};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -164,6 +168,10 @@ pub struct Broker {
     forwarder: std::sync::OnceLock<Arc<dyn ControllerForwarder>>,
     /// Opens fetch connections to leaders, for the follower fetchers.
     leader_connector: std::sync::OnceLock<Arc<dyn LeaderConnector>>,
+    /// The transaction coordinator (set right after the broker is built: it calls back).
+    transactions: std::sync::OnceLock<Arc<TransactionCoordinator>>,
+    /// Sends transaction markers to partitions other brokers lead (the API layer's).
+    remote_markers: std::sync::OnceLock<Arc<dyn MarkerWriter>>,
     /// Leaders a fetcher task runs for.
     fetchers: Mutex<std::collections::HashSet<i32>>,
     /// Cancelled at shutdown: fetchers and the ISR task stop at once.
@@ -291,11 +299,36 @@ impl Broker {
             raft_outbound: Mutex::new(Some(raft_outbound)),
             forwarder: std::sync::OnceLock::new(),
             leader_connector: std::sync::OnceLock::new(),
+            transactions: std::sync::OnceLock::new(),
+            remote_markers: std::sync::OnceLock::new(),
             fetchers: Mutex::new(Default::default()),
             tasks: tokio_util::sync::CancellationToken::new(),
             runtime: Mutex::new(None),
             controller_thread: Mutex::new(Some(controller_thread)),
         });
+        let weak = Arc::downgrade(&broker);
+        let ids = weak.clone();
+        let transactions = TransactionCoordinator::new(
+            TxnCoordinatorConfig {
+                partitions: broker.config.transaction_state_partitions,
+                max_timeout_ms: broker.config.transaction_max_timeout_ms,
+                write_timeout: Duration::from_millis(
+                    broker.config.cluster.replica_socket_timeout_ms,
+                ),
+            },
+            broker.replicas.clone(),
+            Arc::new(BrokerMarkers { broker: weak }),
+            Arc::new(move || {
+                let broker = ids.upgrade();
+                Box::pin(async move {
+                    match broker {
+                        Some(broker) => broker.allocate_producer_id().await.ok(),
+                        None => None,
+                    }
+                })
+            }),
+        );
+        let _ = broker.transactions.set(transactions);
         let publisher = {
             let broker = broker.clone();
             std::thread::Builder::new()
@@ -373,6 +406,7 @@ impl Broker {
             .clone()
         {
             runtime.spawn(self.clone().run_isr_updates());
+            runtime.spawn(self.clone().run_transaction_timeouts());
         }
         let node = self.config.node_id;
         let incarnation = self.incarnation;
@@ -567,6 +601,8 @@ impl Broker {
         let mut changes = local_changes(&old, &image, node);
         // Offsets partitions whose leadership here starts (true) or ends (false).
         let mut coordination: Vec<(i32, bool)> = Vec::new();
+        // `__transaction_state` partitions whose leadership here starts or ends.
+        let mut txn_coordination: Vec<(i32, bool)> = Vec::new();
         for change in &changes {
             let (topic, partition, leads_now) = match change {
                 LocalChange::Lead {
@@ -577,12 +613,19 @@ impl Broker {
                 }
                 | LocalChange::Remove { topic, partition } => (topic, *partition, false),
             };
-            if &**topic != OFFSETS_TOPIC {
-                continue;
-            }
             let led_before = old
                 .partition(topic, partition)
                 .is_some_and(|p| p.leader == node);
+            if &**topic == TRANSACTION_STATE_TOPIC && leads_now != led_before {
+                txn_coordination.push((partition, leads_now));
+                if leads_now {
+                    self.transaction_coordinator().begin_loading(partition);
+                }
+                continue;
+            }
+            if &**topic != OFFSETS_TOPIC {
+                continue;
+            }
             if leads_now != led_before {
                 coordination.push((partition, leads_now));
                 if leads_now {
@@ -673,6 +716,22 @@ impl Broker {
         }
         if elected > 0 {
             tracing::info!(partitions = elected, records, groups = self.groups.list_groups().len(), elapsed = ?started.elapsed(), "loaded consumer groups");
+        }
+        for (partition, leads) in txn_coordination {
+            let transactions = self.transaction_coordinator();
+            if !leads {
+                transactions.resign(partition);
+                continue;
+            }
+            let tp = TopicPartition::new(TRANSACTION_STATE_TOPIC, partition);
+            if let Some(log) = self.logs.get(&tp) {
+                let records = transactions.elect(partition, &log)?;
+                tracing::debug!(
+                    partition,
+                    records,
+                    "coordinating the transactional ids of {TRANSACTION_STATE_TOPIC} partition"
+                );
+            }
         }
         self.metadata.renotify();
         Ok(())
@@ -960,6 +1019,108 @@ impl Broker {
             }
         }
         Ok(&self.groups)
+    }
+
+    /// The transaction coordinator, creating `__transaction_state` on first use (Kafka does
+    /// on the first FindCoordinator for a transactional id).
+    pub async fn transactions(&self) -> Result<&Arc<TransactionCoordinator>, Error> {
+        if self.metadata.topic(TRANSACTION_STATE_TOPIC).is_none() {
+            let replication_factor = self.config.cluster.transaction_state_replication_factor;
+            let mut configs = BTreeMap::new();
+            configs.insert("cleanup.policy".to_string(), "compact".to_string());
+            configs.insert(
+                "segment.bytes".to_string(),
+                self.config.transaction_state_segment_bytes.to_string(),
+            );
+            configs.insert(
+                "min.insync.replicas".to_string(),
+                self.config
+                    .transaction_state_min_isr
+                    .min(replication_factor)
+                    .to_string(),
+            );
+            configs.insert(
+                "unclean.leader.election.enable".to_string(),
+                "false".to_string(),
+            );
+            let request = NewTopic {
+                name: TRANSACTION_STATE_TOPIC.to_string(),
+                partitions: self.config.transaction_state_partitions,
+                replication_factor: replication_factor as i16,
+                assignments: Vec::new(),
+                configs,
+            };
+            match self
+                .create_topic_within(request, false, GROUPS_TOPIC_WAIT)
+                .await
+            {
+                Ok(_) => {}
+                Err(Error::TopicAlreadyExists(_)) => {
+                    self.await_visible(|image| image.topic(TRANSACTION_STATE_TOPIC).is_some())
+                        .await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(self.transaction_coordinator())
+    }
+
+    /// The transaction coordinator without creating anything.
+    pub fn transaction_coordinator(&self) -> &Arc<TransactionCoordinator> {
+        // Set in `open` before the broker is shared.
+        self.transactions
+            .get()
+            .unwrap_or_else(|| unreachable!("the transaction coordinator is set at open"))
+    }
+
+    /// Installs what sends transaction markers to other brokers (the server does, once).
+    pub fn set_remote_markers(&self, writer: Arc<dyn MarkerWriter>) {
+        let _ = self.remote_markers.set(writer);
+    }
+
+    /// Writes a transaction marker to a partition this broker leads and waits until the ISR
+    /// has it (markers are written with acks=all).
+    pub async fn write_marker(
+        &self,
+        tp: &TopicPartition,
+        marker: MarkerRequest,
+    ) -> Result<(), Error> {
+        let partition = self.replicas.get(tp)?;
+        let info = partition.append_marker(
+            marker.producer_id,
+            marker.producer_epoch,
+            crate::record::control::Marker {
+                kind: if marker.commit {
+                    crate::record::control::MarkerKind::Commit
+                } else {
+                    crate::record::control::MarkerKind::Abort
+                },
+                coordinator_epoch: marker.coordinator_epoch,
+            },
+        )?;
+        if info.flush_due {
+            partition.flush_to(info.last_offset + 1).await?;
+        }
+        partition
+            .wait_for_replication(
+                info.last_offset + 1,
+                Duration::from_millis(self.config.cluster.replica_socket_timeout_ms),
+            )
+            .await
+    }
+
+    /// Aborts transactions past their timeout, every
+    /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`.
+    async fn run_transaction_timeouts(self: Arc<Self>) {
+        let period = Duration::from_millis(self.config.transaction_abort_interval_ms);
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(period) => {
+                    self.transaction_coordinator().abort_timed_out().await;
+                }
+                _ = self.tasks.cancelled() => return,
+            }
+        }
     }
 
     /// The coordinator without creating anything (startup tasks).
@@ -1628,5 +1789,69 @@ mod tests {
             Err(Error::TopicAlreadyExists(_))
         ));
         broker.shutdown().unwrap();
+    }
+}
+
+/// The transaction coordinator's way to the partitions of a transaction: markers for those
+/// this broker leads are written here, the others go to their leaders through the API
+/// layer's sender.
+#[derive(Debug)]
+struct BrokerMarkers {
+    broker: std::sync::Weak<Broker>,
+}
+
+impl MarkerWriter for BrokerMarkers {
+    fn write_markers<'a>(
+        &'a self,
+        marker: MarkerRequest,
+        partitions: &'a [TopicPartition],
+    ) -> TxnFuture<'a, Vec<Result<(), Error>>> {
+        Box::pin(async move {
+            let Some(broker) = self.broker.upgrade() else {
+                return partitions
+                    .iter()
+                    .map(|_| Err(Error::NotLeaderOrFollower))
+                    .collect();
+            };
+            let node = broker.config.node_id;
+            let mut results: Vec<Option<Result<(), Error>>> =
+                partitions.iter().map(|_| None).collect();
+            let mut remote = Vec::new();
+            for (i, tp) in partitions.iter().enumerate() {
+                match broker.partition_state(tp).leader {
+                    Some(leader) if leader == node => {
+                        results[i] = Some(broker.write_marker(tp, marker).await);
+                    }
+                    Some(_) => remote.push(i),
+                    None if broker
+                        .metadata
+                        .image()
+                        .partition(&tp.topic, tp.partition)
+                        .is_none() =>
+                    {
+                        results[i] = Some(Err(Error::UnknownTopicOrPartition));
+                    }
+                    None => results[i] = Some(Err(Error::NotLeaderOrFollower)),
+                }
+            }
+            if !remote.is_empty() {
+                let targets: Vec<TopicPartition> =
+                    remote.iter().map(|i| partitions[*i].clone()).collect();
+                let answers = match broker.remote_markers.get() {
+                    Some(sender) => sender.write_markers(marker, &targets).await,
+                    None => targets
+                        .iter()
+                        .map(|_| Err(Error::NotLeaderOrFollower))
+                        .collect(),
+                };
+                for (i, answer) in remote.into_iter().zip(answers) {
+                    results[i] = Some(answer);
+                }
+            }
+            results
+                .into_iter()
+                .map(|r| r.unwrap_or(Err(Error::NotLeaderOrFollower)))
+                .collect()
+        })
     }
 }

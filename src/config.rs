@@ -290,6 +290,12 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("controller.quorum.election.timeout.ms", Int, Some("1000"), Validator::AtLeast(1), None, "A voter that hears nothing from a leader for this long (randomised up to twice it) starts an election."),
     def!("offsets.topic.replication.factor", Int, None, Validator::AtLeast(1), None, "Replication factor of __consumer_offsets; defaults to 1 on a one-voter node and 3 in a cluster (Kafka's default)."),
     def!("producer.id.expiration.ms", Int, Some("86400000"), Validator::AtLeast(1), None, "How long an idempotent producer's state is kept after its last write."),
+    def!("transaction.state.log.num.partitions", Int, Some("50"), Validator::AtLeast(1), None, "Partitions of __transaction_state (fixed once the topic exists)."),
+    def!("transaction.state.log.replication.factor", Int, None, Validator::AtLeast(1), None, "Replication factor of __transaction_state; defaults to 1 on a one-voter node and 3 in a cluster (Kafka's default)."),
+    def!("transaction.state.log.min.isr", Int, Some("2"), Validator::AtLeast(1), None, "min.insync.replicas of __transaction_state (at most its replication factor)."),
+    def!("transaction.state.log.segment.bytes", Int, Some("104857600"), Validator::AtLeast(14), None, "segment.bytes of __transaction_state."),
+    def!("transaction.max.timeout.ms", Int, Some("900000"), Validator::AtLeast(1), None, "Largest transaction timeout a producer may ask for."),
+    def!("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, Some("10000"), Validator::AtLeast(1), None, "How often transactions past their timeout are looked for and aborted."),
 ];
 
 /// Properties of Kafka's stock `server.properties` that tune its JVM thread pools and socket
@@ -304,8 +310,6 @@ pub static ACCEPTED_WITHOUT_EFFECT: &[&str] = &[
     "log.cleaner.threads",
     "log.cleaner.enable",
     "queued.max.requests",
-    "transaction.state.log.replication.factor",
-    "transaction.state.log.min.isr",
     "share.coordinator.state.topic.replication.factor",
     "share.coordinator.state.topic.min.isr",
 ];
@@ -536,6 +540,7 @@ pub struct ClusterConfig {
     pub broker_heartbeat_interval_ms: u64,
     pub election_timeout_ms: u64,
     pub offsets_topic_replication_factor: i32,
+    pub transaction_state_replication_factor: i32,
 }
 
 impl ClusterConfig {
@@ -730,6 +735,13 @@ impl ClusterConfig {
                 None if cluster_of_one => 1,
                 None => 3,
             },
+            transaction_state_replication_factor: match get(
+                "transaction.state.log.replication.factor",
+            ) {
+                Some(v) => v.trim().parse().unwrap_or(3),
+                None if cluster_of_one => 1,
+                None => 3,
+            },
         })
     }
 }
@@ -757,6 +769,11 @@ pub struct BrokerConfig {
     pub cluster_id: Option<String>,
     pub offsets_topic_partitions: i32,
     pub offsets_topic_segment_bytes: i32,
+    pub transaction_state_partitions: i32,
+    pub transaction_state_segment_bytes: i32,
+    pub transaction_state_min_isr: i32,
+    pub transaction_max_timeout_ms: i32,
+    pub transaction_abort_interval_ms: u64,
     pub offsets_retention_ms: i64,
     pub offsets_retention_check_interval_ms: u64,
     pub offset_metadata_max_bytes: usize,
@@ -951,6 +968,14 @@ impl BrokerConfig {
             cluster_id: explicit("cluster.id"),
             offsets_topic_partitions: int("offsets.topic.num.partitions") as i32,
             offsets_topic_segment_bytes: int("offsets.topic.segment.bytes") as i32,
+            transaction_state_partitions: int("transaction.state.log.num.partitions") as i32,
+            transaction_state_segment_bytes: int("transaction.state.log.segment.bytes") as i32,
+            transaction_state_min_isr: int("transaction.state.log.min.isr") as i32,
+            transaction_max_timeout_ms: int("transaction.max.timeout.ms") as i32,
+            transaction_abort_interval_ms: int(
+                "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            )
+            .max(1) as u64,
             offsets_retention_ms: int("offsets.retention.minutes").saturating_mul(60_000),
             offsets_retention_check_interval_ms: int("offsets.retention.check.interval.ms").max(1)
                 as u64,

@@ -138,6 +138,26 @@ pub enum GroupError {
     GroupIdTypeMismatch,
 }
 
+impl crate::txn::coordinator::CoordinatorError {
+    /// The Kafka error code; `producer_fenced` says whether the request version knows
+    /// PRODUCER_FENCED (older ones get INVALID_PRODUCER_EPOCH, as Kafka answers them).
+    pub fn code(self, producer_fenced: bool) -> i16 {
+        use crate::txn::coordinator::CoordinatorError as C;
+        use crate::txn::state::TxnError as T;
+        match self {
+            C::NotCoordinator => code::NOT_COORDINATOR,
+            C::LoadInProgress => code::COORDINATOR_LOAD_IN_PROGRESS,
+            C::NotAvailable | C::Txn(T::ProducerIdUnavailable) => code::COORDINATOR_NOT_AVAILABLE,
+            C::Txn(T::ConcurrentTransactions) => code::CONCURRENT_TRANSACTIONS,
+            C::Txn(T::InvalidProducerIdMapping) => code::INVALID_PRODUCER_ID_MAPPING,
+            C::Txn(T::ProducerFenced { .. }) if producer_fenced => code::PRODUCER_FENCED,
+            C::Txn(T::ProducerFenced { .. }) => code::INVALID_PRODUCER_EPOCH,
+            C::Txn(T::InvalidTxnState(_)) => code::INVALID_TXN_STATE,
+            C::Txn(T::InvalidTransactionTimeout { .. }) => code::INVALID_TRANSACTION_TIMEOUT,
+        }
+    }
+}
+
 impl GroupError {
     pub fn code(self) -> i16 {
         match self {
@@ -201,7 +221,12 @@ pub mod code {
     pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: i16 = 43;
     pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
     pub const INVALID_PRODUCER_EPOCH: i16 = 47;
+    pub const INVALID_TXN_STATE: i16 = 48;
+    pub const INVALID_PRODUCER_ID_MAPPING: i16 = 49;
+    pub const INVALID_TRANSACTION_TIMEOUT: i16 = 50;
+    pub const CONCURRENT_TRANSACTIONS: i16 = 51;
     pub const TRANSACTION_COORDINATOR_FENCED: i16 = 52;
+    pub const PRODUCER_FENCED: i16 = 90;
     pub const KAFKA_STORAGE_ERROR: i16 = 56;
     pub const LOG_DIR_NOT_FOUND: i16 = 57;
     pub const NON_EMPTY_GROUP: i16 = 68;

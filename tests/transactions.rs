@@ -323,3 +323,72 @@ async fn an_idempotent_producer_writes_each_record_once_when_every_request_is_se
     let expected: Vec<String> = (0..total).map(|i| format!("{i:05}")).collect();
     assert_eq!(seen, expected);
 }
+
+#[test]
+fn a_transactional_producer_commits_and_aborts_and_a_new_instance_fences_the_old() {
+    use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+    let broker = Broker::start(&[]);
+    let bootstrap = broker.bootstrap.clone();
+    create_topic(&bootstrap, "txp");
+    let transactional = |id: &str| -> ThreadedProducer<DefaultProducerContext> {
+        ClientConfig::new()
+            .set("bootstrap.servers", &bootstrap)
+            .set("transactional.id", id)
+            .set("transaction.timeout.ms", "60000")
+            .create()
+            .unwrap()
+    };
+    let timeout = Duration::from_secs(30);
+    let producer = transactional("txp-1");
+    producer.init_transactions(timeout).unwrap();
+    let send = |producer: &ThreadedProducer<DefaultProducerContext>, values: &[String]| {
+        for value in values {
+            producer
+                .send(BaseRecord::<(), _>::to("txp").payload(value).partition(0))
+                .unwrap();
+        }
+    };
+    let values = |prefix: &str, range: std::ops::Range<i32>| -> Vec<String> {
+        range.map(|i| format!("{prefix}{i}")).collect()
+    };
+    producer.begin_transaction().unwrap();
+    send(&producer, &values("c", 0..5));
+    producer.commit_transaction(timeout).unwrap();
+    producer.begin_transaction().unwrap();
+    send(&producer, &values("a", 0..5));
+    // Written before the abort (librdkafka drops what it has not sent yet).
+    producer.flush(timeout).unwrap();
+    producer.abort_transaction(timeout).unwrap();
+    producer.begin_transaction().unwrap();
+    send(&producer, &values("c", 5..10));
+    producer.commit_transaction(timeout).unwrap();
+
+    let committed = values("c", 0..10);
+    assert_eq!(consume(&bootstrap, "txp", "read_committed", 10), committed);
+    let everything: Vec<String> = values("c", 0..5)
+        .into_iter()
+        .chain(values("a", 0..5))
+        .chain(values("c", 5..10))
+        .collect();
+    assert_eq!(
+        consume(&bootstrap, "txp", "read_uncommitted", 15),
+        everything
+    );
+
+    // A second instance with the same transactional id fences the first: its open
+    // transaction is aborted, and it can no longer commit.
+    producer.begin_transaction().unwrap();
+    send(&producer, &values("z", 0..3));
+    producer.flush(timeout).unwrap();
+    let successor = transactional("txp-1");
+    successor.init_transactions(timeout).unwrap();
+    assert!(
+        producer.commit_transaction(timeout).is_err(),
+        "the fenced instance cannot commit"
+    );
+    successor.begin_transaction().unwrap();
+    send(&successor, &values("s", 0..2));
+    successor.commit_transaction(timeout).unwrap();
+    let after: Vec<String> = committed.into_iter().chain(values("s", 0..2)).collect();
+    assert_eq!(consume(&bootstrap, "txp", "read_committed", 12), after);
+}

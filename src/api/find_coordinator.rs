@@ -1,14 +1,19 @@
 //! FindCoordinator: a group's coordinator is the broker leading its `__consumer_offsets`
-//! partition (the topic is created on first use). Batched keys from v4. Transaction coordinators are not built yet: transactional keys
-//! get COORDINATOR_NOT_AVAILABLE.
+//! partition, a transactional id's the one leading its `__transaction_state` partition (each
+//! topic is created on first use). Batched keys from v4.
 
 use super::{ApiContext, wire_str};
 use crate::error::code;
+use crate::types::TopicPartition;
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
 use kafka_protocol::protocol::StrBytes;
 
 const KEY_TYPE_GROUP: i8 = 0;
+const KEY_TYPE_TRANSACTION: i8 = 1;
+
+/// The partition of a coordinator's internal topic that holds a key.
+type Placement = Box<dyn Fn(&str) -> TopicPartition + Send + Sync>;
 
 pub async fn handle(
     ctx: &ApiContext,
@@ -20,26 +25,25 @@ pub async fn handle(
     } else {
         KEY_TYPE_GROUP
     };
-    let groups = if key_type == KEY_TYPE_GROUP {
-        ctx.broker.groups().await.map(Some)
-    } else {
-        Ok(None)
+    // Where a key lives: its partition of the coordinator's internal topic (created on
+    // first use).
+    let placement: Result<Option<Placement>, _> = match key_type {
+        KEY_TYPE_GROUP => ctx.broker.groups().await.map(|groups| {
+            let groups = groups.clone();
+            Some(Box::new(move |key: &str| groups.partition_of(key)) as Box<_>)
+        }),
+        KEY_TYPE_TRANSACTION => ctx.broker.transactions().await.map(|txns| {
+            let txns = txns.clone();
+            Some(Box::new(move |key: &str| txns.partition_of(key)) as Box<_>)
+        }),
+        _ => Ok(None),
     };
     let answer = |key: StrBytes| -> Coordinator {
         let coordinator = Coordinator::default().with_key(key);
-        if key_type != KEY_TYPE_GROUP {
-            return coordinator
-                .with_error_code(code::COORDINATOR_NOT_AVAILABLE)
-                .with_error_message(Some(wire_str(
-                    "only group coordinators exist in this version",
-                )))
-                .with_node_id(BrokerId(-1))
-                .with_port(-1);
-        }
-        match &groups {
-            // The coordinator is the leader of the group's offsets partition.
-            Ok(Some(groups)) => {
-                let tp = groups.partition_of(&coordinator.key);
+        match &placement {
+            // The coordinator is the leader of the key's partition.
+            Ok(Some(partition_of)) => {
+                let tp = partition_of(&coordinator.key);
                 let leader = ctx.broker.partition_state(&tp).leader;
                 match leader.and_then(|id| super::broker_address(ctx, id).map(|a| (id, a))) {
                     Some((id, (host, port))) => coordinator
@@ -58,7 +62,7 @@ pub async fn handle(
                 .with_node_id(BrokerId(-1))
                 .with_port(-1),
             Err(e) => {
-                tracing::warn!(error = %e, "cannot create the offsets topic");
+                tracing::warn!(error = %e, "cannot create the coordinator's internal topic");
                 coordinator
                     .with_error_code(code::COORDINATOR_NOT_AVAILABLE)
                     .with_error_message(Some(wire_str(&e.message())))

@@ -1,7 +1,8 @@
-//! InitProducerId for idempotent producers: a fresh producer id with epoch 0 every time, as
-//! Kafka does when there is no transactional id. Transactional ids need the transaction
-//! coordinator (issue 7), which does not exist yet: COORDINATOR_NOT_AVAILABLE, the same answer
-//! FindCoordinator gives for transaction keys.
+//! InitProducerId: a producer id and epoch. Without a transactional id, a fresh producer id
+//! with epoch 0 every time, as Kafka does for idempotent producers. With one, the transaction
+//! coordinator's answer: the id's producer, its epoch bumped (fencing older instances), after
+//! aborting a transaction the previous instance left open (CONCURRENT_TRANSACTIONS meanwhile,
+//! which the client retries).
 
 use super::ApiContext;
 use crate::error::code;
@@ -10,7 +11,7 @@ use kafka_protocol::messages::{InitProducerIdRequest, InitProducerIdResponse, Pr
 pub async fn handle(
     ctx: &ApiContext,
     request: InitProducerIdRequest,
-    _version: i16,
+    version: i16,
 ) -> Option<InitProducerIdResponse> {
     let response = InitProducerIdResponse::default()
         .with_producer_id(ProducerId(-1))
@@ -19,7 +20,23 @@ pub async fn handle(
         None => {}
         // Kafka: an empty transactional id is an invalid request.
         Some("") => return Some(response.with_error_code(code::INVALID_REQUEST)),
-        Some(_) => return Some(response.with_error_code(code::COORDINATOR_NOT_AVAILABLE)),
+        Some(transactional_id) => {
+            // v3+ (KIP-360): a producer that already has an id and epoch says so.
+            let expected = (version >= 3 && request.producer_id.0 >= 0)
+                .then_some((request.producer_id.0, request.producer_epoch));
+            let outcome = ctx
+                .broker
+                .transaction_coordinator()
+                .init_producer_id(transactional_id, request.transaction_timeout_ms, expected)
+                .await;
+            return Some(match outcome {
+                Ok((producer_id, epoch)) => response
+                    .with_error_code(code::NONE)
+                    .with_producer_id(ProducerId(producer_id))
+                    .with_producer_epoch(epoch),
+                Err(e) => response.with_error_code(e.code(version >= 4)),
+            });
+        }
     }
     Some(match ctx.broker.allocate_producer_id().await {
         Ok(id) => response

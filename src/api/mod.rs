@@ -3,6 +3,8 @@
 //! in one list. ApiVersions is generated from the same list, so it cannot advertise an API or
 //! version that is not dispatched here.
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod allocate_producer_ids;
 pub mod alter_configs;
 pub mod alter_partition;
@@ -25,6 +27,7 @@ pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_topic_partitions;
 pub mod elect_leaders;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod follower_fetch;
@@ -200,6 +203,9 @@ api_table! {
     ConsumerGroupHeartbeat => consumer_group_heartbeat, m::ConsumerGroupHeartbeatRequest,
     ConsumerGroupDescribe => consumer_group_describe, m::ConsumerGroupDescribeRequest,
     InitProducerId => init_producer_id, m::InitProducerIdRequest,
+    AddPartitionsToTxn => add_partitions_to_txn, m::AddPartitionsToTxnRequest,
+    AddOffsetsToTxn => add_offsets_to_txn, m::AddOffsetsToTxnRequest,
+    EndTxn => end_txn, m::EndTxnRequest,
     WriteTxnMarkers => write_txn_markers, m::WriteTxnMarkersRequest,
     DescribeProducers => describe_producers, m::DescribeProducersRequest,
     DescribeLogDirs => describe_log_dirs, m::DescribeLogDirsRequest,
@@ -740,6 +746,46 @@ mod tests {
                     "offset_for_leader_epoch",
                 )
             }
+            ApiKey::AddPartitionsToTxn => {
+                let topic = add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                    .with_name(topic_name("t"))
+                    .with_partitions(vec![0]);
+                let request = if v <= 3 {
+                    AddPartitionsToTxnRequest::default()
+                        .with_v3_and_below_transactional_id(TransactionalId(s("tx")))
+                        .with_v3_and_below_producer_id(ProducerId(5))
+                        .with_v3_and_below_producer_epoch(0)
+                        .with_v3_and_below_topics(vec![topic])
+                } else {
+                    AddPartitionsToTxnRequest::default().with_transactions(vec![
+                        add_partitions_to_txn_request::AddPartitionsToTxnTransaction::default()
+                            .with_transactional_id(TransactionalId(s("tx")))
+                            .with_producer_id(ProducerId(5))
+                            .with_producer_epoch(0)
+                            .with_verify_only(true)
+                            .with_topics(vec![topic]),
+                    ])
+                };
+                encode(&request, v, "add_partitions_to_txn")
+            }
+            ApiKey::AddOffsetsToTxn => encode(
+                &AddOffsetsToTxnRequest::default()
+                    .with_transactional_id(TransactionalId(s("tx")))
+                    .with_producer_id(ProducerId(5))
+                    .with_producer_epoch(0)
+                    .with_group_id(GroupId(s("g"))),
+                v,
+                "add_offsets_to_txn",
+            ),
+            ApiKey::EndTxn => encode(
+                &EndTxnRequest::default()
+                    .with_transactional_id(TransactionalId(s("tx")))
+                    .with_producer_id(ProducerId(5))
+                    .with_producer_epoch(0)
+                    .with_committed(true),
+                v,
+                "end_txn",
+            ),
             ApiKey::DescribeProducers => {
                 let topic = describe_producers_request::TopicRequest::default()
                     .with_name(topic_name("t"))

@@ -104,6 +104,9 @@ impl Server {
         broker.set_forwarder(Arc::new(crate::api::forward::Forwarder::new(
             config.node_id,
         )));
+        broker.set_remote_markers(Arc::new(crate::api::write_txn_markers::MarkerSender::new(
+            &broker,
+        )));
         broker.set_leader_connector(Arc::new(
             crate::api::follower_fetch::FollowerConnector::new(
                 config.node_id,

@@ -37,7 +37,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Writes transaction markers to partitions wherever their leaders are (the API layer
 /// implements it: locally, or with WriteTxnMarkers to the leader's broker).
-pub trait MarkerWriter: Send + Sync {
+pub trait MarkerWriter: Send + Sync + std::fmt::Debug {
     /// One result per partition, in order. Errors are retried by the coordinator, except
     /// UNKNOWN_TOPIC_OR_PARTITION (the topic is gone: nothing to mark).
     fn write_markers<'a>(
@@ -269,6 +269,43 @@ impl TransactionCoordinator {
         Ok(())
     }
 
+    /// AddPartitionsToTxn v4+ with `verify_only` (KIP-890): whether each partition is in the
+    /// producer's ongoing transaction.
+    pub async fn verify_partitions(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        epoch: i16,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<bool>, CoordinatorError> {
+        let (slot, _) = self.slot(transactional_id)?;
+        let guard = slot.lock().await;
+        let meta = guard
+            .meta
+            .as_ref()
+            .ok_or(TxnError::InvalidProducerIdMapping)?;
+        if meta.producer_id != producer_id {
+            return Err(TxnError::InvalidProducerIdMapping.into());
+        }
+        if meta.producer_epoch != epoch {
+            return Err(TxnError::ProducerFenced {
+                got: epoch,
+                current: meta.producer_epoch,
+            }
+            .into());
+        }
+        Ok(partitions
+            .iter()
+            .map(|tp| {
+                meta.state == TxnState::Ongoing
+                    && meta
+                        .partitions
+                        .get(&*tp.topic)
+                        .is_some_and(|ids| ids.contains(&tp.partition))
+            })
+            .collect())
+    }
+
     /// EndTxn: answered once the prepared state is written; the markers follow.
     pub async fn end_transaction(
         self: &Arc<Self>,
@@ -388,11 +425,18 @@ impl TransactionCoordinator {
         guard.completing = false;
     }
 
+    /// Marks `partition` as loading before this broker starts leading it: its ids answer
+    /// COORDINATOR_LOAD_IN_PROGRESS until [`TransactionCoordinator::elect`] has rebuilt them
+    /// (a request served in between would be lost to the rebuild).
+    pub fn begin_loading(&self, partition: i32) {
+        self.loading().insert(partition);
+    }
+
     /// This broker now leads `partition` of `__transaction_state`: its transactional ids are
     /// rebuilt from the log, and transactions found prepared are completed.
     pub fn elect(self: &Arc<Self>, partition: i32, log: &SharedLog) -> Result<usize, StorageError> {
-        self.resign(partition);
         self.loading().insert(partition);
+        self.resign(partition);
         let mut states: HashMap<String, Option<TxnMetadata>> = HashMap::new();
         let replayed = crate::storage::manager::replay_records(log, |key, value| {
             let Some(Ok(Some(id))) = key.map(records::decode_key) else {
@@ -481,6 +525,7 @@ mod tests {
 
     /// Writes markers to partitions of the same replica manager (one broker), and can be
     /// told to fail for a while.
+    #[derive(Debug)]
     struct LocalMarkers {
         replicas: Arc<ReplicaManager>,
         failures_left: Mutex<usize>,
