@@ -54,6 +54,7 @@ fn read_all(bootstrap: &str, topic: &str, expected: usize) -> BTreeSet<String> {
     common::read_partition(
         bootstrap,
         topic,
+        0,
         "read_uncommitted",
         expected,
         Duration::from_secs(60),

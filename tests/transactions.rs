@@ -169,7 +169,7 @@ fn producers(bootstrap: &str, topic: &str) -> Vec<(i64, i32, i64, i32)> {
 /// (or after a short quiet period when none are expected).
 fn consume(bootstrap: &str, topic: &str, isolation: &str, expected: usize) -> Vec<String> {
     let patience = Duration::from_secs(if expected > 0 { 30 } else { 3 });
-    common::read_partition(bootstrap, topic, isolation, expected, patience)
+    common::read_partition(bootstrap, topic, 0, isolation, expected, patience)
 }
 
 #[test]
@@ -391,4 +391,88 @@ fn a_transactional_producer_commits_and_aborts_and_a_new_instance_fences_the_old
     successor.commit_transaction(timeout).unwrap();
     let after: Vec<String> = committed.into_iter().chain(values("s", 0..2)).collect();
     assert_eq!(consume(&bootstrap, "txp", "read_committed", 12), after);
+}
+
+#[test]
+fn a_transaction_spanning_partitions_led_by_other_brokers_commits_and_aborts_everywhere() {
+    use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+    let cluster = common::Cluster::start(3, &[]);
+    let bootstrap = cluster.bootstrap();
+    let request = CreateTopicsRequest::default()
+        .with_topics(vec![
+            CreatableTopic::default()
+                .with_name(name("spread"))
+                .with_num_partitions(3)
+                .with_replication_factor(3),
+        ])
+        .with_timeout_ms(10_000);
+    let created: CreateTopicsResponse = raw_call(
+        &cluster.nodes[0].bootstrap,
+        ApiKey::CreateTopics,
+        7,
+        &request,
+    );
+    assert_eq!(created.topics[0].error_code, 0);
+    let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("transactional.id", "spread-1")
+        .create()
+        .unwrap();
+    let timeout = Duration::from_secs(60);
+    producer.init_transactions(timeout).unwrap();
+    let send = |prefix: &str| {
+        for partition in 0..3 {
+            let value = format!("{prefix}{partition}");
+            producer
+                .send(
+                    BaseRecord::<(), _>::to("spread")
+                        .payload(&value)
+                        .partition(partition),
+                )
+                .unwrap();
+        }
+        producer.flush(timeout).unwrap();
+    };
+    producer.begin_transaction().unwrap();
+    send("committed-");
+    producer.commit_transaction(timeout).unwrap();
+    producer.begin_transaction().unwrap();
+    send("aborted-");
+    producer.abort_transaction(timeout).unwrap();
+    producer.begin_transaction().unwrap();
+    send("after-");
+    producer.commit_transaction(timeout).unwrap();
+    // Partition leaders are spread over the three brokers: whichever coordinates the
+    // transaction wrote its markers to at least two others.
+    for partition in 0..3 {
+        assert_eq!(
+            common::read_partition(
+                &bootstrap,
+                "spread",
+                partition,
+                "read_committed",
+                2,
+                Duration::from_secs(30)
+            ),
+            vec![
+                format!("committed-{partition}"),
+                format!("after-{partition}")
+            ]
+        );
+        assert_eq!(
+            common::read_partition(
+                &bootstrap,
+                "spread",
+                partition,
+                "read_uncommitted",
+                3,
+                Duration::from_secs(30)
+            ),
+            vec![
+                format!("committed-{partition}"),
+                format!("aborted-{partition}"),
+                format!("after-{partition}")
+            ]
+        );
+    }
 }

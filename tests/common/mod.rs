@@ -207,12 +207,13 @@ pub fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> boo
     condition()
 }
 
-/// The values of partition 0 of `topic`, in offset order, read from the start by a consumer
+/// The values of partition `partition` of `topic`, in offset order, read from the start by a consumer
 /// (librdkafka) with `isolation.level` = `isolation`, assigned by hand (no group coordinator
 /// involved): until `expected` arrived, or until `patience` passed.
 pub fn read_partition(
     bootstrap: &str,
     topic: &str,
+    partition: i32,
     isolation: &str,
     expected: usize,
     patience: Duration,
@@ -221,14 +222,14 @@ pub fn read_partition(
     use rdkafka::consumer::{BaseConsumer, Consumer};
     let consumer: BaseConsumer = rdkafka::config::ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
-        .set("group.id", format!("check-{topic}-{isolation}"))
+        .set("group.id", format!("check-{topic}-{partition}-{isolation}"))
         .set("isolation.level", isolation)
         .set("enable.auto.commit", "false")
         .create()
         .unwrap();
     let mut assignment = rdkafka::TopicPartitionList::new();
     assignment
-        .add_partition_offset(topic, 0, rdkafka::Offset::Beginning)
+        .add_partition_offset(topic, partition, rdkafka::Offset::Beginning)
         .unwrap();
     consumer.assign(&assignment).unwrap();
     let mut seen = Vec::new();
