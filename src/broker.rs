@@ -1106,7 +1106,13 @@ impl Broker {
                 info.last_offset + 1,
                 Duration::from_millis(self.config.cluster.replica_socket_timeout_ms),
             )
-            .await
+            .await?;
+        // Offsets committed in the transaction become visible (or are dropped) with it.
+        if &*tp.topic == OFFSETS_TOPIC {
+            self.groups
+                .complete_transaction(tp.partition, marker.producer_id, marker.commit);
+        }
+        Ok(())
     }
 
     /// Aborts transactions past their timeout, every

@@ -476,3 +476,127 @@ fn a_transaction_spanning_partitions_led_by_other_brokers_commits_and_aborts_eve
         );
     }
 }
+
+/// Consume-transform-produce: offsets committed in the producer's transaction move with it —
+/// visible when it commits, discarded when it aborts, so a restarted consumer redoes exactly
+/// the aborted work.
+#[test]
+fn offsets_sent_to_a_transaction_commit_and_abort_with_it() {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+    use rdkafka::{Message, Offset, TopicPartitionList};
+    let broker = Broker::start(&[]);
+    let bootstrap = broker.bootstrap.clone();
+    create_topic(&bootstrap, "input");
+    create_topic(&bootstrap, "output");
+    for i in 0..10 {
+        produce(
+            &bootstrap,
+            "input",
+            batch(&[&format!("in{i}")], -1, -1, false),
+        );
+    }
+    let timeout = Duration::from_secs(30);
+    let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("transactional.id", "transformer")
+        .create()
+        .unwrap();
+    producer.init_transactions(timeout).unwrap();
+    let consumer = || -> BaseConsumer {
+        let consumer: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", &bootstrap)
+            .set("group.id", "transformers")
+            .set("isolation.level", "read_committed")
+            .set("enable.auto.commit", "false")
+            .set("auto.offset.reset", "earliest")
+            .create()
+            .unwrap();
+        let mut assignment = TopicPartitionList::new();
+        assignment
+            .add_partition_offset("input", 0, Offset::Stored)
+            .unwrap();
+        consumer.assign(&assignment).unwrap();
+        consumer
+    };
+    // Processes `count` records in one transaction; returns the input values it read.
+    let process = |consumer: &BaseConsumer, count: usize, commit: bool| -> Vec<String> {
+        producer.begin_transaction().unwrap();
+        let mut read = Vec::new();
+        let mut next = 0;
+        let deadline = std::time::Instant::now() + timeout;
+        while read.len() < count && std::time::Instant::now() < deadline {
+            if let Some(Ok(message)) = consumer.poll(Duration::from_millis(100)) {
+                let value = String::from_utf8_lossy(message.payload().unwrap()).into_owned();
+                let out = value.replace("in", "out");
+                producer
+                    .send(BaseRecord::<(), _>::to("output").payload(&out).partition(0))
+                    .unwrap();
+                next = message.offset() + 1;
+                read.push(value);
+            }
+        }
+        let mut offsets = TopicPartitionList::new();
+        offsets
+            .add_partition_offset("input", 0, Offset::Offset(next))
+            .unwrap();
+        producer
+            .send_offsets_to_transaction(&offsets, &consumer.group_metadata().unwrap(), timeout)
+            .unwrap();
+        if commit {
+            producer.commit_transaction(timeout).unwrap();
+        } else {
+            producer.flush(timeout).unwrap();
+            producer.abort_transaction(timeout).unwrap();
+        }
+        read
+    };
+    let first = consumer();
+    assert_eq!(process(&first, 4, true).len(), 4);
+    assert_eq!(
+        process(&first, 3, false).len(),
+        3,
+        "processed, then aborted"
+    );
+    drop(first);
+    // A restarted consumer resumes at the offset the committed transaction stored (4), not
+    // the aborted one's (7).
+    let second = consumer();
+    let redone = process(&second, 6, true);
+    assert_eq!(redone.first().map(String::as_str), Some("in4"));
+    let committed = second
+        .committed(timeout)
+        .unwrap()
+        .find_partition("input", 0)
+        .unwrap()
+        .offset();
+    assert_eq!(committed, Offset::Offset(10));
+    let expected: Vec<String> = (0..10).map(|i| format!("out{i}")).collect();
+    assert_eq!(
+        consume(&bootstrap, "output", "read_committed", 10),
+        expected
+    );
+
+    // After a restart the group's offsets are rebuilt from __consumer_offsets, the
+    // transactional ones decided by their markers.
+    drop(second);
+    drop(producer);
+    let dir = broker.dir().to_path_buf();
+    let mut broker = broker;
+    assert_eq!(broker.stop(), Some(0));
+    let restarted = Broker::start_in(&dir, &[]);
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &restarted.bootstrap)
+        .set("group.id", "transformers")
+        .create()
+        .unwrap();
+    let mut wanted = TopicPartitionList::new();
+    wanted.add_partition("input", 0);
+    let committed = consumer
+        .committed_offsets(wanted, timeout)
+        .unwrap()
+        .find_partition("input", 0)
+        .unwrap()
+        .offset();
+    assert_eq!(committed, Offset::Offset(10));
+}

@@ -49,6 +49,7 @@ pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sync_group;
+pub mod txn_offset_commit;
 pub mod unregister_broker;
 pub mod write_txn_markers;
 
@@ -206,6 +207,7 @@ api_table! {
     AddPartitionsToTxn => add_partitions_to_txn, m::AddPartitionsToTxnRequest,
     AddOffsetsToTxn => add_offsets_to_txn, m::AddOffsetsToTxnRequest,
     EndTxn => end_txn, m::EndTxnRequest,
+    TxnOffsetCommit => txn_offset_commit, m::TxnOffsetCommitRequest,
     WriteTxnMarkers => write_txn_markers, m::WriteTxnMarkersRequest,
     DescribeProducers => describe_producers, m::DescribeProducersRequest,
     DescribeLogDirs => describe_log_dirs, m::DescribeLogDirsRequest,
@@ -786,6 +788,25 @@ mod tests {
                 v,
                 "end_txn",
             ),
+            ApiKey::TxnOffsetCommit => {
+                let partition =
+                    txn_offset_commit_request::TxnOffsetCommitRequestPartition::default()
+                        .with_partition_index(0)
+                        .with_committed_offset(3);
+                let topic = txn_offset_commit_request::TxnOffsetCommitRequestTopic::default()
+                    .with_name(topic_name("t"))
+                    .with_partitions(vec![partition]);
+                encode(
+                    &TxnOffsetCommitRequest::default()
+                        .with_transactional_id(TransactionalId(s("tx")))
+                        .with_group_id(GroupId(s("g")))
+                        .with_producer_id(ProducerId(5))
+                        .with_producer_epoch(0)
+                        .with_topics(vec![topic]),
+                    v,
+                    "txn_offset_commit",
+                )
+            }
             ApiKey::DescribeProducers => {
                 let topic = describe_producers_request::TopicRequest::default()
                     .with_name(topic_name("t"))

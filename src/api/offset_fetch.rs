@@ -59,6 +59,18 @@ pub async fn handle(
     version: i16,
 ) -> Option<OffsetFetchResponse> {
     let groups = ctx.broker.groups().await.ok();
+    // KIP-447 (v7+): a consumer that wants only stable offsets is told to retry while a
+    // transaction still holds one.
+    let require_stable = version >= 7 && request.require_stable;
+    let unstable = |group: &str, topic: &str, partition: i32| -> i16 {
+        let pending =
+            require_stable && groups.is_some_and(|g| g.has_pending_offset(group, topic, partition));
+        if pending {
+            code::UNSTABLE_OFFSET_COMMIT
+        } else {
+            code::NONE
+        }
+    };
     if version < 8 {
         let topics = request.topics.map(|ts| {
             ts.into_iter()
@@ -77,19 +89,24 @@ pub async fn handle(
                     by_topic(fetched)
                         .into_iter()
                         .map(|(topic, partitions)| {
+                            let errors: Vec<i16> = partitions
+                                .iter()
+                                .map(|(p, _)| unstable(&request.group_id, &topic, *p))
+                                .collect();
                             OffsetFetchResponseTopic::default()
                                 .with_name(TopicName(StrBytes::from_string(topic)))
                                 .with_partitions(
                                     partitions
                                         .iter()
-                                        .map(|(p, o)| {
+                                        .zip(errors)
+                                        .map(|((p, o), error)| {
                                             let (offset, epoch, metadata) = fields(o, version);
                                             OffsetFetchResponsePartition::default()
                                                 .with_partition_index(*p)
                                                 .with_committed_offset(offset)
                                                 .with_committed_leader_epoch(epoch)
                                                 .with_metadata(metadata)
-                                                .with_error_code(code::NONE)
+                                                .with_error_code(error)
                                         })
                                         .collect(),
                                 )
@@ -114,25 +131,30 @@ pub async fn handle(
                     .with_group_id(group.group_id)
                     .with_error_code(e.code()),
                 Ok(fetched) => OffsetFetchResponseGroup::default()
-                    .with_group_id(group.group_id)
+                    .with_group_id(group.group_id.clone())
                     .with_error_code(code::NONE)
                     .with_topics(
                         by_topic(fetched)
                             .into_iter()
                             .map(|(topic, partitions)| {
+                                let errors: Vec<i16> = partitions
+                                    .iter()
+                                    .map(|(p, _)| unstable(&group.group_id, &topic, *p))
+                                    .collect();
                                 OffsetFetchResponseTopics::default()
                                     .with_name(TopicName(StrBytes::from_string(topic)))
                                     .with_partitions(
                                         partitions
                                             .iter()
-                                            .map(|(p, o)| {
+                                            .zip(errors)
+                                            .map(|((p, o), error)| {
                                                 let (offset, epoch, metadata) = fields(o, version);
                                                 OffsetFetchResponsePartitions::default()
                                                     .with_partition_index(*p)
                                                     .with_committed_offset(offset)
                                                     .with_committed_leader_epoch(epoch)
                                                     .with_metadata(metadata)
-                                                    .with_error_code(code::NONE)
+                                                    .with_error_code(error)
                                             })
                                             .collect(),
                                     )

@@ -106,6 +106,18 @@ pub struct GroupCoordinator {
     started: std::sync::atomic::AtomicBool,
     /// Offsets partitions whose groups are being rebuilt from the log.
     loading: Mutex<std::collections::HashSet<i32>>,
+    /// Offsets committed in transactions (TxnOffsetCommit), by producer id, until the
+    /// transaction's marker reaches the group's partition.
+    pending_txn: Mutex<HashMap<i64, Vec<PendingOffset>>>,
+}
+
+/// An offset committed in a transaction, not yet visible.
+#[derive(Debug, Clone)]
+struct PendingOffset {
+    group: String,
+    topic: String,
+    partition: i32,
+    value: CommittedOffset,
 }
 
 type SharedConsumerGroup = Arc<Mutex<ConsumerGroup>>;
@@ -133,6 +145,7 @@ impl GroupCoordinator {
             loaded_members: Mutex::new(Vec::new()),
             started: std::sync::atomic::AtomicBool::new(false),
             loading: Mutex::new(Default::default()),
+            pending_txn: Mutex::new(HashMap::new()),
         })
     }
 
@@ -190,7 +203,7 @@ impl GroupCoordinator {
         // Anything left from an earlier term here is stale.
         self.resign(partition);
         self.begin_loading(partition);
-        let loaded = self.load_shared(log);
+        let loaded = self.load_shared(partition, log);
         self.loading_partitions().remove(&partition);
         let records = loaded?;
         let of_partition = |id: &str| {
@@ -237,6 +250,10 @@ impl GroupCoordinator {
         };
         self.groups().retain(|id, _| !of_partition(id));
         self.consumer_groups().retain(|id, _| !of_partition(id));
+        for entries in self.pending_txn().values_mut() {
+            entries.retain(|p| !of_partition(&p.group));
+        }
+        self.pending_txn().retain(|_, entries| !entries.is_empty());
     }
 
     /// Starts the session timers of loaded members: classic ones queued by loading, and the
@@ -298,6 +315,16 @@ impl GroupCoordinator {
         group_id: &str,
         entries: &[(RecordKey, Option<Bytes>)],
     ) -> Result<(), GroupError> {
+        self.write_as(group_id, entries, None)
+    }
+
+    /// [`GroupCoordinator::write`], in `producer`'s transaction (id, epoch) when given.
+    fn write_as(
+        &self,
+        group_id: &str,
+        entries: &[(RecordKey, Option<Bytes>)],
+        producer: Option<(i64, i16)>,
+    ) -> Result<(), GroupError> {
         if entries.is_empty() {
             return Ok(());
         }
@@ -318,7 +345,10 @@ impl GroupCoordinator {
                 timestamp: now,
             })
             .collect();
-        let batch = record::build_batch(&new_records);
+        let mut batch = record::build_batch(&new_records);
+        if let Some((producer_id, epoch)) = producer {
+            record::make_transactional(&mut batch, producer_id, epoch);
+        }
         partition.append(&batch, -1).map(|_| ()).map_err(|e| {
             tracing::error!(group = group_id, error = %e, "writing to {OFFSETS_TOPIC} failed");
             GroupError::CoordinatorNotAvailable
@@ -338,15 +368,55 @@ impl GroupCoordinator {
         )
     }
 
-    /// Rebuilds the groups and offsets stored in one `__consumer_offsets` partition.
+    /// Rebuilds the groups and offsets stored in `partition` of `__consumer_offsets`, with
+    /// the offsets of transactions its markers decided (and those still open as pending).
     pub fn load_shared(
         &self,
+        partition: i32,
         log: &crate::storage::manager::SharedLog,
     ) -> Result<usize, StorageError> {
+        use crate::storage::manager::Replayed;
         let mut records = 0;
-        crate::storage::manager::replay_records(log, |key, value| {
-            let Some(key) = key else { return };
+        crate::storage::manager::replay_records(log, |replayed| {
+            let (producer_id, transactional, key, value) = match replayed {
+                Replayed::Marker {
+                    producer_id,
+                    commit,
+                } => {
+                    self.complete_transaction(partition, producer_id, commit);
+                    return;
+                }
+                Replayed::Record {
+                    producer_id,
+                    transactional,
+                    key: Some(key),
+                    value,
+                } => (producer_id, transactional, key, value),
+                Replayed::Record { key: None, .. } => return,
+            };
             match RecordKey::decode(key) {
+                Ok(Some(RecordKey::Offset {
+                    group,
+                    topic,
+                    partition,
+                })) if transactional => match value.map(OffsetValue::decode) {
+                    Some(Ok(v)) => {
+                        self.pending_txn()
+                            .entry(producer_id)
+                            .or_default()
+                            .push(PendingOffset {
+                                group,
+                                topic,
+                                partition,
+                                value: committed_from(v),
+                            });
+                        records += 1;
+                    }
+                    Some(Err(e)) => {
+                        tracing::warn!(error = %e, "skipping unreadable transactional offset record")
+                    }
+                    None => {}
+                },
                 Ok(Some(key)) => {
                     self.replay(key, value);
                     records += 1;
@@ -356,6 +426,52 @@ impl GroupCoordinator {
             }
         })?;
         Ok(records)
+    }
+
+    fn pending_txn(&self) -> MutexGuard<'_, HashMap<i64, Vec<PendingOffset>>> {
+        self.pending_txn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A transaction marker reached `partition` of `__consumer_offsets`: the offsets
+    /// `producer_id` committed in it for that partition's groups become visible (commit) or
+    /// are dropped (abort).
+    pub fn complete_transaction(&self, partition: i32, producer_id: i64, commit: bool) {
+        let partitions = self.config.offsets_topic_partitions;
+        let decided: Vec<PendingOffset> = {
+            let mut pending = self.pending_txn();
+            let Some(entries) = pending.get_mut(&producer_id) else {
+                return;
+            };
+            let (decided, kept): (Vec<_>, Vec<_>) = std::mem::take(entries)
+                .into_iter()
+                .partition(|p| records::partition_for(&p.group, partitions) == partition);
+            *entries = kept;
+            if entries.is_empty() {
+                pending.remove(&producer_id);
+            }
+            decided
+        };
+        if !commit {
+            return;
+        }
+        for offset in decided {
+            let key = (offset.topic, offset.partition);
+            if let Some(group) = self.consumer_group(&offset.group) {
+                lock_consumer(&group).offsets.insert(key, offset.value);
+            } else {
+                let group = self.group_or_create(&offset.group);
+                lock_group(&group).offsets.insert(key, offset.value);
+            }
+        }
+    }
+
+    /// Whether a transaction still open holds an offset of `group` for the partition
+    /// (OffsetFetch with `require_stable` then answers UNSTABLE_OFFSET_COMMIT).
+    pub fn has_pending_offset(&self, group: &str, topic: &str, partition: i32) -> bool {
+        self.pending_txn()
+            .values()
+            .flatten()
+            .any(|p| p.group == group && p.topic == topic && p.partition == partition)
     }
 
     fn replay(&self, key: RecordKey, value: Option<&[u8]>) {
@@ -375,16 +491,9 @@ impl GroupCoordinator {
                 }
                 Some(Ok(v)) => {
                     let g = self.group_or_create(&group);
-                    lock_group(&g).offsets.insert(
-                        (topic, partition),
-                        CommittedOffset {
-                            offset: v.offset,
-                            leader_epoch: v.leader_epoch,
-                            metadata: v.metadata,
-                            commit_timestamp: v.commit_timestamp,
-                            expire_timestamp: v.expire_timestamp,
-                        },
-                    );
+                    lock_group(&g)
+                        .offsets
+                        .insert((topic, partition), committed_from(v));
                 }
                 Some(Err(e)) => {
                     tracing::warn!(group, error = %e, "skipping unreadable offset record")
@@ -1071,6 +1180,64 @@ impl GroupCoordinator {
         expire_timestamp: Option<i64>,
         offsets: &[OffsetCommit],
     ) -> Vec<Result<(), GroupError>> {
+        let (results, entries, accepted) = self.offset_records(group_id, expire_timestamp, offsets);
+        if let Err(error) = self.write(group_id, &entries) {
+            return results.into_iter().map(|r| r.and(Err(error))).collect();
+        }
+        store.extend(accepted);
+        results
+    }
+
+    /// TxnOffsetCommit: offsets committed in `producer_id`'s transaction, written as part of
+    /// it and visible once its commit marker reaches the group's partition. Checked against
+    /// the group like OffsetCommit when a generation is given (v3+).
+    #[allow(clippy::too_many_arguments)]
+    pub fn txn_commit_offsets(
+        &self,
+        group_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        member_id: &str,
+        instance: Option<&str>,
+        generation: i32,
+        offsets: &[OffsetCommit],
+    ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
+        if generation >= 0 {
+            if let Some(group) = self.consumer_group(group_id) {
+                lock_consumer(&group).validate_offset_commit(member_id, generation)?;
+            } else if let Some(group) = self.group(group_id) {
+                lock_group(&group).validate_offset_commit(member_id, instance, generation)?;
+            }
+        }
+        let (results, entries, accepted) = self.offset_records(group_id, None, offsets);
+        if let Err(error) = self.write_as(group_id, &entries, Some((producer_id, producer_epoch))) {
+            return Ok(results.into_iter().map(|r| r.and(Err(error))).collect());
+        }
+        let mut pending = self.pending_txn();
+        let entries = pending.entry(producer_id).or_default();
+        for ((topic, partition), value) in accepted {
+            entries.push(PendingOffset {
+                group: group_id.to_string(),
+                topic,
+                partition,
+                value,
+            });
+        }
+        Ok(results)
+    }
+
+    /// The records of a commit's valid offsets, and what they will store.
+    #[allow(clippy::type_complexity)]
+    fn offset_records(
+        &self,
+        group_id: &str,
+        expire_timestamp: Option<i64>,
+        offsets: &[OffsetCommit],
+    ) -> (
+        Vec<Result<(), GroupError>>,
+        Vec<(RecordKey, Option<Bytes>)>,
+        Vec<((String, i32), CommittedOffset)>,
+    ) {
         let now = now_ms();
         let mut results = Vec::with_capacity(offsets.len());
         let mut entries = Vec::new();
@@ -1113,11 +1280,7 @@ impl GroupCoordinator {
             accepted.push(((commit.topic.clone(), commit.partition), value));
             results.push(Ok(()));
         }
-        if let Err(error) = self.write(group_id, &entries) {
-            return results.into_iter().map(|r| r.and(Err(error))).collect();
-        }
-        store.extend(accepted);
-        results
+        (results, entries, accepted)
     }
 
     /// OffsetFetch: `None` topics means every committed offset of the group.
@@ -1429,6 +1592,16 @@ fn offset_tombstones<'a>(
 }
 
 /// Installs a replayed GroupMetadataValue into a group.
+fn committed_from(v: OffsetValue) -> CommittedOffset {
+    CommittedOffset {
+        offset: v.offset,
+        leader_epoch: v.leader_epoch,
+        metadata: v.metadata,
+        commit_timestamp: v.commit_timestamp,
+        expire_timestamp: v.expire_timestamp,
+    }
+}
+
 fn load_group_value(g: &mut ClassicGroup, v: GroupValue) {
     g.protocol_type = (!v.protocol_type.is_empty()).then_some(v.protocol_type);
     g.generation = v.generation;
@@ -1566,7 +1739,7 @@ mod tests {
                 .replicas
                 .get(&TopicPartition::new(OFFSETS_TOPIC, p))
                 .unwrap();
-            replay.load_shared(partition.log()).unwrap();
+            replay.load_shared(p, partition.log()).unwrap();
         }
         replay.finish_loading();
         assert_eq!(committed(&replay, "g1"), Some(12));

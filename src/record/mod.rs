@@ -447,6 +447,19 @@ pub fn build_batch(records: &[NewRecord<'_>]) -> BytesMut {
     buf
 }
 
+/// Puts a batch the broker builds ([`build_batch`]) in `producer_id`'s transaction, as the
+/// group coordinator writes TxnOffsetCommit records: transactional, the producer's id and
+/// epoch, no sequence (the coordinator's writes are not deduplicated by sequence).
+pub fn make_transactional(batch: &mut BytesMut, producer_id: i64, producer_epoch: i16) {
+    let attributes = read_i16(batch, ATTRIBUTES) | TRANSACTIONAL_BIT;
+    batch[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
+    batch[PRODUCER_ID..PRODUCER_ID + 8].copy_from_slice(&producer_id.to_be_bytes());
+    batch[PRODUCER_EPOCH..PRODUCER_EPOCH + 2].copy_from_slice(&producer_epoch.to_be_bytes());
+    batch[BASE_SEQUENCE..BASE_SEQUENCE + 4].copy_from_slice(&(-1i32).to_be_bytes());
+    let crc = crc32c::crc32c(&batch[ATTRIBUTES..]);
+    batch[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+}
+
 /// Rewrites `batch` keeping only `records` (raw records of that batch, in order), as the log
 /// cleaner does: base offset, last offset delta, timestamps and producer fields stay, so offsets
 /// and producer state are unchanged; the records are stored uncompressed.

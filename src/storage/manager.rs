@@ -123,14 +123,31 @@ pub fn lock(log: &SharedLog) -> std::sync::MutexGuard<'_, Log> {
     log.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Visits the key and value of every record in the data batches of `log`, from its start to
-/// its current end (a coordinator rebuilding its state from an internal topic). The log is
-/// locked only for each read, so writers are never waited on while a coordinator loads.
-/// Returns how many records were visited.
+/// What [`replay_records`] visits: a record (with the producer that wrote it, for records
+/// written in a transaction), or a transaction marker.
+#[derive(Debug, Clone, Copy)]
+pub enum Replayed<'a> {
+    Record {
+        producer_id: i64,
+        transactional: bool,
+        key: Option<&'a [u8]>,
+        value: Option<&'a [u8]>,
+    },
+    Marker {
+        producer_id: i64,
+        commit: bool,
+    },
+}
+
+/// Visits every record and transaction marker of `log`, from its start to its current end (a
+/// coordinator rebuilding its state from an internal topic). The log is locked only for each
+/// read, so writers are never waited on while a coordinator loads. Returns how many records
+/// were visited.
 pub fn replay_records(
     log: &SharedLog,
-    mut visit: impl FnMut(Option<&[u8]>, Option<&[u8]>),
+    mut visit: impl FnMut(Replayed<'_>),
 ) -> Result<usize, StorageError> {
+    use crate::record::control::{MarkerKind, read_marker};
     use crate::record::{BatchIter, codec, records};
     let (start, end) = {
         let log = lock(log);
@@ -146,11 +163,22 @@ pub fn replay_records(
         for batch in BatchIter::new(&bytes) {
             let batch = batch?;
             if batch.is_control() {
+                if let Ok(Some(marker)) = read_marker(&batch) {
+                    visit(Replayed::Marker {
+                        producer_id: batch.producer_id(),
+                        commit: marker.kind == MarkerKind::Commit,
+                    });
+                }
                 continue;
             }
             let payload = codec::decompress(batch.compression()?, batch.records_payload())?;
             for record in records::parse_records(&payload, batch.records_count())? {
-                visit(record.key, record.value);
+                visit(Replayed::Record {
+                    producer_id: batch.producer_id(),
+                    transactional: batch.is_transactional(),
+                    key: record.key,
+                    value: record.value,
+                });
                 visited += 1;
             }
         }

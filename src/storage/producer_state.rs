@@ -152,6 +152,11 @@ impl ProducerState {
                 current: entry.epoch,
             });
         }
+        // What the group coordinator writes in a producer's transaction has no sequence:
+        // only its epoch is checked.
+        if first_seq < 0 {
+            return Ok(Admission::Append);
+        }
         if epoch > entry.epoch {
             return if first_seq == 0 {
                 Ok(Admission::Append)
@@ -243,6 +248,9 @@ impl ProducerState {
             self.ongoing.insert(base_offset, producer_id);
         }
         let first_seq = batch.base_sequence();
+        if first_seq < 0 {
+            return None;
+        }
         entry.batches.push_back(BatchMetadata {
             first_seq,
             last_seq: first_seq.wrapping_add(batch.last_offset_delta()),

@@ -438,7 +438,10 @@ impl TransactionCoordinator {
         self.loading().insert(partition);
         self.resign(partition);
         let mut states: HashMap<String, Option<TxnMetadata>> = HashMap::new();
-        let replayed = crate::storage::manager::replay_records(log, |key, value| {
+        let replayed = crate::storage::manager::replay_records(log, |replayed| {
+            let crate::storage::manager::Replayed::Record { key, value, .. } = replayed else {
+                return;
+            };
             let Some(Ok(Some(id))) = key.map(records::decode_key) else {
                 return;
             };

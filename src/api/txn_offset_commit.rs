@@ -1,0 +1,84 @@
+//! TxnOffsetCommit: a transactional producer commits a group's offsets as part of its
+//! transaction (`send_offsets_to_transaction`, consume-transform-produce). The group's
+//! coordinator writes them in the producer's transaction; they become the group's committed
+//! offsets when the commit marker reaches the group's partition, and are dropped on abort.
+
+use super::ApiContext;
+use crate::error::{GroupError, code};
+use crate::group::OffsetCommit;
+use kafka_protocol::messages::txn_offset_commit_response::{
+    TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+};
+use kafka_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
+
+pub async fn handle(
+    ctx: &ApiContext,
+    request: TxnOffsetCommitRequest,
+    version: i16,
+) -> Option<TxnOffsetCommitResponse> {
+    let commits: Vec<OffsetCommit> = request
+        .topics
+        .iter()
+        .flat_map(|topic| {
+            topic.partitions.iter().map(|p| OffsetCommit {
+                topic: topic.name.to_string(),
+                partition: p.partition_index,
+                offset: p.committed_offset,
+                leader_epoch: if version >= 2 {
+                    p.committed_leader_epoch
+                } else {
+                    -1
+                },
+                metadata: p
+                    .committed_metadata
+                    .as_ref()
+                    .map(|m| m.to_string())
+                    .unwrap_or_default(),
+            })
+        })
+        .collect();
+    // v3+ carries the member's generation (KIP-447); older versions are not checked.
+    let generation = if version >= 3 {
+        request.generation_id
+    } else {
+        -1
+    };
+    let outcome = match super::coordinator_for(ctx, &request.group_id).await {
+        Err(e) => Err(e),
+        Ok(groups) => groups.txn_commit_offsets(
+            &request.group_id,
+            request.producer_id.0,
+            request.producer_epoch,
+            &request.member_id,
+            request.group_instance_id.as_deref(),
+            generation,
+            &commits,
+        ),
+    };
+    let mut results = match outcome {
+        Ok(results) => results.into_iter(),
+        Err(e) => vec![Err(e); commits.len()].into_iter(),
+    };
+    let topics = request
+        .topics
+        .into_iter()
+        .map(|topic| {
+            let partitions = topic
+                .partitions
+                .iter()
+                .map(|p| {
+                    let result = results
+                        .next()
+                        .unwrap_or(Err(GroupError::CoordinatorNotAvailable));
+                    TxnOffsetCommitResponsePartition::default()
+                        .with_partition_index(p.partition_index)
+                        .with_error_code(result.err().map(GroupError::code).unwrap_or(code::NONE))
+                })
+                .collect();
+            TxnOffsetCommitResponseTopic::default()
+                .with_name(topic.name)
+                .with_partitions(partitions)
+        })
+        .collect();
+    Some(TxnOffsetCommitResponse::default().with_topics(topics))
+}
