@@ -996,29 +996,36 @@ impl Broker {
                 self.config.offsets_topic_segment_bytes.to_string(),
             );
             configs.insert("compression.type".to_string(), "producer".to_string());
-            let request = NewTopic {
+            self.create_internal_topic(NewTopic {
                 name: OFFSETS_TOPIC.to_string(),
                 partitions: self.config.offsets_topic_partitions,
                 replication_factor: self.config.cluster.offsets_topic_replication_factor as i16,
                 assignments: Vec::new(),
                 configs,
-            };
-            // FindCoordinator answers COORDINATOR_NOT_AVAILABLE soon when there is no
-            // controller (clients retry), rather than holding the connection.
-            match self
-                .create_topic_within(request, false, GROUPS_TOPIC_WAIT)
-                .await
-            {
-                Ok(_) => {}
-                // Created by a concurrent first use: answer once it is known here too.
-                Err(Error::TopicAlreadyExists(_)) => {
-                    self.await_visible(|image| image.topic(OFFSETS_TOPIC).is_some())
-                        .await;
-                }
-                Err(e) => return Err(e),
-            }
+            })
+            .await?;
         }
         Ok(&self.groups)
+    }
+
+    /// Creates a coordinator's internal topic on its first use.
+    async fn create_internal_topic(&self, request: NewTopic) -> Result<(), Error> {
+        let name = request.name.clone();
+        // FindCoordinator answers COORDINATOR_NOT_AVAILABLE soon when there is no
+        // controller (clients retry), rather than holding the connection.
+        match self
+            .create_topic_within(request, false, GROUPS_TOPIC_WAIT)
+            .await
+        {
+            Ok(_) => Ok(()),
+            // Created by a concurrent first use: answer once it is known here too.
+            Err(Error::TopicAlreadyExists(_)) => {
+                self.await_visible(|image| image.topic(&name).is_some())
+                    .await;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The transaction coordinator, creating `__transaction_state` on first use (Kafka does
@@ -1043,24 +1050,14 @@ impl Broker {
                 "unclean.leader.election.enable".to_string(),
                 "false".to_string(),
             );
-            let request = NewTopic {
+            self.create_internal_topic(NewTopic {
                 name: TRANSACTION_STATE_TOPIC.to_string(),
                 partitions: self.config.transaction_state_partitions,
                 replication_factor: replication_factor as i16,
                 assignments: Vec::new(),
                 configs,
-            };
-            match self
-                .create_topic_within(request, false, GROUPS_TOPIC_WAIT)
-                .await
-            {
-                Ok(_) => {}
-                Err(Error::TopicAlreadyExists(_)) => {
-                    self.await_visible(|image| image.topic(TRANSACTION_STATE_TOPIC).is_some())
-                        .await;
-                }
-                Err(e) => return Err(e),
-            }
+            })
+            .await?;
         }
         Ok(self.transaction_coordinator())
     }

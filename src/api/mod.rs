@@ -395,6 +395,22 @@ pub(crate) async fn coordinator_for<'a>(
     }
 }
 
+/// The error code of each offset of a commit (OffsetCommit, TxnOffsetCommit), in order: the
+/// group-level failure for all of them, else each one's own.
+pub(crate) fn offset_commit_codes(
+    outcome: Result<Vec<Result<(), crate::error::GroupError>>, crate::error::GroupError>,
+    count: usize,
+) -> std::vec::IntoIter<i16> {
+    let codes: Vec<i16> = match outcome {
+        Ok(results) => results
+            .into_iter()
+            .map(|r| r.err().map_or(crate::error::code::NONE, |e| e.code()))
+            .collect(),
+        Err(e) => vec![e.code(); count],
+    };
+    codes.into_iter()
+}
+
 /// Kafka's ACL operation codes, for the authorized-operations bitfields (no authorizer: all
 /// operations are allowed).
 pub(crate) fn authorized_operations(ops: &[i8]) -> i32 {

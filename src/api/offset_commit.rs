@@ -3,7 +3,7 @@
 //! (kafka-protocol 0.18 decodes up to v9, before topic ids.)
 
 use super::ApiContext;
-use crate::error::{GroupError, code};
+use crate::error::GroupError;
 use crate::group::OffsetCommit;
 use crate::types::now_ms;
 use kafka_protocol::messages::offset_commit_response::{
@@ -66,10 +66,7 @@ pub async fn handle(
             &commits,
         ),
     };
-    let mut results = match outcome {
-        Ok(results) => results.into_iter(),
-        Err(e) => vec![Err(e); commits.len()].into_iter(),
-    };
+    let mut codes = super::offset_commit_codes(outcome, commits.len());
     let topics = request
         .topics
         .into_iter()
@@ -78,10 +75,9 @@ pub async fn handle(
                 .partitions
                 .iter()
                 .map(|p| {
-                    let result = results
+                    let error = codes
                         .next()
-                        .unwrap_or(Err(GroupError::CoordinatorNotAvailable));
-                    let error = result.err().map(GroupError::code).unwrap_or(code::NONE);
+                        .unwrap_or(GroupError::CoordinatorNotAvailable.code());
                     OffsetCommitResponsePartition::default()
                         .with_partition_index(p.partition_index)
                         .with_error_code(error)

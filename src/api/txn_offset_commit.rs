@@ -4,7 +4,7 @@
 //! offsets when the commit marker reaches the group's partition, and are dropped on abort.
 
 use super::ApiContext;
-use crate::error::{GroupError, code};
+use crate::error::GroupError;
 use crate::group::OffsetCommit;
 use kafka_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
@@ -55,10 +55,7 @@ pub async fn handle(
             &commits,
         ),
     };
-    let mut results = match outcome {
-        Ok(results) => results.into_iter(),
-        Err(e) => vec![Err(e); commits.len()].into_iter(),
-    };
+    let mut codes = super::offset_commit_codes(outcome, commits.len());
     let topics = request
         .topics
         .into_iter()
@@ -67,12 +64,12 @@ pub async fn handle(
                 .partitions
                 .iter()
                 .map(|p| {
-                    let result = results
+                    let error = codes
                         .next()
-                        .unwrap_or(Err(GroupError::CoordinatorNotAvailable));
+                        .unwrap_or(GroupError::CoordinatorNotAvailable.code());
                     TxnOffsetCommitResponsePartition::default()
                         .with_partition_index(p.partition_index)
-                        .with_error_code(result.err().map(GroupError::code).unwrap_or(code::NONE))
+                        .with_error_code(error)
                 })
                 .collect();
             TxnOffsetCommitResponseTopic::default()

@@ -8,8 +8,8 @@
 //! ```
 
 use super::{
-    ATTRIBUTES, BASE_SEQUENCE, BatchView, CONTROL_BIT, CRC, NewRecord, PRODUCER_EPOCH, PRODUCER_ID,
-    RecordError, TRANSACTIONAL_BIT, build_batch, read_i16, records,
+    ATTRIBUTES, BatchView, CONTROL_BIT, NewRecord, RecordError, build_batch, make_transactional,
+    read_i16, records,
 };
 use bytes::{BufMut, BytesMut};
 
@@ -48,13 +48,10 @@ pub fn build_marker(
         value: Some(&value),
         timestamp,
     }]);
-    let attributes = read_i16(&batch, ATTRIBUTES) | TRANSACTIONAL_BIT | CONTROL_BIT;
+    let attributes = read_i16(&batch, ATTRIBUTES) | CONTROL_BIT;
     batch[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
-    batch[PRODUCER_ID..PRODUCER_ID + 8].copy_from_slice(&producer_id.to_be_bytes());
-    batch[PRODUCER_EPOCH..PRODUCER_EPOCH + 2].copy_from_slice(&producer_epoch.to_be_bytes());
-    batch[BASE_SEQUENCE..BASE_SEQUENCE + 4].copy_from_slice(&(-1i32).to_be_bytes());
-    let crc = crc32c::crc32c(&batch[ATTRIBUTES..]);
-    batch[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    // Transactional, the producer's, no sequence; the CRC is computed there.
+    make_transactional(&mut batch, producer_id, producer_epoch);
     batch
 }
 

@@ -506,10 +506,10 @@ pub(crate) mod test_support {
         b
     }
 
-    /// Puts `batch` in `producer_id`'s transaction (epoch 0, sequence `seq`).
+    /// Puts `batch` in `producer_id`'s transaction as a producer writes it (epoch 0,
+    /// sequence `seq`).
     pub fn make_transactional(batch: &mut BytesMut, producer_id: i64, seq: i32) {
-        let attributes = read_i16(batch, ATTRIBUTES) | TRANSACTIONAL_BIT;
-        batch[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
+        super::make_transactional(batch, producer_id, 0);
         set_producer_fields(batch, producer_id, 0, seq);
     }
 
