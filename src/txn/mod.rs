@@ -7,9 +7,9 @@
 //! | `coordinator.rs` | the ids this broker coordinates: state written to the log, markers, completion, timeouts, reloading |
 //!
 //! The partition side (markers, last stable offset, aborted transactions) lives in `storage`
-//! and `replica`. Not wired to the Kafka APIs yet: FindCoordinator, InitProducerId with a
-//! transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn and TxnOffsetCommit still
-//! answer as before (not advertised where they would not work).
+//! and `replica`; offsets committed in transactions in `group`; the Kafka APIs in `api`
+//! (FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+//! TxnOffsetCommit, WriteTxnMarkers, DescribeProducers).
 
 pub mod coordinator;
 pub mod records;
