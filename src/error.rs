@@ -226,6 +226,8 @@ pub mod code {
     pub const INVALID_TRANSACTION_TIMEOUT: i16 = 50;
     pub const CONCURRENT_TRANSACTIONS: i16 = 51;
     pub const TRANSACTION_COORDINATOR_FENCED: i16 = 52;
+    pub const TRANSACTIONAL_ID_NOT_FOUND: i16 = 105;
+    pub const INVALID_REGULAR_EXPRESSION: i16 = 128;
     pub const UNSTABLE_OFFSET_COMMIT: i16 = 88;
     pub const PRODUCER_FENCED: i16 = 90;
     pub const KAFKA_STORAGE_ERROR: i16 = 56;

@@ -261,12 +261,14 @@ fn api_versions_every_version_and_unsupported_version() {
         assert_eq!(response.error_code, 0, "v{version}");
         let produce = response.api_keys.iter().find(|k| k.api_key == 0).unwrap();
         assert_eq!((produce.min_version, produce.max_version), (3, 13));
-        assert!(
-            response
-                .api_keys
-                .iter()
-                .all(|k| k.api_key != ApiKey::DescribeTransactions as i16),
-            "only APIs that work are advertised (DescribeTransactions is not built yet)"
+        let list_transactions = response
+            .api_keys
+            .iter()
+            .find(|k| k.api_key == ApiKey::ListTransactions as i16)
+            .unwrap();
+        assert_eq!(
+            (list_transactions.min_version, list_transactions.max_version),
+            (0, 2)
         );
     }
     // A version newer than the broker knows: a v0 response with UNSUPPORTED_VERSION.

@@ -165,6 +165,64 @@ fn producers(bootstrap: &str, topic: &str) -> Vec<(i64, i32, i64, i32)> {
         .collect()
 }
 
+/// DescribeTransactions for one id: (error code, state, producer id, partitions per topic).
+fn describe_transaction(bootstrap: &str, id: &str) -> (i16, String, i64, Vec<(String, Vec<i32>)>) {
+    let request = DescribeTransactionsRequest::default()
+        .with_transactional_ids(vec![TransactionalId(StrBytes::from_string(id.to_string()))]);
+    let response: DescribeTransactionsResponse =
+        raw_call(bootstrap, ApiKey::DescribeTransactions, 0, &request);
+    let state = &response.transaction_states[0];
+    assert_eq!(state.transactional_id.as_str(), id);
+    (
+        state.error_code,
+        state.transaction_state.to_string(),
+        state.producer_id.0,
+        state
+            .topics
+            .iter()
+            .map(|t| (t.topic.to_string(), t.partitions.clone()))
+            .collect(),
+    )
+}
+
+/// ListTransactions v2 filtered by `states` and an id pattern: (ids with their state, unknown
+/// state filters).
+fn list_transactions(
+    bootstrap: &str,
+    states: &[&str],
+    pattern: &str,
+) -> (Vec<(String, String)>, Vec<String>) {
+    let request = ListTransactionsRequest::default()
+        .with_state_filters(
+            states
+                .iter()
+                .map(|s| StrBytes::from_string(s.to_string()))
+                .collect(),
+        )
+        .with_duration_filter(-1)
+        .with_transactional_id_pattern(Some(StrBytes::from_string(pattern.to_string())));
+    let response: ListTransactionsResponse =
+        raw_call(bootstrap, ApiKey::ListTransactions, 2, &request);
+    assert_eq!(response.error_code, 0);
+    (
+        response
+            .transaction_states
+            .iter()
+            .map(|t| {
+                (
+                    t.transactional_id.to_string(),
+                    t.transaction_state.to_string(),
+                )
+            })
+            .collect(),
+        response
+            .unknown_state_filters
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+    )
+}
+
 /// Every value a consumer with `isolation` reads from the start, once `expected` arrived
 /// (or after a short quiet period when none are expected).
 fn consume(bootstrap: &str, topic: &str, isolation: &str, expected: usize) -> Vec<String> {
@@ -380,6 +438,27 @@ fn a_transactional_producer_commits_and_aborts_and_a_new_instance_fences_the_old
     producer.begin_transaction().unwrap();
     send(&producer, &values("z", 0..3));
     producer.flush(timeout).unwrap();
+    // The open transaction as the coordinator reports it (kafka-transactions.sh).
+    let (error, state, zombie_id, topics) = describe_transaction(&bootstrap, "txp-1");
+    assert_eq!(error, 0);
+    assert_eq!(state, "Ongoing");
+    assert_eq!(topics, vec![("txp".to_string(), vec![0])]);
+    assert_eq!(
+        list_transactions(&bootstrap, &["Ongoing", "Sleeping"], "txp-.*"),
+        (
+            vec![("txp-1".to_string(), "Ongoing".to_string())],
+            vec!["Sleeping".to_string()]
+        )
+    );
+    assert_eq!(
+        list_transactions(&bootstrap, &["CompleteCommit"], "txp-.*").0,
+        vec![]
+    );
+    assert_eq!(
+        describe_transaction(&bootstrap, "no-such-id").0,
+        105,
+        "TRANSACTIONAL_ID_NOT_FOUND"
+    );
     let successor = transactional("txp-1");
     successor.init_transactions(timeout).unwrap();
     assert!(
@@ -391,6 +470,21 @@ fn a_transactional_producer_commits_and_aborts_and_a_new_instance_fences_the_old
     successor.commit_transaction(timeout).unwrap();
     let after: Vec<String> = committed.into_iter().chain(values("s", 0..2)).collect();
     assert_eq!(consume(&bootstrap, "txp", "read_committed", 12), after);
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            describe_transaction(&bootstrap, "txp-1").1 == "CompleteCommit"
+        }),
+        "the successor's transaction completes"
+    );
+    let (_, _, successor_id, topics) = describe_transaction(&bootstrap, "txp-1");
+    assert_eq!(
+        successor_id, zombie_id,
+        "the same producer id, a newer epoch"
+    );
+    assert!(
+        topics.is_empty(),
+        "a completed transaction has no partitions"
+    );
 }
 
 #[test]

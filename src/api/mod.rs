@@ -26,6 +26,7 @@ pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
 pub mod describe_topic_partitions;
+pub mod describe_transactions;
 pub mod elect_leaders;
 pub mod end_txn;
 pub mod fetch;
@@ -42,6 +43,7 @@ pub mod list_config_resources;
 pub mod list_groups;
 pub mod list_offsets;
 pub mod list_partition_reassignments;
+pub mod list_transactions;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
@@ -210,6 +212,8 @@ api_table! {
     TxnOffsetCommit => txn_offset_commit, m::TxnOffsetCommitRequest,
     WriteTxnMarkers => write_txn_markers, m::WriteTxnMarkersRequest,
     DescribeProducers => describe_producers, m::DescribeProducersRequest,
+    DescribeTransactions => describe_transactions, m::DescribeTransactionsRequest,
+    ListTransactions => list_transactions, m::ListTransactionsRequest,
     DescribeLogDirs => describe_log_dirs, m::DescribeLogDirsRequest,
     AlterReplicaLogDirs => alter_replica_log_dirs, m::AlterReplicaLogDirsRequest,
     ElectLeaders => elect_leaders, m::ElectLeadersRequest,
@@ -823,6 +827,20 @@ mod tests {
                     "txn_offset_commit",
                 )
             }
+            ApiKey::DescribeTransactions => encode(
+                &DescribeTransactionsRequest::default()
+                    .with_transactional_ids(vec![TransactionalId(s("tx"))]),
+                v,
+                "describe_transactions",
+            ),
+            ApiKey::ListTransactions => encode(
+                &ListTransactionsRequest::default()
+                    .with_state_filters(vec![s("Ongoing"), s("Sleeping")])
+                    .with_duration_filter(if v >= 1 { 1_000 } else { -1 })
+                    .with_transactional_id_pattern((v >= 2).then(|| s("tx.*"))),
+                v,
+                "list_transactions",
+            ),
             ApiKey::DescribeProducers => {
                 let topic = describe_producers_request::TopicRequest::default()
                     .with_name(topic_name("t"))

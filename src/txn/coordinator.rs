@@ -140,18 +140,22 @@ impl TransactionCoordinator {
         self.loading.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The id's slot if this broker coordinates it now, with the coordinator epoch.
-    fn slot(&self, transactional_id: &str) -> Result<(SharedSlot, i32), CoordinatorError> {
+    /// The coordinator epoch if this broker coordinates `transactional_id` now.
+    fn check_coordinates(&self, transactional_id: &str) -> Result<i32, CoordinatorError> {
         let tp = self.partition_of(transactional_id);
         if self.loading().contains(&tp.partition) {
             return Err(CoordinatorError::LoadInProgress);
         }
-        let epoch = self
-            .replicas
+        self.replicas
             .get(&tp)
             .ok()
             .and_then(|p| p.leader_epoch_if_leader())
-            .ok_or(CoordinatorError::NotCoordinator)?;
+            .ok_or(CoordinatorError::NotCoordinator)
+    }
+
+    /// The id's slot if this broker coordinates it now, with the coordinator epoch.
+    fn slot(&self, transactional_id: &str) -> Result<(SharedSlot, i32), CoordinatorError> {
+        let epoch = self.check_coordinates(transactional_id)?;
         let slot = self
             .slots()
             .entry(transactional_id.to_string())
@@ -493,18 +497,25 @@ impl TransactionCoordinator {
             .retain(|id, _| partition_for(id, partitions) != partition);
     }
 
-    /// The state of `transactional_id` as this coordinator holds it (DescribeTransactions).
-    pub async fn describe(&self, transactional_id: &str) -> Result<TxnMetadata, CoordinatorError> {
-        let (slot, _) = self.slot(transactional_id)?;
-        let guard = slot.lock().await;
-        guard
-            .meta
-            .clone()
-            .ok_or(CoordinatorError::Txn(TxnError::InvalidProducerIdMapping))
+    /// The state of `transactional_id` as this coordinator holds it (DescribeTransactions);
+    /// `None` for an id it coordinates but has never seen.
+    pub async fn describe(
+        &self,
+        transactional_id: &str,
+    ) -> Result<Option<TxnMetadata>, CoordinatorError> {
+        self.check_coordinates(transactional_id)?;
+        let Some(slot) = self.slots().get(transactional_id).cloned() else {
+            return Ok(None);
+        };
+        Ok(slot.lock().await.meta.clone())
     }
 
-    /// Every transactional id this coordinator holds (ListTransactions).
-    pub async fn list(&self) -> Vec<TxnMetadata> {
+    /// Every transactional id this coordinator holds (ListTransactions), by id; none while a
+    /// partition of `__transaction_state` is still being loaded (its ids would be missing).
+    pub async fn list(&self) -> Result<Vec<TxnMetadata>, CoordinatorError> {
+        if !self.loading().is_empty() {
+            return Err(CoordinatorError::LoadInProgress);
+        }
         let slots: Vec<SharedSlot> = self.slots().values().cloned().collect();
         let mut out = Vec::new();
         for slot in slots {
@@ -513,7 +524,7 @@ impl TransactionCoordinator {
             }
         }
         out.sort_by(|a, b| a.transactional_id.cmp(&b.transactional_id));
-        out
+        Ok(out)
     }
 }
 
@@ -640,7 +651,7 @@ mod tests {
 
     async fn settled(c: &TransactionCoordinator, id: &str) -> TxnMetadata {
         for _ in 0..500 {
-            let meta = c.describe(id).await.unwrap();
+            let meta = c.describe(id).await.unwrap().unwrap();
             if !matches!(meta.state, TxnState::PrepareCommit | TxnState::PrepareAbort) {
                 return meta;
             }
@@ -727,12 +738,12 @@ mod tests {
         let log = setup.replicas.get(&tp).unwrap().log().clone();
         let next = coordinator(&setup);
         assert!(next.elect(tp.partition, &log).unwrap() >= 4);
-        let meta = next.describe("tx").await.unwrap();
+        let meta = next.describe("tx").await.unwrap().unwrap();
         assert_eq!(
             (meta.producer_id, meta.producer_epoch, meta.state),
             (pid, 2, TxnState::Empty)
         );
-        assert_eq!(next.list().await.len(), 1);
+        assert_eq!(next.list().await.unwrap().len(), 1);
     }
 
     #[tokio::test]
@@ -746,7 +757,7 @@ mod tests {
         // The coordinator dies right after writing PrepareCommit: only the state is in the log.
         let prepared = TxnMetadata {
             state: TxnState::PrepareCommit,
-            ..c.describe("tx").await.unwrap()
+            ..c.describe("tx").await.unwrap().unwrap()
         };
         c.write(&prepared).await.unwrap();
         let tp = c.partition_of("tx");
