@@ -717,6 +717,14 @@ impl Broker {
         if elected > 0 {
             tracing::info!(partitions = elected, records, groups = self.groups.list_groups().len(), elapsed = ?started.elapsed(), "loaded consumer groups");
         }
+        // Transactions found prepared are completed by tasks on the runtime, and this is the
+        // metadata publisher's thread.
+        let runtime = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let _in_runtime = runtime.as_ref().map(|r| r.enter());
         for (partition, leads) in txn_coordination {
             let transactions = self.transaction_coordinator();
             if !leads {
@@ -1095,6 +1103,7 @@ impl Broker {
                 coordinator_epoch: marker.coordinator_epoch,
             },
         )?;
+        crate::txn::crash_point("txn-marker-appended");
         if info.flush_due {
             partition.flush_to(info.last_offset + 1).await?;
         }

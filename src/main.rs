@@ -97,6 +97,7 @@ fn run() -> anyhow::Result<()> {
         None => cli.serve,
     };
     sluice::telemetry::init();
+    arm_crash_points()?;
     let config = load_config(&args)?;
     if !config.without_effect.is_empty() {
         tracing::warn!(properties = ?config.without_effect, "accepted for compatibility with Kafka config files; they have no effect in this version");
@@ -130,4 +131,20 @@ async fn wait_for_signal(shutdown: CancellationToken) {
     }
     tracing::info!("shutting down");
     shutdown.cancel();
+}
+
+/// Arms the crash points the `FAILPOINTS` environment variable names (`name=actions;...`,
+/// fail-rs syntax; see `sluice::txn::crash_point`). Inert in builds without fail-rs's
+/// `failpoints` feature, which only test builds turn on.
+fn arm_crash_points() -> anyhow::Result<()> {
+    let Ok(spec) = std::env::var("FAILPOINTS") else {
+        return Ok(());
+    };
+    for entry in spec.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        let (name, actions) = entry
+            .split_once('=')
+            .with_context(|| format!("FAILPOINTS entry {entry:?} is not name=actions"))?;
+        fail::cfg(name, actions).map_err(|e| anyhow::anyhow!("FAILPOINTS entry {entry:?}: {e}"))?;
+    }
+    Ok(())
 }

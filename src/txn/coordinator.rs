@@ -327,6 +327,7 @@ impl TransactionCoordinator {
             EndDecision::AlreadyDone => Ok(()),
             EndDecision::Prepare(meta) => {
                 self.write(&meta).await?;
+                super::crash_point("txn-after-prepare");
                 guard.meta = Some(meta.clone());
                 guard.completing = true;
                 drop(guard);
@@ -373,9 +374,16 @@ impl TransactionCoordinator {
         aborted
     }
 
+    /// Completes `prepared` in a task of the runtime the caller runs in or has entered.
     fn spawn_completion(self: &Arc<Self>, slot: SharedSlot, prepared: TxnMetadata, epoch: i32) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            // A caller outside any runtime is a bug; the transaction stays prepared (and its
+            // partitions' last stable offsets stuck) until this broker coordinates it again.
+            tracing::error!(transactional_id = %prepared.transactional_id, "no runtime to complete a prepared transaction on");
+            return;
+        };
         let this = self.clone();
-        tokio::spawn(async move { this.complete(slot, prepared, epoch).await });
+        runtime.spawn(async move { this.complete(slot, prepared, epoch).await });
     }
 
     /// Writes the markers of a prepared transaction until every partition has one, then the
@@ -413,6 +421,7 @@ impl TransactionCoordinator {
                 tokio::time::sleep(MARKER_RETRY).await;
             }
         }
+        super::crash_point("txn-before-complete");
         let completed = state::complete(&prepared, now_ms());
         let mut guard = slot.lock().await;
         loop {

@@ -9,8 +9,25 @@
 //! The partition side (markers, last stable offset, aborted transactions) lives in `storage`
 //! and `replica`; offsets committed in transactions in `group`; the Kafka APIs in `api`
 //! (FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
-//! TxnOffsetCommit, WriteTxnMarkers, DescribeProducers).
+//! TxnOffsetCommit, WriteTxnMarkers, DescribeProducers, DescribeTransactions,
+//! ListTransactions).
 
 pub mod coordinator;
 pub mod records;
 pub mod state;
+
+/// Ends the process on the spot, as `kill -9` would, when the crash tests arm `name` (the
+/// `FAILPOINTS` environment variable, fail-rs syntax, e.g. `txn-before-complete=return`).
+/// Compiled to nothing unless fail-rs's `failpoints` feature is on, which only test builds
+/// turn on. The steps of a transaction each have one:
+///
+/// | name | the process ends |
+/// |---|---|
+/// | `txn-after-prepare` | once PrepareCommit/PrepareAbort is in `__transaction_state`, before EndTxn is answered |
+/// | `txn-marker-appended` | after a marker was appended to a partition this broker leads |
+/// | `txn-before-complete` | with every marker written, before CompleteCommit/CompleteAbort |
+pub fn crash_point(name: &str) {
+    // Exit code 137 (128 + SIGKILL): no shutdown path runs, nothing more is written.
+    fail::fail_point!(name, |_| std::process::exit(137));
+    let _ = name; // unused when the feature is off
+}

@@ -37,6 +37,17 @@ impl Broker {
         broker
     }
 
+    /// A fresh broker with the crash points `failpoints` armed (the `FAILPOINTS` environment
+    /// variable; see `sluice::txn::crash_point`).
+    pub fn start_with_failpoints(overrides: &[(&str, &str)], failpoints: &str) -> Self {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let dir = temp.path().to_path_buf();
+        let (mut broker, lines) = Self::spawn_with(&dir, overrides, "info", failpoints);
+        broker.wait_listening(&lines);
+        broker._temp = Some(temp);
+        broker
+    }
+
     /// A broker over an existing data directory (restarts).
     pub fn start_in(dir: &Path, overrides: &[(&str, &str)]) -> Self {
         Self::launch(dir, overrides, "info")
@@ -55,6 +66,15 @@ impl Broker {
         overrides: &[(&str, &str)],
         filter: &str,
     ) -> (Self, mpsc::Receiver<String>) {
+        Self::spawn_with(dir, overrides, filter, "")
+    }
+
+    fn spawn_with(
+        dir: &Path,
+        overrides: &[(&str, &str)],
+        filter: &str,
+        failpoints: &str,
+    ) -> (Self, mpsc::Receiver<String>) {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
         command
             .arg("--override")
@@ -62,6 +82,7 @@ impl Broker {
             .arg("--override")
             .arg(format!("log.dirs={}", dir.display()))
             .env("RUST_LOG", filter)
+            .env("FAILPOINTS", failpoints)
             .env_remove("RUST_BACKTRACE")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -173,6 +194,20 @@ impl Broker {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Waits for the process to end by itself (a crash point); its exit code.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let deadline = Instant::now() + timeout;
+        let child = self.child.as_mut()?;
+        while Instant::now() < deadline {
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                self.child = None;
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("broker still running after {timeout:?}");
     }
 
     pub fn is_running(&mut self) -> bool {
