@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The cost of idempotence: a single release broker, librdkafka's rdkafka_performance producing
 # 100-byte messages with acks=all, plain and idempotent, alternating, two rounds. A
-# measurement, not a test. (Transactions are not covered: rdkafka_performance has no
-# transactional mode.)
+# measurement, not a test. rdkafka_performance has no transactional mode: the cost of
+# transactions is measured by `cargo bench --bench broker` (scenarios produce-idempotent and
+# produce-transactional; the command is in its doc comment).
 # Usage: RDKAFKA_PERFORMANCE=/path/to/rdkafka_performance bench/idempotence.sh [MESSAGES] [PORT]
 set -uo pipefail
 cd "$(dirname "$0")/.."

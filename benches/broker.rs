@@ -11,6 +11,14 @@
 //!   latency percentiles (send to receive, clocks of one process).
 //! - `produce-fsync`: `produce` to a topic with `flush.messages=1` (fsync before every
 //!   acknowledgement; Sluice group-commits them).
+//! - `produce-idempotent`: `produce` with `enable.idempotence=true` (acks=all, at most 5
+//!   requests in flight per connection, sequence numbers checked by the broker).
+//! - `produce-transactional`: `produce` by a transactional producer, committing every
+//!   `--txn-messages` messages (AddPartitionsToTxn, EndTxn and the markers each time).
+//!
+//! The cost of idempotence and of transactions, side by side with plain acks=all in one run:
+//! `cargo bench --bench broker -- --acks all --partitions 4 --scenarios
+//! produce,produce-idempotent,produce-transactional,produce,produce-idempotent,produce-transactional`.
 //!
 //! For a broker it started itself (the default) it reports broker CPU seconds and peak RSS per
 //! scenario from /proc; with `--bootstrap HOST:PORT` it can measure another broker, and with
@@ -46,7 +54,8 @@ struct Options {
     /// With --bootstrap: the broker's process id, to report its CPU time and memory.
     #[arg(long)]
     broker_pid: Option<u32>,
-    /// Scenarios to run, comma-separated: produce, consume, latency, produce-fsync, and
+    /// Scenarios to run, comma-separated: produce, consume, latency, produce-fsync,
+    /// produce-idempotent, produce-transactional, and
     /// restart (fills `--restart-gb` over `--restart-partitions` partitions, then times a
     /// clean restart; only for a broker the benchmark started).
     #[arg(long, default_value = "produce,consume,latency,produce-fsync")]
@@ -65,6 +74,9 @@ struct Options {
     /// Producer compression.type (none, gzip, snappy, lz4, zstd).
     #[arg(long, default_value = "none")]
     codec: String,
+    /// Messages per transaction of the `produce-transactional` scenario.
+    #[arg(long, default_value_t = 10_000)]
+    txn_messages: u64,
     /// Rate of the latency scenario, messages per second.
     #[arg(long, default_value_t = 10_000)]
     rate: u64,
@@ -319,6 +331,15 @@ fn producer(
     bootstrap: &str,
     linger_ms: Option<&str>,
 ) -> BaseProducer<DeliveryCounter> {
+    producer_with(options, bootstrap, linger_ms, &[])
+}
+
+fn producer_with(
+    options: &Options,
+    bootstrap: &str,
+    linger_ms: Option<&str>,
+    extra: &[(&str, &str)],
+) -> BaseProducer<DeliveryCounter> {
     let mut config = client_config(bootstrap);
     config
         .set("acks", &options.acks)
@@ -327,6 +348,10 @@ fn producer(
         .set("queue.buffering.max.kbytes", "1048576");
     if let Some(linger) = linger_ms {
         config.set("linger.ms", linger);
+    }
+    // Idempotent and transactional producers need acks=all whatever `--acks` says.
+    for (key, value) in extra {
+        config.set(*key, *value).set("acks", "all");
     }
     config
         .create_with_context(DeliveryCounter::default())
@@ -356,7 +381,21 @@ fn send_all(
             }
         }
     }
-    producer.flush(Duration::from_secs(600)).expect("flush");
+    drain(producer, Duration::from_secs(600));
+}
+
+/// Waits for every delivery report. Not `flush`: the rdkafka crate's `BaseProducer::flush`
+/// polls in rounds of a full 100 ms, which would add up to 100 ms to every measurement (and to
+/// every transaction of `produce-transactional`).
+fn drain(producer: &BaseProducer<DeliveryCounter>, patience: Duration) {
+    let deadline = Instant::now() + patience;
+    while producer.in_flight_count() > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "messages still in flight after {patience:?}"
+        );
+        producer.poll(Duration::from_millis(1));
+    }
 }
 
 /// Sends one message; the latency scenario's queue never fills, so any error is fatal.
@@ -369,7 +408,17 @@ fn send_one(producer: &BaseProducer<DeliveryCounter>, topic: &str, partition: i3
 
 /// Produces the messages of the `produce` scenario.
 fn produce(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
-    let producer = producer(options, bootstrap, None);
+    produce_with(options, bootstrap, topic, &[])
+}
+
+/// `produce` with extra producer settings (`produce-idempotent`).
+fn produce_with(
+    options: &Options,
+    bootstrap: &str,
+    topic: &str,
+    extra: &[(&str, &str)],
+) -> Outcome {
+    let producer = producer_with(options, bootstrap, None, extra);
     let payload = vec![b'x'; options.size];
     let started = Instant::now();
     send_all(
@@ -379,6 +428,37 @@ fn produce(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
         options.messages,
         &payload,
     );
+    outcome_of(&producer, options, started)
+}
+
+/// The messages of `produce`, in transactions of `--txn-messages` each, every one committed.
+/// The clock starts before InitProducerId.
+fn produce_transactional(options: &Options, bootstrap: &str, topic: &str, id: &str) -> Outcome {
+    let producer = producer_with(options, bootstrap, None, &[("transactional.id", id)]);
+    let payload = vec![b'x'; options.size];
+    let timeout = Duration::from_secs(60);
+    let started = Instant::now();
+    producer
+        .init_transactions(timeout)
+        .expect("init_transactions");
+    let mut sent = 0;
+    while sent < options.messages {
+        let count = options.txn_messages.min(options.messages - sent);
+        producer.begin_transaction().expect("begin_transaction");
+        send_all(&producer, topic, options.partitions, count, &payload);
+        producer
+            .commit_transaction(timeout)
+            .expect("commit_transaction");
+        sent += count;
+    }
+    outcome_of(&producer, options, started)
+}
+
+fn outcome_of(
+    producer: &BaseProducer<DeliveryCounter>,
+    options: &Options,
+    started: Instant,
+) -> Outcome {
     let seconds = started.elapsed().as_secs_f64();
     let context = producer.context();
     Outcome {
@@ -686,6 +766,22 @@ fn main() {
                 let topic = format!("bench-latency-{run_id}-{index}");
                 create_topic(&bootstrap, &topic, options.partitions, &[]);
                 latency(&options, &bootstrap, &topic)
+            }
+            "produce-idempotent" => {
+                let topic = format!("bench-idempotent-{run_id}-{index}");
+                create_topic(&bootstrap, &topic, options.partitions, &[]);
+                produce_with(
+                    &options,
+                    &bootstrap,
+                    &topic,
+                    &[("enable.idempotence", "true")],
+                )
+            }
+            "produce-transactional" => {
+                let topic = format!("bench-transactional-{run_id}-{index}");
+                create_topic(&bootstrap, &topic, options.partitions, &[]);
+                let id = format!("bench-{run_id}-{index}");
+                produce_transactional(&options, &bootstrap, &topic, &id)
             }
             "produce-fsync" => {
                 let topic = format!("bench-fsync-{run_id}-{index}");
