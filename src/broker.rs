@@ -172,6 +172,8 @@ pub struct Broker {
     transactions: std::sync::OnceLock<Arc<TransactionCoordinator>>,
     /// Sends transaction markers to partitions other brokers lead (the API layer's).
     remote_markers: std::sync::OnceLock<Arc<dyn MarkerWriter>>,
+    /// Transaction verification with coordinators on other brokers (KIP-890).
+    remote_verifier: std::sync::OnceLock<Arc<dyn crate::txn::coordinator::RemoteVerifier>>,
     /// Leaders a fetcher task runs for.
     fetchers: Mutex<std::collections::HashSet<i32>>,
     /// Cancelled at shutdown: fetchers and the ISR task stop at once.
@@ -301,6 +303,7 @@ impl Broker {
             leader_connector: std::sync::OnceLock::new(),
             transactions: std::sync::OnceLock::new(),
             remote_markers: std::sync::OnceLock::new(),
+            remote_verifier: std::sync::OnceLock::new(),
             fetchers: Mutex::new(Default::default()),
             tasks: tokio_util::sync::CancellationToken::new(),
             runtime: Mutex::new(None),
@@ -1081,6 +1084,98 @@ impl Broker {
     /// Installs what sends transaction markers to other brokers (the server does, once).
     pub fn set_remote_markers(&self, writer: Arc<dyn MarkerWriter>) {
         let _ = self.remote_markers.set(writer);
+    }
+
+    pub fn set_remote_verifier(&self, verifier: Arc<dyn crate::txn::coordinator::RemoteVerifier>) {
+        let _ = self.remote_verifier.set(verifier);
+    }
+
+    /// Appends a produced batch to `tp`, which this broker must lead; a transactional batch of
+    /// a request naming its `transactional_id` is verified first when it would begin the
+    /// producer's transaction on the partition ([`Self::verify_transaction_start`]).
+    pub async fn append_produced(
+        &self,
+        tp: &TopicPartition,
+        records: &[u8],
+        acks: i16,
+        transactional_id: Option<&str>,
+    ) -> Result<
+        (
+            Arc<crate::replica::Partition>,
+            crate::storage::log::AppendInfo,
+        ),
+        Error,
+    > {
+        let partition = self.replicas.get(tp)?;
+        let verified = match (transactional_id, crate::record::BatchView::new(records)) {
+            (Some(id), Ok(batch))
+                if batch.is_transactional() && partition.leader_epoch_if_leader().is_some() =>
+            {
+                let producer_id = batch.producer_id();
+                self.verify_transaction_start(tp, id, producer_id, batch.producer_epoch())
+                    .await?
+                    .map(|guard| (producer_id, guard))
+            }
+            _ => None,
+        };
+        let info = partition.append_verified(records, acks, verified)?;
+        Ok((partition, info))
+    }
+
+    /// KIP-890 (part 1), before a transactional batch of `producer_id` is appended to `tp`:
+    /// when it would begin the producer's transaction there, the transaction's coordinator
+    /// (here or on another broker) must confirm the partition was added to it. Returns the
+    /// verification guard for [`crate::replica::Partition::append_verified`], `None` when the
+    /// transaction is already open on the partition. This keeps a late or stray write (a
+    /// retried batch arriving after its transaction ended) from opening a transaction no
+    /// coordinator knows, which would hold the last stable offset back until it timed out.
+    pub async fn verify_transaction_start(
+        &self,
+        tp: &TopicPartition,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+    ) -> Result<Option<u64>, Error> {
+        let partition = self.replicas.get(tp)?;
+        let Some(guard) = partition.start_transaction_verification(producer_id) else {
+            return Ok(None);
+        };
+        use crate::txn::coordinator::CoordinatorError as C;
+        use crate::txn::state::TxnError as T;
+        let coordinator = self.transaction_coordinator();
+        let verified = match coordinator
+            .verify_partitions(
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                std::slice::from_ref(tp),
+            )
+            .await
+        {
+            Ok(verified) if verified.first() == Some(&true) => Ok(()),
+            Ok(_) | Err(C::Txn(T::InvalidProducerIdMapping | T::InvalidTxnState(_))) => {
+                Err(Error::NotInTransaction)
+            }
+            Err(C::Txn(T::ProducerFenced { .. })) => Err(Error::ProducerFencedByCoordinator),
+            Err(C::NotCoordinator) => {
+                let state_partition = coordinator.partition_of(transactional_id);
+                match (
+                    self.partition_state(&state_partition).leader,
+                    self.remote_verifier.get(),
+                ) {
+                    (Some(leader), Some(verifier)) if leader != self.config.node_id => {
+                        verifier
+                            .verify(leader, transactional_id, producer_id, producer_epoch, tp)
+                            .await
+                    }
+                    _ => Err(Error::TransactionNotVerified(
+                        "no transaction coordinator is available".into(),
+                    )),
+                }
+            }
+            Err(e) => Err(Error::TransactionNotVerified(e.to_string())),
+        };
+        verified.map(|()| Some(guard))
     }
 
     /// Writes a transaction marker to a partition this broker leads and waits until the ISR

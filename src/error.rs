@@ -71,6 +71,14 @@ pub enum Error {
         "written to the leader but the ISR shrank below min.insync.replicas ({isr} < {required})"
     )]
     NotEnoughReplicasAfterAppend { isr: i32, required: i32 },
+    #[error("the partition is not in the producer's ongoing transaction (KIP-890 verification)")]
+    NotInTransaction,
+    #[error("the producer's epoch is fenced by its transaction coordinator")]
+    ProducerFencedByCoordinator,
+    /// The coordinator could not answer the verification (moving, loading, busy): Kafka
+    /// answers NOT_ENOUGH_REPLICAS, which producers retry.
+    #[error("the transaction coordinator could not verify the transaction yet: {0}")]
+    TransactionNotVerified(String),
     /// An error another node answered with that has no variant of its own here.
     #[error("error code {code} from another node: {message}")]
     Remote { code: i16, message: String },
@@ -289,6 +297,9 @@ impl Error {
             Error::LogDirNotFound(_) => code::LOG_DIR_NOT_FOUND,
             Error::ReplicaNotAvailable => code::REPLICA_NOT_AVAILABLE,
             Error::NotLeaderOrFollower => code::NOT_LEADER_OR_FOLLOWER,
+            Error::NotInTransaction => code::INVALID_TXN_STATE,
+            Error::ProducerFencedByCoordinator => code::INVALID_PRODUCER_EPOCH,
+            Error::TransactionNotVerified(_) => code::NOT_ENOUGH_REPLICAS,
             Error::NotController => code::NOT_CONTROLLER,
             Error::RequestTimedOut => code::REQUEST_TIMED_OUT,
             Error::StaleBrokerEpoch { .. } => code::STALE_BROKER_EPOCH,

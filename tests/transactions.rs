@@ -569,6 +569,30 @@ fn a_transaction_spanning_partitions_led_by_other_brokers_commits_and_aborts_eve
             ]
         );
     }
+    // KIP-890 verification across brokers: a transactional write no coordinator knows of is
+    // refused by each partition's leader, which asks the coordinator of the id (on another
+    // broker for at least two of the three partitions).
+    for partition in 0..3 {
+        let answers: Vec<i16> = cluster
+            .nodes
+            .iter()
+            .map(|node| {
+                produce_transactional_to(
+                    &node.bootstrap,
+                    "spread",
+                    partition,
+                    "stranger",
+                    batch(&["stray"], 4_242, 0, true),
+                )
+            })
+            .filter(|code| *code != 6) // NOT_LEADER_OR_FOLLOWER
+            .collect();
+        assert_eq!(
+            answers,
+            vec![48],
+            "partition {partition}: INVALID_TXN_STATE from its leader"
+        );
+    }
 }
 
 /// Consume-transform-produce: offsets committed in the producer's transaction move with it —
@@ -926,4 +950,157 @@ fn killed_with_a_transaction_open_the_transaction_is_aborted_after_restart() {
     drop(producer);
     let restarted = Broker::start_in(broker.dir(), &overrides);
     assert_ended_everywhere(&restarted.bootstrap, "open", "open-tx", false);
+}
+
+/// A transactional Produce v9 of `records` to partition 0 of `topic` for `transactional_id`;
+/// the partition's error code.
+fn produce_transactional(
+    bootstrap: &str,
+    topic: &str,
+    transactional_id: &str,
+    records: bytes::Bytes,
+) -> i16 {
+    produce_transactional_to(bootstrap, topic, 0, transactional_id, records)
+}
+
+fn produce_transactional_to(
+    bootstrap: &str,
+    topic: &str,
+    partition: i32,
+    transactional_id: &str,
+    records: bytes::Bytes,
+) -> i16 {
+    let request = ProduceRequest::default()
+        .with_transactional_id(Some(TransactionalId(StrBytes::from_string(
+            transactional_id.to_string(),
+        ))))
+        .with_acks(-1)
+        .with_timeout_ms(5_000)
+        .with_topic_data(vec![
+            TopicProduceData::default()
+                .with_name(name(topic))
+                .with_partition_data(vec![
+                    PartitionProduceData::default()
+                        .with_index(partition)
+                        .with_records(Some(records)),
+                ]),
+        ]);
+    let response: ProduceResponse = raw_call(bootstrap, ApiKey::Produce, 9, &request);
+    response.responses[0].partition_responses[0].error_code
+}
+
+#[test]
+fn a_transactional_write_its_coordinator_does_not_know_is_refused() {
+    // KIP-890 verification: a batch that would begin a transaction on a partition is written
+    // only if the coordinator has the partition in the producer's ongoing transaction. This
+    // stops a retried batch arriving after its transaction ended from opening a "hanging"
+    // transaction that holds read_committed consumers back until it times out.
+    let broker = Broker::start(&[]);
+    let bootstrap = broker.bootstrap.clone();
+    create_topic(&bootstrap, "verified");
+    let id = || TransactionalId(StrBytes::from_static_str("verified-tx"));
+    let mut init = InitProducerIdResponse::default().with_error_code(-1);
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            // FindCoordinator creates __transaction_state on first use.
+            let _: FindCoordinatorResponse = raw_call(
+                &bootstrap,
+                ApiKey::FindCoordinator,
+                4,
+                &FindCoordinatorRequest::default()
+                    .with_key_type(1)
+                    .with_coordinator_keys(vec![StrBytes::from_static_str("verified-tx")]),
+            );
+            init = raw_call(
+                &bootstrap,
+                ApiKey::InitProducerId,
+                4,
+                &InitProducerIdRequest::default()
+                    .with_transactional_id(Some(id()))
+                    .with_transaction_timeout_ms(60_000)
+                    .with_producer_id(ProducerId(-1))
+                    .with_producer_epoch(-1),
+            );
+            init.error_code == 0
+        }),
+        "InitProducerId: {init:?}"
+    );
+    let producer_id = init.producer_id.0;
+    assert_eq!(init.producer_epoch, 0);
+
+    // Not added to the transaction: refused, nothing written.
+    let refused = produce_transactional(
+        &bootstrap,
+        "verified",
+        "verified-tx",
+        batch(&["a", "b"], producer_id, 0, true),
+    );
+    assert_eq!(refused, 48, "INVALID_TXN_STATE");
+    assert_eq!(latest(&bootstrap, "verified", false), 0);
+
+    // Added: written.
+    let add = AddPartitionsToTxnRequest::default()
+        .with_v3_and_below_transactional_id(id())
+        .with_v3_and_below_producer_id(ProducerId(producer_id))
+        .with_v3_and_below_producer_epoch(0)
+        .with_v3_and_below_topics(vec![
+            kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                .with_name(name("verified"))
+                .with_partitions(vec![0]),
+        ]);
+    let added: AddPartitionsToTxnResponse =
+        raw_call(&bootstrap, ApiKey::AddPartitionsToTxn, 3, &add);
+    assert_eq!(
+        added.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code,
+        0
+    );
+    let accepted = produce_transactional(
+        &bootstrap,
+        "verified",
+        "verified-tx",
+        batch(&["a", "b"], producer_id, 0, true),
+    );
+    assert_eq!(accepted, 0);
+    // Within the open transaction, later batches need no new verification.
+    let more = produce_transactional(
+        &bootstrap,
+        "verified",
+        "verified-tx",
+        batch(&["c"], producer_id, 2, true),
+    );
+    assert_eq!(more, 0);
+
+    // The transaction is aborted; a straggler of it arriving afterwards is refused.
+    let end: EndTxnResponse = raw_call(
+        &bootstrap,
+        ApiKey::EndTxn,
+        3,
+        &EndTxnRequest::default()
+            .with_transactional_id(id())
+            .with_producer_id(ProducerId(producer_id))
+            .with_producer_epoch(0)
+            .with_committed(false),
+    );
+    assert_eq!(end.error_code, 0);
+    assert!(
+        wait_until(Duration::from_secs(10), || latest(
+            &bootstrap, "verified", true
+        ) == 4),
+        "the abort marker makes everything stable"
+    );
+    let straggler = produce_transactional(
+        &bootstrap,
+        "verified",
+        "verified-tx",
+        batch(&["late"], producer_id, 3, true),
+    );
+    assert_eq!(straggler, 48, "INVALID_TXN_STATE");
+    assert_eq!(
+        (
+            latest(&bootstrap, "verified", false),
+            latest(&bootstrap, "verified", true)
+        ),
+        (4, 4),
+        "no hanging transaction: the last stable offset is the high watermark"
+    );
 }

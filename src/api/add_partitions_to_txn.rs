@@ -148,3 +148,112 @@ fn results(
         })
         .collect()
 }
+
+/// The partition leader's side of KIP-890 verification: asks the transaction coordinator on
+/// another broker, with AddPartitionsToTxn v4 `verify_only`, whether a partition is in a
+/// producer's ongoing transaction.
+#[derive(Debug)]
+pub struct VerifySender {
+    broker: std::sync::Weak<crate::broker::Broker>,
+    client_id: String,
+}
+
+impl VerifySender {
+    pub fn new(broker: &std::sync::Arc<crate::broker::Broker>) -> Self {
+        Self {
+            client_id: format!("sluice-broker-{}", broker.node_id()),
+            broker: std::sync::Arc::downgrade(broker),
+        }
+    }
+
+    async fn ask(
+        &self,
+        coordinator: i32,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        partition: &TopicPartition,
+    ) -> Result<i16, String> {
+        use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTransaction;
+        use kafka_protocol::messages::{ApiKey, ProducerId, TopicName, TransactionalId};
+        let broker = self.broker.upgrade().ok_or("the broker is shutting down")?;
+        let listener = &broker.config().cluster.inter_broker_listener;
+        let image = broker.metadata().image();
+        let endpoint = image
+            .brokers
+            .get(&coordinator)
+            .and_then(|b| b.endpoint(listener))
+            .ok_or_else(|| format!("broker {coordinator} has no {listener} endpoint"))?;
+        let address = format!("{}:{}", endpoint.host, endpoint.port);
+        let timeout =
+            std::time::Duration::from_millis(broker.config().cluster.replica_socket_timeout_ms);
+        let request = AddPartitionsToTxnRequest::default().with_transactions(vec![
+            AddPartitionsToTxnTransaction::default()
+                .with_transactional_id(TransactionalId(super::wire_str(transactional_id)))
+                .with_producer_id(ProducerId(producer_id))
+                .with_producer_epoch(producer_epoch)
+                .with_verify_only(true)
+                .with_topics(vec![
+                    AddPartitionsToTxnTopic::default()
+                        .with_name(TopicName(super::wire_str(&partition.topic)))
+                        .with_partitions(vec![partition.partition]),
+                ]),
+        ]);
+        let mut connection =
+            crate::net::PeerConnection::connect(&address, &self.client_id, timeout)
+                .await
+                .map_err(|e| e.to_string())?;
+        let response: AddPartitionsToTxnResponse = connection
+            .request(ApiKey::AddPartitionsToTxn, 4, &request, timeout)
+            .await
+            .map_err(|e| e.to_string())?;
+        if response.error_code != code::NONE {
+            return Ok(response.error_code);
+        }
+        response
+            .results_by_transaction
+            .iter()
+            .flat_map(|t| t.topic_results.iter())
+            .flat_map(|t| t.results_by_partition.iter())
+            .map(|p| p.partition_error_code)
+            .next()
+            .ok_or_else(|| "an answer without the partition".to_string())
+    }
+}
+
+impl crate::txn::coordinator::RemoteVerifier for VerifySender {
+    fn verify<'a>(
+        &'a self,
+        coordinator: i32,
+        transactional_id: &'a str,
+        producer_id: i64,
+        producer_epoch: i16,
+        partition: &'a TopicPartition,
+    ) -> crate::txn::coordinator::BoxFuture<'a, Result<(), crate::error::Error>> {
+        use crate::error::Error;
+        Box::pin(async move {
+            match self
+                .ask(
+                    coordinator,
+                    transactional_id,
+                    producer_id,
+                    producer_epoch,
+                    partition,
+                )
+                .await
+            {
+                Ok(code::NONE) => Ok(()),
+                Ok(code::INVALID_TXN_STATE | code::INVALID_PRODUCER_ID_MAPPING) => {
+                    Err(Error::NotInTransaction)
+                }
+                Ok(code::PRODUCER_FENCED | code::INVALID_PRODUCER_EPOCH) => {
+                    Err(Error::ProducerFencedByCoordinator)
+                }
+                Ok(other) => Err(Error::TransactionNotVerified(format!(
+                    "the coordinator answered error code {other}"
+                ))),
+                Err(reason) => Err(Error::TransactionNotVerified(reason)),
+            }
+        })
+    }
+}

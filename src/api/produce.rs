@@ -1,6 +1,8 @@
 //! Produce: validates each partition's record batch and appends it. acks=0 gets no response;
 //! acks=1 is answered once the batch is in the log, acks=-1 once the ISR has it too. A
-//! partition refused because this broker does not lead it names its leader (KIP-951).
+//! partition refused because this broker does not lead it names its leader (KIP-951). A
+//! transactional batch that would begin its producer's transaction on a partition is first
+//! verified with the transaction coordinator (KIP-890).
 
 use super::{ApiContext, LeaderHint, wire_str};
 use crate::error::{Error, code};
@@ -38,7 +40,16 @@ pub async fn handle(
             let result = match (&name, matches!(acks, -1..=1)) {
                 (_, false) => Err(Error::InvalidRequiredAcks(acks)),
                 (Err(_), _) => Err(Error::UnknownTopicId),
-                (Ok(name), true) => append(ctx, name, data.index, data.records.as_deref(), acks),
+                (Ok(name), true) => {
+                    append(
+                        ctx,
+                        &TopicPartition::new(name, data.index),
+                        data.records.as_deref(),
+                        acks,
+                        request.transactional_id.as_deref().map(|id| id.as_str()),
+                    )
+                    .await
+                }
             };
             if let Ok((partition, info)) = &result {
                 appended.push((responses.len(), partitions.len(), partition.clone(), *info));
@@ -125,12 +136,12 @@ async fn complete(
     Ok(())
 }
 
-fn append(
+async fn append(
     ctx: &ApiContext,
-    topic: &str,
-    partition: i32,
+    tp: &TopicPartition,
     records: Option<&[u8]>,
     acks: i16,
+    transactional_id: Option<&str>,
 ) -> Result<
     (
         std::sync::Arc<crate::replica::Partition>,
@@ -138,17 +149,14 @@ fn append(
     ),
     Error,
 > {
-    let partition = ctx
-        .broker
-        .replicas()
-        .get(&TopicPartition::new(topic, partition))?;
     let records = records.ok_or_else(|| {
         Error::Record(crate::record::RecordError::Invalid(
             "produce request without records".into(),
         ))
     })?;
-    let info = partition.append(records, acks)?;
-    Ok((partition, info))
+    ctx.broker
+        .append_produced(tp, records, acks, transactional_id)
+        .await
 }
 
 fn partition_response(

@@ -89,6 +89,11 @@ pub struct Partition {
     /// One fsync at a time per log; appenders queued here share the next one (group commit).
     /// A tokio mutex because it is held across the awaited fsync.
     flush_turn: tokio::sync::Mutex<()>,
+    /// KIP-890 verification guards: per producer id, the guard of the latest verification of
+    /// a batch that would begin a transaction here. A marker for the producer clears it, so a
+    /// batch verified before its transaction was ended cannot start one after it.
+    verifications: Mutex<HashMap<i64, u64>>,
+    next_guard: std::sync::atomic::AtomicU64,
 }
 
 impl Partition {
@@ -104,6 +109,8 @@ impl Partition {
             lag_time_ms: std::sync::atomic::AtomicI64::new(30_000),
             waiters: Mutex::new(Vec::new()),
             flush_turn: tokio::sync::Mutex::new(()),
+            verifications: Mutex::new(HashMap::new()),
+            next_guard: std::sync::atomic::AtomicU64::new(1),
         }
     }
 
@@ -392,7 +399,39 @@ impl Partition {
     }
 
     /// Validates and appends the records of one produce partition.
+    /// KIP-890: a verification guard if a transactional batch of `producer_id` would begin a
+    /// transaction here (its coordinator must confirm the partition is in it), `None` if the
+    /// producer's transaction is already open on this partition.
+    pub fn start_transaction_verification(&self, producer_id: i64) -> Option<u64> {
+        let log = lock(&self.log);
+        if log
+            .producer_state()
+            .entry(producer_id)
+            .is_some_and(|e| e.txn_first_offset.is_some())
+        {
+            return None;
+        }
+        let guard = self.next_guard.fetch_add(1, Ordering::Relaxed);
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(producer_id, guard);
+        Some(guard)
+    }
+
     pub fn append(&self, records: &[u8], acks: i16) -> Result<AppendInfo, Error> {
+        self.append_verified(records, acks, None)
+    }
+
+    /// Appends a produced batch; `verified` (producer id, guard) for a transactional batch its
+    /// coordinator confirmed: unless the producer's transaction is open here already, the
+    /// guard must still be the producer's (no marker ended the transaction meanwhile).
+    pub fn append_verified(
+        &self,
+        records: &[u8],
+        acks: i16,
+        verified: Option<(i64, u64)>,
+    ) -> Result<AppendInfo, Error> {
         let leadership = match self.leadership() {
             Some(l) if l.leader == self.node_id => l,
             _ => return Err(Error::NotLeaderOrFollower),
@@ -412,6 +451,22 @@ impl Partition {
                     isr: isr_size,
                     required: config.min_insync_replicas,
                 });
+            }
+            if let Some((producer_id, guard)) = verified {
+                let open = log
+                    .producer_state()
+                    .entry(producer_id)
+                    .is_some_and(|e| e.txn_first_offset.is_some());
+                if !open
+                    && self
+                        .verifications
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get(&producer_id)
+                        != Some(&guard)
+                {
+                    return Err(Error::NotInTransaction);
+                }
             }
             log.append_as_leader(records, leader_epoch, now_ms())?
         };
@@ -453,13 +508,17 @@ impl Partition {
         let leader_epoch = self
             .leader_epoch_if_leader()
             .ok_or(Error::NotLeaderOrFollower)?;
-        let info = lock(&self.log).append_marker(
-            producer_id,
-            producer_epoch,
-            marker,
-            leader_epoch,
-            now_ms(),
-        )?;
+        let info = {
+            let mut log = lock(&self.log);
+            let info =
+                log.append_marker(producer_id, producer_epoch, marker, leader_epoch, now_ms())?;
+            // Under the log lock: a verified append either precedes the marker or sees this.
+            self.verifications
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&producer_id);
+            info
+        };
         self.maybe_increment_high_watermark();
         self.wake_waiters();
         Ok(info)
@@ -793,6 +852,46 @@ mod tests {
     use crate::config::{BrokerConfig, LogConfig};
     use crate::record::test_support::batch;
     use crate::storage::log::Log;
+
+    #[test]
+    fn a_verified_batch_cannot_begin_a_transaction_ended_after_its_verification() {
+        use crate::record::control::{Marker, MarkerKind};
+        let dir = tempfile::tempdir().unwrap();
+        let broker = BrokerConfig::with_overrides(&[]).unwrap();
+        let config = LogConfig::resolve(&broker.topic_defaults, &Default::default());
+        let tp = TopicPartition::new("t", 0);
+        let log = Log::create(dir.path(), tp.clone(), config, 0).unwrap();
+        let partition = Partition::leader_for_test(tp, Uuid::new_v4(), Arc::new(Mutex::new(log)));
+        let first = crate::record::test_support::transactional(2, 7, 0);
+        let guard = partition.start_transaction_verification(7).unwrap();
+        partition
+            .append_verified(&first, -1, Some((7, guard)))
+            .unwrap();
+        assert_eq!(
+            partition.start_transaction_verification(7),
+            None,
+            "open here: later batches need no verification"
+        );
+
+        let stale = partition.start_transaction_verification(8).unwrap();
+        let abort = Marker {
+            kind: MarkerKind::Abort,
+            coordinator_epoch: 0,
+        };
+        // The coordinator ends producer 8's transaction after verifying its batch.
+        partition.append_marker(8, 0, abort).unwrap();
+        let late = crate::record::test_support::transactional(1, 8, 0);
+        assert!(matches!(
+            partition.append_verified(&late, -1, Some((8, stale))),
+            Err(Error::NotInTransaction)
+        ));
+        let fresh = partition.start_transaction_verification(8).unwrap();
+        assert!(
+            partition
+                .append_verified(&late, -1, Some((8, fresh)))
+                .is_ok()
+        );
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_appenders_share_fsyncs() {

@@ -107,6 +107,9 @@ impl Server {
         broker.set_remote_markers(Arc::new(crate::api::write_txn_markers::MarkerSender::new(
             &broker,
         )));
+        broker.set_remote_verifier(Arc::new(
+            crate::api::add_partitions_to_txn::VerifySender::new(&broker),
+        ));
         broker.set_leader_connector(Arc::new(
             crate::api::follower_fetch::FollowerConnector::new(
                 config.node_id,

@@ -47,6 +47,20 @@ pub trait MarkerWriter: Send + Sync + std::fmt::Debug {
     ) -> BoxFuture<'a, Vec<Result<(), Error>>>;
 }
 
+/// Asks the transaction coordinator on another broker whether a partition is in a producer's
+/// ongoing transaction (AddPartitionsToTxn v4 `verify_only`, KIP-890): `NotInTransaction`,
+/// `ProducerFencedByCoordinator`, or `TransactionNotVerified` when it could not say.
+pub trait RemoteVerifier: Send + Sync + std::fmt::Debug {
+    fn verify<'a>(
+        &'a self,
+        coordinator: i32,
+        transactional_id: &'a str,
+        producer_id: i64,
+        producer_epoch: i16,
+        partition: &'a TopicPartition,
+    ) -> BoxFuture<'a, Result<(), Error>>;
+}
+
 /// What every partition of a completing transaction gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MarkerRequest {
