@@ -50,17 +50,33 @@ async fn create_replicated(bootstrap: &str, name: &str) {
     assert!(results[0].is_ok(), "{:?}", results[0]);
 }
 
+/// The distinct values of partition 0, read until `expected` distinct ones arrived (or a
+/// minute passed). Distinct: these producers are not idempotent, so a retried send can be in
+/// the log twice, and counting records would stop the reading short of the last values.
 fn read_all(bootstrap: &str, topic: &str, expected: usize) -> BTreeSet<String> {
-    common::read_partition(
-        bootstrap,
-        topic,
-        0,
-        "read_uncommitted",
-        expected,
-        Duration::from_secs(60),
-    )
-    .into_iter()
-    .collect()
+    use rdkafka::Message;
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", format!("read-all-{topic}"))
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut assignment = rdkafka::TopicPartitionList::new();
+    assignment
+        .add_partition_offset(topic, 0, rdkafka::Offset::Beginning)
+        .unwrap();
+    consumer.assign(&assignment).unwrap();
+    let mut seen = BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while seen.len() < expected && Instant::now() < deadline {
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(100)) {
+            seen.insert(
+                String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned(),
+            );
+        }
+    }
+    seen
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
