@@ -599,7 +599,7 @@ fn a_transaction_spanning_partitions_led_by_other_brokers_commits_and_aborts_eve
 /// visible when it commits, discarded when it aborts, so a restarted consumer redoes exactly
 /// the aborted work.
 #[test]
-fn offsets_sent_to_a_transaction_commit_and_abort_with_it() {
+fn consume_transform_produce_is_exactly_once_across_an_abort_a_producer_crash_and_a_restart() {
     use rdkafka::consumer::{BaseConsumer, Consumer};
     use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
     use rdkafka::{Message, Offset, TopicPartitionList};
@@ -615,12 +615,15 @@ fn offsets_sent_to_a_transaction_commit_and_abort_with_it() {
         );
     }
     let timeout = Duration::from_secs(30);
-    let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
-        .set("bootstrap.servers", &bootstrap)
-        .set("transactional.id", "transformer")
-        .create()
-        .unwrap();
-    producer.init_transactions(timeout).unwrap();
+    let new_producer = || -> ThreadedProducer<DefaultProducerContext> {
+        let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+            .set("bootstrap.servers", &bootstrap)
+            .set("transactional.id", "transformer")
+            .create()
+            .unwrap();
+        producer.init_transactions(timeout).unwrap();
+        producer
+    };
     let consumer = || -> BaseConsumer {
         let consumer: BaseConsumer = ClientConfig::new()
             .set("bootstrap.servers", &bootstrap)
@@ -637,8 +640,13 @@ fn offsets_sent_to_a_transaction_commit_and_abort_with_it() {
         consumer.assign(&assignment).unwrap();
         consumer
     };
-    // Processes `count` records in one transaction; returns the input values it read.
-    let process = |consumer: &BaseConsumer, count: usize, commit: bool| -> Vec<String> {
+    // Processes `count` records in one transaction, ending it as `end` says (None: the
+    // producer dies before it ends it); returns the input values it read.
+    let process = |producer: &ThreadedProducer<DefaultProducerContext>,
+                   consumer: &BaseConsumer,
+                   count: usize,
+                   end: Option<bool>|
+     -> Vec<String> {
         producer.begin_transaction().unwrap();
         let mut read = Vec::new();
         let mut next = 0;
@@ -661,26 +669,41 @@ fn offsets_sent_to_a_transaction_commit_and_abort_with_it() {
         producer
             .send_offsets_to_transaction(&offsets, &consumer.group_metadata().unwrap(), timeout)
             .unwrap();
-        if commit {
-            producer.commit_transaction(timeout).unwrap();
-        } else {
-            producer.flush(timeout).unwrap();
-            producer.abort_transaction(timeout).unwrap();
+        match end {
+            Some(true) => producer.commit_transaction(timeout).unwrap(),
+            Some(false) => {
+                producer.flush(timeout).unwrap();
+                producer.abort_transaction(timeout).unwrap();
+            }
+            None => producer.flush(timeout).unwrap(),
         }
         read
     };
+    let producer = new_producer();
     let first = consumer();
-    assert_eq!(process(&first, 4, true).len(), 4);
+    assert_eq!(process(&producer, &first, 4, Some(true)).len(), 4);
     assert_eq!(
-        process(&first, 3, false).len(),
+        process(&producer, &first, 3, Some(false)).len(),
         3,
         "processed, then aborted"
     );
     drop(first);
-    // A restarted consumer resumes at the offset the committed transaction stored (4), not
-    // the aborted one's (7).
+    // The producer crashes mid-transaction: its output and offsets are sent, and the
+    // transaction is never ended (the coordinator still has it open).
+    let crashing = consumer();
+    assert_eq!(
+        process(&producer, &crashing, 2, None),
+        vec!["in4".to_string(), "in5".to_string()]
+    );
+    drop(crashing);
+    drop(producer);
+    assert_eq!(describe_transaction(&bootstrap, "transformer").1, "Ongoing");
+    // Its successor fences it (the open transaction is aborted), and a restarted consumer
+    // resumes at the offset the last committed transaction stored (4), not the aborted (7)
+    // or the crashed (6) one's.
+    let producer = new_producer();
     let second = consumer();
-    let redone = process(&second, 6, true);
+    let redone = process(&producer, &second, 6, Some(true));
     assert_eq!(redone.first().map(String::as_str), Some("in4"));
     let committed = second
         .committed(timeout)
