@@ -77,21 +77,7 @@ fn batch(values: &[&str], producer_id: i64, sequence: i32, transactional: bool) 
 }
 
 fn produce(bootstrap: &str, topic: &str, records: bytes::Bytes) {
-    let request = ProduceRequest::default()
-        .with_transactional_id(None)
-        .with_acks(-1)
-        .with_timeout_ms(5_000)
-        .with_topic_data(vec![
-            TopicProduceData::default()
-                .with_name(name(topic))
-                .with_partition_data(vec![
-                    PartitionProduceData::default()
-                        .with_index(0)
-                        .with_records(Some(records)),
-                ]),
-        ]);
-    let response: ProduceResponse = raw_call(bootstrap, ApiKey::Produce, 9, &request);
-    assert_eq!(response.responses[0].partition_responses[0].error_code, 0);
+    assert_eq!(produce_to(bootstrap, topic, 0, None, records), 0);
 }
 
 /// Ends `producer_id`'s transaction on partition 0 of `topic`; the partition's error code.
@@ -577,11 +563,11 @@ fn a_transaction_spanning_partitions_led_by_other_brokers_commits_and_aborts_eve
             .nodes
             .iter()
             .map(|node| {
-                produce_transactional_to(
+                produce_to(
                     &node.bootstrap,
                     "spread",
                     partition,
-                    "stranger",
+                    Some("stranger"),
                     batch(&["stray"], 4_242, 0, true),
                 )
             })
@@ -983,20 +969,21 @@ fn produce_transactional(
     transactional_id: &str,
     records: bytes::Bytes,
 ) -> i16 {
-    produce_transactional_to(bootstrap, topic, 0, transactional_id, records)
+    produce_to(bootstrap, topic, 0, Some(transactional_id), records)
 }
 
-fn produce_transactional_to(
+/// Produce v9 (acks=all) of `records` to one partition; the partition's error code.
+fn produce_to(
     bootstrap: &str,
     topic: &str,
     partition: i32,
-    transactional_id: &str,
+    transactional_id: Option<&str>,
     records: bytes::Bytes,
 ) -> i16 {
     let request = ProduceRequest::default()
-        .with_transactional_id(Some(TransactionalId(StrBytes::from_string(
-            transactional_id.to_string(),
-        ))))
+        .with_transactional_id(
+            transactional_id.map(|id| TransactionalId(StrBytes::from_string(id.to_string()))),
+        )
         .with_acks(-1)
         .with_timeout_ms(5_000)
         .with_topic_data(vec![

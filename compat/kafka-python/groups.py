@@ -3,27 +3,9 @@ commits, and resuming from committed offsets. Prints 'ok   kafka-python/<case>' 
 import sys, threading, time, uuid
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
+from harness import case, finish, report
 
 bootstrap = sys.argv[1]
-suite = "kafka-python"
-failures = 0
-
-def report(name, ok, detail=""):
-    global failures
-    if ok:
-        print(f"ok   {suite}/{name}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL {suite}/{name}: {detail}", flush=True)
-
-def case(name):
-    def wrap(fn):
-        try:
-            fn()
-        except Exception as e:  # a crash is a failed case, not a crashed suite
-            report(name, False, repr(e))
-        return fn
-    return wrap
 
 topic = f"kp-{uuid.uuid4().hex[:8]}"
 group = f"kp-group-{uuid.uuid4().hex[:8]}"
@@ -107,4 +89,4 @@ def _():
     report("admin-delete-group", group not in names(), str(names()))
     admin.close()
 
-sys.exit(1 if failures else 0)
+finish()

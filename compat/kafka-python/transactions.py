@@ -4,29 +4,11 @@ produce with send_offsets_to_transaction. Prints 'ok   kafka-python/<case>' or '
 import sys, uuid
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
+from harness import case, finish, report
 from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata
 
 bootstrap = sys.argv[1]
-suite = "kafka-python"
-failures = 0
-
-def report(name, ok, detail=""):
-    global failures
-    if ok:
-        print(f"ok   {suite}/{name}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL {suite}/{name}: {detail}", flush=True)
-
-def case(name):
-    def wrap(fn):
-        try:
-            fn()
-        except Exception as e:  # a crash is a failed case, not a crashed suite
-            report(name, False, repr(e))
-        return fn
-    return wrap
 
 def suffix():
     return uuid.uuid4().hex[:8]
@@ -144,4 +126,4 @@ def _():
            f"first round {processed}, output {output}")
     report("txn-offsets-committed-with-transaction", committed == 20, f"committed {committed}")
 
-sys.exit(1 if failures else 0)
+finish()

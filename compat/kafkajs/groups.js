@@ -2,22 +2,13 @@
 // resuming from committed offsets. Prints "ok   kafkajs/<case>" or "FAIL kafkajs/<case>: ...".
 const { Kafka, logLevel } = require('kafkajs');
 const crypto = require('crypto');
+const { report, runCase, finish, crashed } = require('./harness');
 
 const bootstrap = process.argv[2];
 const kafka = new Kafka({ clientId: 'compat', brokers: [bootstrap], logLevel: logLevel.ERROR, retry: { retries: 5 } });
 const topic = `kj-${crypto.randomBytes(4).toString('hex')}`;
 const group = `kj-group-${crypto.randomBytes(4).toString('hex')}`;
 const count = 300;
-let failures = 0;
-
-function report(name, ok, detail = '') {
-  if (ok) console.log(`ok   kafkajs/${name}`);
-  else { failures++; console.log(`FAIL kafkajs/${name}: ${detail}`); }
-}
-
-async function runCase(name, fn) {
-  try { await fn(); } catch (e) { report(name, false, String(e && e.stack || e)); }
-}
 
 async function consumeAll(members, received) {
   const deadline = Date.now() + 60000;
@@ -81,5 +72,5 @@ async function consumeAll(members, received) {
   });
 
   await admin.disconnect();
-  process.exit(failures ? 1 : 0);
-})().catch(e => { console.log(`FAIL kafkajs/suite: ${e && e.stack || e}`); process.exit(1); });
+  finish();
+})().catch(crashed);

@@ -3,6 +3,7 @@
 // sendOffsets. Prints "ok   kafkajs/<case>" or "FAIL kafkajs/<case>: ...".
 const { Kafka, logLevel } = require('kafkajs');
 const crypto = require('crypto');
+const { report, runCase, finish, crashed } = require('./harness');
 
 const bootstrap = process.argv[2];
 const kafka = new Kafka({ clientId: 'compat-txn', brokers: [bootstrap], logLevel: logLevel.NOTHING, retry: { retries: 5 } });
@@ -10,16 +11,6 @@ const suffix = () => crypto.randomBytes(4).toString('hex');
 const topic = `kj-txn-${suffix()}`;
 const source = `kj-txn-in-${suffix()}`;
 const sink = `kj-txn-out-${suffix()}`;
-let failures = 0;
-
-function report(name, ok, detail = '') {
-  if (ok) console.log(`ok   kafkajs/${name}`);
-  else { failures++; console.log(`FAIL kafkajs/${name}: ${detail}`); }
-}
-
-async function runCase(name, fn) {
-  try { await fn(); } catch (e) { report(name, false, String(e && e.stack || e)); }
-}
 
 async function transactionalProducer(transactionalId) {
   const producer = kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1 });
@@ -131,5 +122,5 @@ const range = (n) => [...Array(n).keys()];
   });
 
   await admin.disconnect();
-  process.exit(failures ? 1 : 0);
-})().catch(e => { console.log(`FAIL kafkajs/suite: ${e && e.stack || e}`); process.exit(1); });
+  finish();
+})().catch(crashed);
