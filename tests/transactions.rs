@@ -108,20 +108,7 @@ fn end_transaction(
 /// ListOffsets "latest" for partition 0: the high watermark, or for read_committed the last
 /// stable offset.
 fn latest(bootstrap: &str, topic: &str, read_committed: bool) -> i64 {
-    let request = ListOffsetsRequest::default()
-        .with_replica_id(BrokerId(-1))
-        .with_isolation_level(read_committed as i8)
-        .with_topics(vec![
-            ListOffsetsTopic::default()
-                .with_name(name(topic))
-                .with_partitions(vec![
-                    ListOffsetsPartition::default()
-                        .with_partition_index(0)
-                        .with_timestamp(-1),
-                ]),
-        ]);
-    let response: ListOffsetsResponse = raw_call(bootstrap, ApiKey::ListOffsets, 7, &request);
-    response.topics[0].partitions[0].offset
+    latest_offsets(bootstrap, topic, 1, read_committed)[0]
 }
 
 /// DescribeProducers for partition 0: (producer id, last sequence, open transaction start,
@@ -745,33 +732,38 @@ fn create_topic_with_partitions(bootstrap: &str, topic: &str, partitions: i32) {
 /// ListOffsets "latest" of every partition of `topic` (0..partitions): (high watermark, last
 /// stable offset) of each.
 fn watermarks(bootstrap: &str, topic: &str, partitions: i32) -> Vec<(i64, i64)> {
-    let ask = |read_committed: bool| -> Vec<i64> {
-        let request = ListOffsetsRequest::default()
-            .with_replica_id(BrokerId(-1))
-            .with_isolation_level(read_committed as i8)
-            .with_topics(vec![
-                ListOffsetsTopic::default()
-                    .with_name(name(topic))
-                    .with_partitions(
-                        (0..partitions)
-                            .map(|p| {
-                                ListOffsetsPartition::default()
-                                    .with_partition_index(p)
-                                    .with_timestamp(-1)
-                            })
-                            .collect(),
-                    ),
-            ]);
-        let response: ListOffsetsResponse = raw_call(bootstrap, ApiKey::ListOffsets, 7, &request);
-        let mut offsets: Vec<(i32, i64)> = response.topics[0]
-            .partitions
-            .iter()
-            .map(|p| (p.partition_index, p.offset))
-            .collect();
-        offsets.sort();
-        offsets.into_iter().map(|(_, offset)| offset).collect()
-    };
-    ask(false).into_iter().zip(ask(true)).collect()
+    latest_offsets(bootstrap, topic, partitions, false)
+        .into_iter()
+        .zip(latest_offsets(bootstrap, topic, partitions, true))
+        .collect()
+}
+
+/// ListOffsets "latest" of partitions 0..`partitions` of `topic`, in partition order.
+fn latest_offsets(bootstrap: &str, topic: &str, partitions: i32, read_committed: bool) -> Vec<i64> {
+    let request = ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_isolation_level(read_committed as i8)
+        .with_topics(vec![
+            ListOffsetsTopic::default()
+                .with_name(name(topic))
+                .with_partitions(
+                    (0..partitions)
+                        .map(|p| {
+                            ListOffsetsPartition::default()
+                                .with_partition_index(p)
+                                .with_timestamp(-1)
+                        })
+                        .collect(),
+                ),
+        ]);
+    let response: ListOffsetsResponse = raw_call(bootstrap, ApiKey::ListOffsets, 7, &request);
+    let mut offsets: Vec<(i32, i64)> = response.topics[0]
+        .partitions
+        .iter()
+        .map(|p| (p.partition_index, p.offset))
+        .collect();
+    offsets.sort();
+    offsets.into_iter().map(|(_, offset)| offset).collect()
 }
 
 fn crash_producer(
