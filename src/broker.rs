@@ -318,6 +318,7 @@ impl Broker {
                 write_timeout: Duration::from_millis(
                     broker.config.cluster.replica_socket_timeout_ms,
                 ),
+                id_expiration_ms: broker.config.transactional_id_expiration_ms,
             },
             broker.replicas.clone(),
             Arc::new(BrokerMarkers { broker: weak }),
@@ -1216,14 +1217,26 @@ impl Broker {
         Ok(())
     }
 
-    /// Aborts transactions past their timeout, every
-    /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`.
+    /// Aborts transactions past their timeout every
+    /// `transaction.abort.timed.out.transaction.cleanup.interval.ms`, and forgets expired
+    /// transactional ids every `transaction.remove.expired.transaction.cleanup.interval.ms`.
     async fn run_transaction_timeouts(self: Arc<Self>) {
-        let period = Duration::from_millis(self.config.transaction_abort_interval_ms);
+        let mut aborts = tokio::time::interval(Duration::from_millis(
+            self.config.transaction_abort_interval_ms,
+        ));
+        let mut expirations = tokio::time::interval(Duration::from_millis(
+            self.config.transaction_remove_expired_interval_ms,
+        ));
+        // Both fire at once first; neither needs to run at startup.
+        aborts.tick().await;
+        expirations.tick().await;
         loop {
             tokio::select! {
-                _ = tokio::time::sleep(period) => {
+                _ = aborts.tick() => {
                     self.transaction_coordinator().abort_timed_out().await;
+                }
+                _ = expirations.tick() => {
+                    self.transaction_coordinator().remove_expired().await;
                 }
                 _ = self.tasks.cancelled() => return,
             }

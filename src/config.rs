@@ -296,6 +296,8 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("transaction.state.log.segment.bytes", Int, Some("104857600"), Validator::AtLeast(14), None, "segment.bytes of __transaction_state."),
     def!("transaction.max.timeout.ms", Int, Some("900000"), Validator::AtLeast(1), None, "Largest transaction timeout a producer may ask for."),
     def!("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, Some("10000"), Validator::AtLeast(1), None, "How often transactions past their timeout are looked for and aborted."),
+    def!("transactional.id.expiration.ms", Int, Some("604800000"), Validator::AtLeast(1), None, "A transactional id whose last transaction is complete and that has not been used for this long is forgotten (its producer id with it)."),
+    def!("transaction.remove.expired.transaction.cleanup.interval.ms", Int, Some("3600000"), Validator::AtLeast(1), None, "How often expired transactional ids are looked for and removed."),
 ];
 
 /// Properties of Kafka's stock `server.properties` that tune its JVM thread pools and socket
@@ -774,6 +776,8 @@ pub struct BrokerConfig {
     pub transaction_state_min_isr: i32,
     pub transaction_max_timeout_ms: i32,
     pub transaction_abort_interval_ms: u64,
+    pub transactional_id_expiration_ms: i64,
+    pub transaction_remove_expired_interval_ms: u64,
     pub offsets_retention_ms: i64,
     pub offsets_retention_check_interval_ms: u64,
     pub offset_metadata_max_bytes: usize,
@@ -974,6 +978,11 @@ impl BrokerConfig {
             transaction_max_timeout_ms: int("transaction.max.timeout.ms") as i32,
             transaction_abort_interval_ms: int(
                 "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            )
+            .max(1) as u64,
+            transactional_id_expiration_ms: int("transactional.id.expiration.ms"),
+            transaction_remove_expired_interval_ms: int(
+                "transaction.remove.expired.transaction.cleanup.interval.ms",
             )
             .max(1) as u64,
             offsets_retention_ms: int("offsets.retention.minutes").saturating_mul(60_000),

@@ -1106,3 +1106,47 @@ fn a_transactional_write_its_coordinator_does_not_know_is_refused() {
         "no hanging transaction: the last stable offset is the high watermark"
     );
 }
+
+#[test]
+fn an_idle_transactional_id_expires() {
+    use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+    let broker = Broker::start(&[
+        // Long enough for the producer to go from InitProducerId to its commit.
+        ("transactional.id.expiration.ms", "1000"),
+        (
+            "transaction.remove.expired.transaction.cleanup.interval.ms",
+            "200",
+        ),
+    ]);
+    let bootstrap = broker.bootstrap.clone();
+    create_topic(&bootstrap, "expiring");
+    let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("transactional.id", "expiring-tx")
+        .create()
+        .unwrap();
+    let timeout = Duration::from_secs(30);
+    producer.init_transactions(timeout).unwrap();
+    producer.begin_transaction().unwrap();
+    producer
+        .send(
+            BaseRecord::<(), _>::to("expiring")
+                .payload("x")
+                .partition(0),
+        )
+        .unwrap();
+    producer.commit_transaction(timeout).unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || describe_transaction(
+            &bootstrap,
+            "expiring-tx"
+        )
+        .0 == 105),
+        "forgotten: TRANSACTIONAL_ID_NOT_FOUND (now {:?})",
+        describe_transaction(&bootstrap, "expiring-tx")
+    );
+    assert_eq!(
+        consume(&bootstrap, "expiring", "read_committed", 1),
+        vec!["x"]
+    );
+}

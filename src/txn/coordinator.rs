@@ -79,6 +79,8 @@ pub struct TxnCoordinatorConfig {
     pub max_timeout_ms: i32,
     /// How long a state write waits for the ISR.
     pub write_timeout: Duration,
+    /// `transactional.id.expiration.ms`.
+    pub id_expiration_ms: i64,
 }
 
 /// Why a request could not be served by this coordinator.
@@ -180,20 +182,30 @@ impl TransactionCoordinator {
 
     /// Writes `meta` to the id's partition and waits for the ISR.
     async fn write(&self, meta: &TxnMetadata) -> Result<(), CoordinatorError> {
-        let tp = self.partition_of(&meta.transactional_id);
+        let value = records::encode_value(meta);
+        self.write_record(&meta.transactional_id, Some(&value))
+            .await
+    }
+
+    /// Writes the id's record (`None`: a tombstone) and waits for the ISR.
+    async fn write_record(
+        &self,
+        transactional_id: &str,
+        value: Option<&[u8]>,
+    ) -> Result<(), CoordinatorError> {
+        let tp = self.partition_of(transactional_id);
         let partition = self
             .replicas
             .get(&tp)
             .map_err(|_| CoordinatorError::NotCoordinator)?;
-        let key = records::encode_key(&meta.transactional_id);
-        let value = records::encode_value(meta);
+        let key = records::encode_key(transactional_id);
         let batch = record::build_batch(&[NewRecord {
             key: Some(&key),
-            value: Some(&value),
+            value,
             timestamp: now_ms(),
         }]);
         let fail = |e: Error| {
-            tracing::warn!(transactional_id = %meta.transactional_id, error = %e, "writing transaction state failed");
+            tracing::warn!(transactional_id = %transactional_id, error = %e, "writing transaction state failed");
             match e {
                 Error::NotLeaderOrFollower => CoordinatorError::NotCoordinator,
                 _ => CoordinatorError::NotAvailable,
@@ -386,6 +398,51 @@ impl TransactionCoordinator {
             aborted += 1;
         }
         aborted
+    }
+
+    /// Forgets the transactional ids idle longer than `transactional.id.expiration.ms` whose
+    /// last transaction is complete (Kafka's `removeExpiredTransactionalIds`): a tombstone in
+    /// `__transaction_state` first, so a coordinator rebuilding from the log forgets them too
+    /// (and compaction drops their records), then their state here. Their next InitProducerId
+    /// starts afresh, with a new producer id. Returns how many were removed.
+    pub async fn remove_expired(&self) -> usize {
+        let now = now_ms();
+        let slots: Vec<(String, SharedSlot)> = self
+            .slots()
+            .iter()
+            .map(|(id, slot)| (id.clone(), slot.clone()))
+            .collect();
+        let mut removed = 0;
+        for (id, slot) in slots {
+            if self.check_coordinates(&id).is_err() {
+                continue;
+            }
+            let mut guard = slot.lock().await;
+            let expired = !guard.completing
+                && guard.meta.as_ref().is_some_and(|m| {
+                    matches!(
+                        m.state,
+                        TxnState::Empty | TxnState::CompleteCommit | TxnState::CompleteAbort
+                    ) && now - m.last_update_ms > self.config.id_expiration_ms
+                });
+            if !expired || self.write_record(&id, None).await.is_err() {
+                continue;
+            }
+            tracing::info!(transactional_id = %id, "transactional id expired");
+            guard.meta = None;
+            drop(guard);
+            // The slot goes too unless a request holds it (it then finds no state: a new id).
+            // Slots are only handed out under the map's lock, so the count cannot grow here.
+            let mut map = self.slots();
+            if map
+                .get(&id)
+                .is_some_and(|s| Arc::ptr_eq(s, &slot) && Arc::strong_count(&slot) == 2)
+            {
+                map.remove(&id);
+            }
+            removed += 1;
+        }
+        removed
     }
 
     /// Completes `prepared` in a task of the runtime the caller runs in or has entered.
@@ -658,6 +715,7 @@ mod tests {
                 partitions: 2,
                 max_timeout_ms: 900_000,
                 write_timeout: Duration::from_secs(5),
+                id_expiration_ms: 604_800_000,
             },
             setup.replicas.clone(),
             setup.markers.clone(),
@@ -689,6 +747,56 @@ mod tests {
             .get(&TopicPartition::new("data", partition))
             .unwrap();
         lock(p.log()).last_stable_offset()
+    }
+
+    #[tokio::test]
+    async fn idle_ids_with_completed_transactions_expire_and_open_ones_do_not() {
+        let setup = setup(0);
+        // One producer id allocator for both coordinators, as the controller's blocks are.
+        let base = coordinator(&setup);
+        let expiring = || -> Arc<TransactionCoordinator> {
+            let c = &base;
+            // Every id counts as idle.
+            Arc::new(TransactionCoordinator {
+                config: TxnCoordinatorConfig {
+                    id_expiration_ms: -1,
+                    ..c.config.clone()
+                },
+                replicas: c.replicas.clone(),
+                slots: Mutex::new(HashMap::new()),
+                loading: Mutex::new(HashSet::new()),
+                markers: c.markers.clone(),
+                producer_ids: c.producer_ids.clone(),
+            })
+        };
+        let c = expiring();
+        let (done, epoch) = c.init_producer_id("done", 60_000, None).await.unwrap();
+        c.add_partitions("done", done, epoch, &data(&[0]))
+            .await
+            .unwrap();
+        c.end_transaction("done", done, epoch, true).await.unwrap();
+        assert_eq!(settled(&c, "done").await.state, TxnState::CompleteCommit);
+        let (open, epoch) = c.init_producer_id("open", 60_000, None).await.unwrap();
+        c.add_partitions("open", open, epoch, &data(&[1]))
+            .await
+            .unwrap();
+
+        assert_eq!(c.remove_expired().await, 1);
+        assert_eq!(c.describe("done").await.unwrap(), None);
+        assert_eq!(
+            c.describe("open").await.unwrap().map(|m| m.state),
+            Some(TxnState::Ongoing)
+        );
+        // A coordinator rebuilding from the log forgets it too; the id starts afresh.
+        let next = expiring();
+        for partition in 0..2 {
+            let tp = TopicPartition::new(TRANSACTION_STATE_TOPIC, partition);
+            next.elect(partition, setup.replicas.get(&tp).unwrap().log())
+                .unwrap();
+        }
+        assert_eq!(next.describe("done").await.unwrap(), None);
+        let (again, _) = next.init_producer_id("done", 60_000, None).await.unwrap();
+        assert_ne!(again, done, "a new producer id");
     }
 
     #[tokio::test]
