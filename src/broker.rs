@@ -1108,16 +1108,21 @@ impl Broker {
         Error,
     > {
         let partition = self.replicas.get(tp)?;
-        let verified = match (transactional_id, crate::record::BatchView::new(records)) {
-            (Some(id), Ok(batch))
-                if batch.is_transactional() && partition.leader_epoch_if_leader().is_some() =>
-            {
-                let producer_id = batch.producer_id();
-                self.verify_transaction_start(tp, id, producer_id, batch.producer_epoch())
-                    .await?
-                    .map(|guard| (producer_id, guard))
-            }
-            _ => None,
+        // Only requests of transactional producers are looked at (the batch header parsed).
+        let transactional = transactional_id
+            .filter(|_| partition.leader_epoch_if_leader().is_some())
+            .and_then(|id| {
+                crate::record::BatchView::new(records)
+                    .ok()
+                    .filter(|batch| batch.is_transactional())
+                    .map(|batch| (id, batch.producer_id(), batch.producer_epoch()))
+            });
+        let verified = match transactional {
+            Some((id, producer_id, producer_epoch)) => self
+                .verify_transaction_start(tp, id, producer_id, producer_epoch)
+                .await?
+                .map(|guard| (producer_id, guard)),
+            None => None,
         };
         let info = partition.append_verified(records, acks, verified)?;
         Ok((partition, info))
@@ -1176,6 +1181,9 @@ impl Broker {
             }
             Err(e) => Err(Error::TransactionNotVerified(e.to_string())),
         };
+        if verified.is_err() {
+            partition.forget_verification(producer_id, guard);
+        }
         verified.map(|()| Some(guard))
     }
 

@@ -419,6 +419,22 @@ impl Partition {
         Some(guard)
     }
 
+    /// Drops `guard` if it is still `producer_id`'s (its verification was refused).
+    pub fn forget_verification(&self, producer_id: i64, guard: u64) {
+        let mut verifications = self.verifications.lock().unwrap_or_else(|p| p.into_inner());
+        if verifications.get(&producer_id) == Some(&guard) {
+            verifications.remove(&producer_id);
+        }
+    }
+
+    /// Drops `producer_id`'s verification guard (used, or ended by a marker); returns it.
+    pub fn take_verification(&self, producer_id: i64) -> Option<u64> {
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&producer_id)
+    }
+
     pub fn append(&self, records: &[u8], acks: i16) -> Result<AppendInfo, Error> {
         self.append_verified(records, acks, None)
     }
@@ -457,14 +473,9 @@ impl Partition {
                     .producer_state()
                     .entry(producer_id)
                     .is_some_and(|e| e.txn_first_offset.is_some());
-                if !open
-                    && self
-                        .verifications
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get(&producer_id)
-                        != Some(&guard)
-                {
+                // Used once: after this append the open transaction is what counts.
+                let current = self.take_verification(producer_id);
+                if !open && current != Some(guard) {
                     return Err(Error::NotInTransaction);
                 }
             }
@@ -513,10 +524,7 @@ impl Partition {
             let info =
                 log.append_marker(producer_id, producer_epoch, marker, leader_epoch, now_ms())?;
             // Under the log lock: a verified append either precedes the marker or sees this.
-            self.verifications
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&producer_id);
+            self.take_verification(producer_id);
             info
         };
         self.maybe_increment_high_watermark();
