@@ -1093,7 +1093,8 @@ impl Broker {
 
     /// Appends a produced batch to `tp`, which this broker must lead; a transactional batch of
     /// a request naming its `transactional_id` is verified first when it would begin the
-    /// producer's transaction on the partition ([`Self::verify_transaction_start`]).
+    /// producer's transaction on the partition ([`Self::verify_transaction_start`]), unless
+    /// `transaction.partition.verification.enable` is off.
     pub async fn append_produced(
         &self,
         tp: &TopicPartition,
@@ -1110,7 +1111,10 @@ impl Broker {
         let partition = self.replicas.get(tp)?;
         // Only requests of transactional producers are looked at (the batch header parsed).
         let transactional = transactional_id
-            .filter(|_| partition.leader_epoch_if_leader().is_some())
+            .filter(|_| {
+                self.config.transaction_partition_verification
+                    && partition.leader_epoch_if_leader().is_some()
+            })
             .and_then(|id| {
                 crate::record::BatchView::new(records)
                     .ok()

@@ -296,6 +296,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("transaction.state.log.segment.bytes", Int, Some("104857600"), Validator::AtLeast(14), None, "segment.bytes of __transaction_state."),
     def!("transaction.max.timeout.ms", Int, Some("900000"), Validator::AtLeast(1), None, "Largest transaction timeout a producer may ask for."),
     def!("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, Some("10000"), Validator::AtLeast(1), None, "How often transactions past their timeout are looked for and aborted."),
+    def!("transaction.partition.verification.enable", Boolean, Some("true"), Validator::Any, None, "Verify with the transaction coordinator that a transactional write that begins a transaction on a partition is part of the producer's ongoing transaction (KIP-890)."),
     def!("transactional.id.expiration.ms", Int, Some("604800000"), Validator::AtLeast(1), None, "A transactional id whose last transaction is complete and that has not been used for this long is forgotten (its producer id with it)."),
     def!("transaction.remove.expired.transaction.cleanup.interval.ms", Int, Some("3600000"), Validator::AtLeast(1), None, "How often expired transactional ids are looked for and removed."),
 ];
@@ -760,6 +761,7 @@ pub struct BrokerConfig {
     pub default_replication_factor: i32,
     pub auto_create_topics_enable: bool,
     pub delete_topic_enable: bool,
+    pub transaction_partition_verification: bool,
     pub retention_check_interval_ms: u64,
     pub flush_scheduler_interval_ms: u64,
     pub checkpoint_interval_ms: u64,
@@ -959,6 +961,8 @@ impl BrokerConfig {
             auto_create_topics_enable: get("auto.create.topics.enable")
                 .is_some_and(|v| v.eq_ignore_ascii_case("true")),
             delete_topic_enable: get("delete.topic.enable")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+            transaction_partition_verification: get("transaction.partition.verification.enable")
                 .is_some_and(|v| v.eq_ignore_ascii_case("true")),
             retention_check_interval_ms: int("log.retention.check.interval.ms").max(1) as u64,
             flush_scheduler_interval_ms: int("log.flush.scheduler.interval.ms").max(0) as u64,

@@ -1150,3 +1150,20 @@ fn an_idle_transactional_id_expires() {
         vec!["x"]
     );
 }
+
+#[test]
+fn with_verification_off_a_transactional_write_is_taken_unverified() {
+    // transaction.partition.verification.enable=false: Kafka before KIP-890 (and Kafka with
+    // the switch off) writes what the producer sends.
+    let broker = Broker::start(&[("transaction.partition.verification.enable", "false")]);
+    let bootstrap = broker.bootstrap.clone();
+    create_topic(&bootstrap, "unverified");
+    let taken = produce_transactional(
+        &bootstrap,
+        "unverified",
+        "stranger",
+        batch(&["stray"], 4_242, 0, true),
+    );
+    assert_eq!(taken, 0);
+    assert_eq!(latest(&bootstrap, "unverified", false), 1);
+}
