@@ -27,6 +27,10 @@ pub enum Error {
     InvalidConfig(String),
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    /// Refused as too large an operation (Kafka's controller: more partitions or records
+    /// than one request may create).
+    #[error("{0}")]
+    PolicyViolation(String),
     #[error("invalid required acks {0}")]
     InvalidRequiredAcks(i16),
     #[error("not enough replicas: {isr} in sync, min.insync.replicas is {required}")]
@@ -226,6 +230,8 @@ pub mod code {
     pub const INVALID_REPLICA_ASSIGNMENT: i16 = 39;
     pub const INVALID_CONFIG: i16 = 40;
     pub const INVALID_REQUEST: i16 = 42;
+    pub const POLICY_VIOLATION: i16 = 44;
+    pub const INVALID_TIMESTAMP: i16 = 32;
     pub const UNSUPPORTED_FOR_MESSAGE_FORMAT: i16 = 43;
     pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
     pub const INVALID_PRODUCER_EPOCH: i16 = 47;
@@ -286,6 +292,7 @@ impl Error {
             Error::InvalidReplicaAssignment(_) => code::INVALID_REPLICA_ASSIGNMENT,
             Error::InvalidConfig(_) => code::INVALID_CONFIG,
             Error::InvalidRequest(_) => code::INVALID_REQUEST,
+            Error::PolicyViolation(_) => code::POLICY_VIOLATION,
             Error::InvalidRequiredAcks(_) => code::INVALID_REQUIRED_ACKS,
             Error::NotEnoughReplicas { .. } => code::NOT_ENOUGH_REPLICAS,
             Error::TopicDeletionDisabled => code::TOPIC_DELETION_DISABLED,
@@ -350,6 +357,7 @@ impl Error {
             code::INVALID_REPLICA_ASSIGNMENT => Error::InvalidReplicaAssignment(text),
             code::INVALID_CONFIG => Error::InvalidConfig(text),
             code::INVALID_REQUEST => Error::InvalidRequest(text),
+            code::POLICY_VIOLATION => Error::PolicyViolation(text),
             code::TOPIC_DELETION_DISABLED => Error::TopicDeletionDisabled,
             code::ELECTION_NOT_NEEDED => Error::ElectionNotNeeded,
             code::PREFERRED_LEADER_NOT_AVAILABLE => Error::PreferredLeaderNotAvailable,
@@ -427,6 +435,8 @@ mod tests {
             ),
             (code::INVALID_CONFIG, R::InvalidConfig),
             (code::INVALID_REQUEST, R::InvalidRequest),
+            (code::POLICY_VIOLATION, R::PolicyViolation),
+            (code::INVALID_TIMESTAMP, R::InvalidTimestamp),
             (code::LEADER_NOT_AVAILABLE, R::LeaderNotAvailable),
             (code::REPLICA_NOT_AVAILABLE, R::ReplicaNotAvailable),
             (code::LOG_DIR_NOT_FOUND, R::LogDirNotFound),

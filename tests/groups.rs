@@ -614,3 +614,85 @@ async fn kip848_group_state_is_replayed_after_kill_nine() {
     );
     drop(member);
 }
+
+/// Defect 11 of the hardening issue (librdkafka's `0113 cooperative_rebalance`,
+/// `v_commit_during_rebalance`): an OffsetCommit of a previous generation while the group is
+/// completing a rebalance is ILLEGAL_GENERATION — Kafka checks member and generation before
+/// answering REBALANCE_IN_PROGRESS, which is for current members only.
+#[test]
+fn a_stale_commit_during_a_rebalance_is_an_illegal_generation() {
+    use common::raw::{call, connect};
+    use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::StrBytes;
+    let broker = Broker::start(&[("group.initial.rebalance.delay.ms", "0")]);
+    let mut stream = connect(&broker);
+    common::raw::create_topic(&mut stream, "t", 1, &[]);
+    let group = GroupId(StrBytes::from_static_str("g"));
+    let join_request = JoinGroupRequest::default()
+        .with_group_id(group.clone())
+        .with_session_timeout_ms(30_000)
+        .with_rebalance_timeout_ms(30_000)
+        .with_protocol_type(StrBytes::from_static_str("consumer"))
+        .with_protocols(vec![
+            JoinGroupRequestProtocol::default()
+                .with_name(StrBytes::from_static_str("range"))
+                .with_metadata(bytes::Bytes::from_static(&[0, 0, 0, 0, 0, 0])),
+        ]);
+    // The first FindCoordinator creates __consumer_offsets; joins wait until it is loaded.
+    let _: FindCoordinatorResponse = call(
+        &mut stream,
+        ApiKey::FindCoordinator,
+        3,
+        &FindCoordinatorRequest::default().with_key(StrBytes::from_static_str("g")),
+    );
+    let mut join = JoinGroupResponse::default();
+    assert!(wait_until(Duration::from_secs(20), || {
+        join = call(&mut stream, ApiKey::JoinGroup, 3, &join_request);
+        join.error_code == 0
+    }));
+    // No SyncGroup yet: the group is in CompletingRebalance.
+    let commit = |generation: i32, member: &StrBytes, stream: &mut std::net::TcpStream| {
+        let response: OffsetCommitResponse = call(
+            stream,
+            ApiKey::OffsetCommit,
+            7,
+            &OffsetCommitRequest::default()
+                .with_group_id(group.clone())
+                .with_generation_id_or_member_epoch(generation)
+                .with_member_id(member.clone())
+                .with_topics(vec![
+                    OffsetCommitRequestTopic::default()
+                        .with_name(TopicName(StrBytes::from_static_str("t")))
+                        .with_partitions(vec![
+                            OffsetCommitRequestPartition::default()
+                                .with_partition_index(0)
+                                .with_committed_offset(1),
+                        ]),
+                ]),
+        );
+        response.topics[0].partitions[0].error_code
+    };
+    const ILLEGAL_GENERATION: i16 = 22;
+    const UNKNOWN_MEMBER_ID: i16 = 25;
+    const REBALANCE_IN_PROGRESS: i16 = 27;
+    assert_eq!(
+        commit(join.generation_id - 1, &join.member_id, &mut stream),
+        ILLEGAL_GENERATION
+    );
+    assert_eq!(
+        commit(
+            join.generation_id,
+            &StrBytes::from_static_str("ghost"),
+            &mut stream
+        ),
+        UNKNOWN_MEMBER_ID
+    );
+    assert_eq!(
+        commit(join.generation_id, &join.member_id, &mut stream),
+        REBALANCE_IN_PROGRESS
+    );
+}

@@ -5,6 +5,7 @@ use super::{ApiContext, wire_str};
 use crate::api::describe_configs::source_code;
 use crate::broker::NewTopic;
 use crate::config::describe_topic_configs;
+use crate::controller::control::{MAX_PARTITIONS_PER_REQUEST, TOO_MANY_PARTITIONS};
 use crate::error::code;
 use kafka_protocol::messages::create_topics_response::{
     CreatableTopicConfigs, CreatableTopicResult,
@@ -19,11 +20,33 @@ pub async fn handle(
 ) -> Option<CreateTopicsResponse> {
     let broker = &ctx.broker;
     let mut results = Vec::with_capacity(request.topics.len());
-    let names: Vec<String> = request.topics.iter().map(|t| t.name.to_string()).collect();
+    if total_partitions(&request, broker.config().num_partitions) > MAX_PARTITIONS_PER_REQUEST {
+        // As Kafka's controller: the whole request is refused, every topic with the same error.
+        for topic in request.topics {
+            results.push(
+                CreatableTopicResult::default()
+                    .with_name(topic.name)
+                    .with_error_code(code::POLICY_VIOLATION)
+                    .with_error_message(Some(wire_str(TOO_MANY_PARTITIONS)))
+                    .with_num_partitions(-1)
+                    .with_replication_factor(-1),
+            );
+        }
+        return Some(CreateTopicsResponse::default().with_topics(results));
+    }
+    let mut seen = std::collections::HashMap::<&str, usize>::new();
+    for topic in &request.topics {
+        *seen.entry(topic.name.as_str()).or_default() += 1;
+    }
+    let duplicated: std::collections::HashSet<String> = seen
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(name, _)| name.to_string())
+        .collect();
     for topic in request.topics {
         let name = topic.name.to_string();
         let result = CreatableTopicResult::default().with_name(topic.name.clone());
-        if names.iter().filter(|n| **n == name).count() > 1 {
+        if duplicated.contains(&name) {
             results.push(
                 result
                     .with_error_code(code::INVALID_REQUEST)
@@ -86,4 +109,22 @@ pub async fn handle(
         );
     }
     Some(CreateTopicsResponse::default().with_topics(results))
+}
+
+/// The partitions a CreateTopics request would create, counted as Kafka's controller does
+/// (`validateTotalNumberOfPartitions`): the default for -1, the assignments when given.
+fn total_partitions(request: &CreateTopicsRequest, default_partitions: i32) -> i64 {
+    request
+        .topics
+        .iter()
+        .map(|topic| {
+            if !topic.assignments.is_empty() {
+                topic.assignments.len() as i64
+            } else if topic.num_partitions == -1 {
+                i64::from(default_partitions)
+            } else {
+                i64::from(topic.num_partitions.max(0))
+            }
+        })
+        .sum()
 }

@@ -16,6 +16,17 @@ use uuid::Uuid;
 /// Producer ids are handed to brokers in blocks of this many (KRaft's block size).
 pub const PRODUCER_ID_BLOCK_SIZE: i64 = 1000;
 
+/// The most partitions one request may create (KRaft's `MAX_PARTITIONS_PER_BATCH`): the
+/// records of one operation are built in memory and proposed as one batch, so a count from
+/// the wire must not size them unchecked.
+pub const MAX_PARTITIONS_PER_REQUEST: i64 = 10_000;
+
+/// Kafka's answer to a CreateTopics request over [`MAX_PARTITIONS_PER_REQUEST`].
+pub const TOO_MANY_PARTITIONS: &str = "Excessively large number of partitions per request.";
+
+/// Kafka's answer to any other operation that would write more records than one batch holds.
+pub const TOO_LARGE_OPERATION: &str = "Unable to perform excessively large batch operation.";
+
 #[derive(Debug, Clone)]
 pub struct ControlConfig {
     /// This controller's node id: on a combined node, a registration of the same id comes
@@ -435,6 +446,9 @@ impl ClusterControl {
                 }
                 n => n,
             };
+            if i64::from(partitions) > MAX_PARTITIONS_PER_REQUEST {
+                return Err(Error::PolicyViolation(TOO_MANY_PARTITIONS.into()));
+            }
             let replication_factor = match request.replication_factor {
                 -1 => self.config.default_replication_factor,
                 n if n <= 0 => {
@@ -450,6 +464,9 @@ impl ClusterControl {
                 return Err(Error::InvalidRequest(
                     "both the number of partitions and replica assignments were given".into(),
                 ));
+            }
+            if request.assignments.len() as i64 > MAX_PARTITIONS_PER_REQUEST {
+                return Err(Error::PolicyViolation(TOO_MANY_PARTITIONS.into()));
             }
             check_assignments(&self.image, &request.assignments)?;
             request.assignments.clone()
@@ -513,6 +530,9 @@ impl ClusterControl {
             return Err(Error::InvalidPartitions(format!(
                 "topic already has {current} partitions"
             )));
+        }
+        if i64::from(count) - i64::from(current) > MAX_PARTITIONS_PER_REQUEST {
+            return Err(Error::PolicyViolation(TOO_LARGE_OPERATION.into()));
         }
         let new = match assignments {
             Some(assignments) => {
@@ -1147,6 +1167,40 @@ mod tests {
         h.register_as(4, None).unwrap();
         h.create("v", 4, 3, &[]);
         assert!((0..4).all(|p| !h.partition("v", p).replicas.contains(&4)));
+    }
+
+    /// A partition count from the wire must not size the records unchecked (a request for
+    /// 2^31 - 1 partitions aborted the process): over Kafka's cap the request is refused
+    /// before anything is placed, with or without `validate_only`.
+    #[test]
+    fn too_many_partitions_are_a_policy_violation() {
+        let mut h = Harness::new(false);
+        h.start(&[1]);
+        for (partitions, validate_only) in [(i32::MAX, false), (i32::MAX, true), (10_001, false)] {
+            let offset = h.next();
+            let request = TopicRequest {
+                name: "huge".into(),
+                partitions,
+                replication_factor: 1,
+                assignments: Vec::new(),
+                configs: BTreeMap::new(),
+            };
+            match h.control.create_topic(offset, request, validate_only) {
+                Err(Error::PolicyViolation(message)) => assert_eq!(message, TOO_MANY_PARTITIONS),
+                other => panic!("{partitions} partitions: {other:?}"),
+            }
+        }
+        h.create("t", 1, 1, &[]);
+        let offset = h.next();
+        assert!(matches!(
+            h.control
+                .create_partitions(offset, "t", i32::MAX, None, false),
+            Err(Error::PolicyViolation(_))
+        ));
+        let offset = h.next();
+        h.control
+            .create_partitions(offset, "t", 10_001, None, true)
+            .unwrap();
     }
 
     #[test]

@@ -1116,13 +1116,17 @@ impl ClassicGroup {
         }
     }
 
-    /// Checks an OffsetCommit against the group (Kafka's `validateOffsetCommit`). A negative
-    /// generation is a commit from outside group management, allowed only while Empty.
+    /// Checks an OffsetCommit (or, `transactional`, a TxnOffsetCommit) against the group, in
+    /// the order of Kafka's `validateOffsetCommit`: member and generation first, so a stale
+    /// generation is ILLEGAL_GENERATION even mid-rebalance; REBALANCE_IN_PROGRESS only for a
+    /// current member while the group completes its rebalance. A negative generation without
+    /// a member is a commit from outside group management, allowed only while Empty.
     pub fn validate_offset_commit(
         &self,
         member_id: &str,
         instance: Option<&str>,
         generation: i32,
+        transactional: bool,
     ) -> Result<(), GroupError> {
         if self.state == GroupState::Dead {
             return Err(GroupError::CoordinatorNotAvailable);
@@ -1130,12 +1134,16 @@ impl ClassicGroup {
         if generation < 0 && self.state == GroupState::Empty {
             return Ok(());
         }
-        if self.state == GroupState::CompletingRebalance {
-            return Err(GroupError::RebalanceInProgress);
+        if generation >= 0 || !member_id.is_empty() || instance.is_some() {
+            self.validate_member(member_id, instance)?;
+            if generation != self.generation {
+                return Err(GroupError::IllegalGeneration);
+            }
+        } else if !transactional && self.state != GroupState::Empty {
+            return Err(GroupError::UnknownMemberId);
         }
-        self.validate_member(member_id, instance)?;
-        if generation != self.generation {
-            return Err(GroupError::IllegalGeneration);
+        if !transactional && self.state == GroupState::CompletingRebalance {
+            return Err(GroupError::RebalanceInProgress);
         }
         Ok(())
     }
@@ -1607,7 +1615,7 @@ mod tests {
         let now = Instant::now();
         let mut g = ClassicGroup::new("g", MS);
         assert_eq!(
-            g.validate_offset_commit("", None, -1),
+            g.validate_offset_commit("", None, -1, false),
             Ok(()),
             "simple commits to an empty group"
         );
@@ -1615,22 +1623,35 @@ mod tests {
         let (a, _, _) = join_new(&mut g, &mut next, &["range"], now);
         fire(&mut g, now);
         assert_eq!(
-            g.validate_offset_commit(&a, None, 1),
+            g.validate_offset_commit(&a, None, 1, false),
             Err(GroupError::RebalanceInProgress),
             "CompletingRebalance"
         );
-        sync_all(&mut g, &[&a], now);
-        assert_eq!(g.validate_offset_commit(&a, None, 1), Ok(()));
+        // librdkafka's 0113 v_commit_during_rebalance: a commit of the previous generation
+        // during CompletingRebalance is ILLEGAL_GENERATION (checked first), an unknown member
+        // UNKNOWN_MEMBER_ID; a transactional commit is not held back by the rebalance.
         assert_eq!(
-            g.validate_offset_commit(&a, None, 0),
+            g.validate_offset_commit(&a, None, 0, false),
+            Err(GroupError::IllegalGeneration),
+            "stale generation during CompletingRebalance"
+        );
+        assert_eq!(
+            g.validate_offset_commit("ghost", None, 1, false),
+            Err(GroupError::UnknownMemberId)
+        );
+        assert_eq!(g.validate_offset_commit(&a, None, 1, true), Ok(()));
+        sync_all(&mut g, &[&a], now);
+        assert_eq!(g.validate_offset_commit(&a, None, 1, false), Ok(()));
+        assert_eq!(
+            g.validate_offset_commit(&a, None, 0, false),
             Err(GroupError::IllegalGeneration)
         );
         assert_eq!(
-            g.validate_offset_commit("ghost", None, 1),
+            g.validate_offset_commit("ghost", None, 1, false),
             Err(GroupError::UnknownMemberId)
         );
         assert_eq!(
-            g.validate_offset_commit("", None, -1),
+            g.validate_offset_commit("", None, -1, false),
             Err(GroupError::UnknownMemberId),
             "not while the group has members"
         );

@@ -1168,7 +1168,7 @@ impl GroupCoordinator {
             None => return Err(GroupError::IllegalGeneration),
         };
         let mut g = lock_group(&group);
-        g.validate_offset_commit(member_id, instance, generation)?;
+        g.validate_offset_commit(member_id, instance, generation, false)?;
         Ok(self.store_offsets(group_id, &mut g.offsets, expire_timestamp, offsets))
     }
 
@@ -1206,7 +1206,7 @@ impl GroupCoordinator {
             if let Some(group) = self.consumer_group(group_id) {
                 lock_consumer(&group).validate_offset_commit(member_id, generation)?;
             } else if let Some(group) = self.group(group_id) {
-                lock_group(&group).validate_offset_commit(member_id, instance, generation)?;
+                lock_group(&group).validate_offset_commit(member_id, instance, generation, true)?;
             }
         }
         let (results, entries, accepted) = self.offset_records(group_id, None, offsets);

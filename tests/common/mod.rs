@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub mod proxy;
+pub mod raw;
 
 pub struct Broker {
     child: Option<Child>,
@@ -75,7 +76,7 @@ impl Broker {
         filter: &str,
         failpoints: &str,
     ) -> (Self, mpsc::Receiver<String>) {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
+        let mut command = Command::new(broker_binary());
         command
             .arg("--override")
             .arg("listeners=PLAINTEXT://127.0.0.1:0")
@@ -231,6 +232,14 @@ impl Drop for Broker {
 }
 
 /// Polls `condition` until it holds or `timeout` passes.
+/// The broker binary the tests start: this build's, or `SLUICE_BIN` (to show that a
+/// regression test fails on an older build: `SLUICE_BIN=/path/to/old/sluice cargo test`).
+pub fn broker_binary() -> PathBuf {
+    std::env::var_os("SLUICE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_sluice")))
+}
+
 pub fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     while Instant::now() < deadline {

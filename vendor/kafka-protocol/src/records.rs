@@ -516,7 +516,7 @@ impl RecordBatchDecoder {
         records: &mut Vec<Record>,
     ) -> Result<()> {
         // sluice patch: a record takes at least one byte; do not trust the count for capacity.
-        records.reserve((batch_decode_info.record_count as usize).min(buf.remaining()));
+        records.reserve((batch_decode_info.record_count as usize).min(buf.remaining()).min(1024));
         for _ in 0..batch_decode_info.record_count {
             records.push(Record::decode_new(buf, batch_decode_info, version)?);
         }
@@ -896,7 +896,7 @@ impl Record {
         let num_headers = num_headers as usize;
 
         // sluice patch: a header takes at least one byte; do not trust the count for capacity.
-        let mut headers = IndexMap::with_capacity(num_headers.min(buf.remaining()));
+        let mut headers = IndexMap::with_capacity(num_headers.min(buf.remaining()).min(1024));
         for _ in 0..num_headers {
             // Key len
             let key_len: i32 = types::VarInt.decode(buf)?;

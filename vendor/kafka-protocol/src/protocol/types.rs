@@ -990,7 +990,8 @@ impl<T, E: Decoder<T>> Decoder<Option<Vec<T>>> for Array<E> {
                 if n as usize > buf.remaining() {
                     bail!("Array length {n} exceeds the {} bytes remaining", buf.remaining());
                 }
-                let mut result = Vec::with_capacity(n as usize);
+                check_array_length(n as usize)?;
+                let mut result = Vec::with_capacity(initial_capacity(n as usize));
                 for _ in 0..n {
                     result.push(self.0.decode(buf)?);
                 }
@@ -1013,6 +1014,26 @@ impl<T, E: Decoder<T>> Decoder<Vec<T>> for Array<E> {
             Err(e) => Err(e),
         }
     }
+}
+
+/// sluice patch: the most elements one decoded array may have (Kafka refuses larger arrays
+/// in requests the same way).
+pub const MAX_ARRAY_ELEMENTS: usize = 1_000_000;
+
+/// sluice patch: elements reserved before any is decoded. A decoded element can be a hundred
+/// times larger than its smallest encoding, so the declared length only sizes the vector as
+/// elements actually arrive.
+const MAX_INITIAL_CAPACITY: usize = 1024;
+
+fn check_array_length(n: usize) -> Result<()> {
+    if n > MAX_ARRAY_ELEMENTS {
+        bail!("Array length {n} exceeds the limit of {MAX_ARRAY_ELEMENTS} elements");
+    }
+    Ok(())
+}
+
+fn initial_capacity(n: usize) -> usize {
+    n.min(MAX_INITIAL_CAPACITY)
 }
 
 /// An array whose length is encoded with a varint.
@@ -1102,7 +1123,8 @@ impl<T, E: Decoder<T>> Decoder<Option<Vec<T>>> for CompactArray<E> {
                 if (n - 1) as usize > buf.remaining() {
                     bail!("Compact array length {} exceeds the {} bytes remaining", n - 1, buf.remaining());
                 }
-                let mut result = Vec::with_capacity((n - 1) as usize);
+                check_array_length((n - 1) as usize)?;
+                let mut result = Vec::with_capacity(initial_capacity((n - 1) as usize));
                 for _ in 1..n {
                     result.push(self.0.decode(buf)?);
                 }
