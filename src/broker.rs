@@ -1098,7 +1098,7 @@ impl Broker {
     pub async fn append_produced(
         &self,
         tp: &TopicPartition,
-        records: &[u8],
+        records: bytes::Bytes,
         acks: i16,
         transactional_id: Option<&str>,
     ) -> Result<
@@ -1108,7 +1108,16 @@ impl Broker {
         ),
         Error,
     > {
+        // Only the coordinators write their topics (Kafka: "Cannot append to internal topic").
+        if crate::metadata::INTERNAL_TOPICS.contains(&tp.topic.as_ref()) {
+            return Err(Error::InvalidTopic(format!(
+                "Cannot append to internal topic {}",
+                tp.topic
+            )));
+        }
         let partition = self.replicas.get(tp)?;
+        let checked = partition.check_produced(records).await?;
+        let records = checked.bytes();
         // Only requests of transactional producers are looked at (the batch header parsed).
         let transactional = transactional_id
             .filter(|_| {
@@ -1128,7 +1137,7 @@ impl Broker {
                 .map(|guard| (producer_id, guard)),
             None => None,
         };
-        let info = partition.append_verified(records, acks, verified)?;
+        let info = partition.append_checked(&checked, acks, verified)?;
         Ok((partition, info))
     }
 
@@ -1621,7 +1630,7 @@ impl Broker {
     /// -3 max timestamp, -4 earliest local, -5 latest tiered) or a time, answered by the
     /// leader (checking the client's current leader epoch). Returns (offset, timestamp,
     /// leader epoch), or (-1, -1, epoch) when no record is at or after the time.
-    pub fn list_offset(
+    pub async fn list_offset(
         &self,
         tp: &TopicPartition,
         timestamp: i64,
@@ -1630,20 +1639,32 @@ impl Broker {
     ) -> Result<(i64, i64, i32), Error> {
         let partition = self.replicas.get(tp)?;
         let leader_epoch = partition.check_leader_epoch(current_leader_epoch)?;
-        let log = lock(partition.log());
         let (offset, timestamp) = match timestamp {
-            -1 if read_committed => (log.last_stable_offset(), -1),
-            -1 => (log.high_watermark(), -1),
-            -2 | -4 => (log.log_start_offset(), -1),
-            // Latest tiered offset: without tiered storage Kafka answers -1.
-            -5 => (-1, -1),
-            -3 => log.max_timestamp_record()?.unwrap_or((-1, -1)),
-            t if t < 0 => {
+            -1 | -2 | -4 | -5 => {
+                let log = lock(partition.log());
+                match timestamp {
+                    -1 if read_committed => (log.last_stable_offset(), -1),
+                    -1 => (log.high_watermark(), -1),
+                    -2 | -4 => (log.log_start_offset(), -1),
+                    // Latest tiered offset: without tiered storage Kafka answers -1.
+                    _ => (-1, -1),
+                }
+            }
+            t if t < 0 && t != -3 => {
                 return Err(Error::InvalidRequest(format!(
                     "unknown special timestamp {t}"
                 )));
             }
-            t => log.offset_for_timestamp(t)?.unwrap_or((-1, -1)),
+            // By timestamp, a batch's records are read (and decompressed): off the workers.
+            t => crate::offload::run(move || {
+                let log = lock(partition.log());
+                match t {
+                    -3 => log.max_timestamp_record(),
+                    t => log.offset_for_timestamp(t),
+                }
+            })
+            .await??
+            .unwrap_or((-1, -1)),
         };
         Ok((offset, timestamp, leader_epoch))
     }

@@ -83,6 +83,9 @@ pub enum Error {
     /// answers NOT_ENOUGH_REPLICAS, which producers retry.
     #[error("the transaction coordinator could not verify the transaction yet: {0}")]
     TransactionNotVerified(String),
+    /// A failure of the broker itself (a job that panicked): UNKNOWN_SERVER_ERROR.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// An error another node answered with that has no variant of its own here.
     #[error("error code {code} from another node: {message}")]
     Remote { code: i16, message: String },
@@ -318,6 +321,7 @@ impl Error {
             Error::IneligibleReplica(..) => code::INELIGIBLE_REPLICA,
             Error::NotEnoughReplicasAfterAppend { .. } => code::NOT_ENOUGH_REPLICAS_AFTER_APPEND,
             Error::Remote { code, .. } => *code,
+            Error::Internal(_) => code::UNKNOWN_SERVER_ERROR,
             Error::Storage(e) => match e {
                 StorageError::OffsetOutOfRange { .. } => code::OFFSET_OUT_OF_RANGE,
                 StorageError::Record(r) => record_code(r),
@@ -377,6 +381,14 @@ impl Error {
     pub fn message(&self) -> String {
         self.to_string()
     }
+
+    /// The records a rejected batch was refused for, by index (Produce's `record_errors`).
+    pub fn record_issues(&self) -> &[crate::record::RecordIssue] {
+        match self {
+            Error::Record(r) | Error::Storage(StorageError::Record(r)) => r.record_issues(),
+            _ => &[],
+        }
+    }
 }
 
 fn record_code(e: &RecordError) -> i16 {
@@ -386,6 +398,8 @@ fn record_code(e: &RecordError) -> i16 {
         RecordError::UnsupportedMagic(_) => code::UNSUPPORTED_FOR_MESSAGE_FORMAT,
         RecordError::TooLarge { .. } => code::MESSAGE_TOO_LARGE,
         RecordError::Compression(_) => code::CORRUPT_MESSAGE,
+        RecordError::InvalidRecords { .. } => code::INVALID_RECORD,
+        RecordError::InvalidTimestamps { .. } => code::INVALID_TIMESTAMP,
     }
 }
 

@@ -14,6 +14,7 @@
 //! | [`api`] | one file per Kafka API, wire types <-> core; the dispatch table |
 //! | [`server`] | listener, connections, framing |
 //! | [`net`] | the client side: requests to other nodes, the liveness probe |
+//! | [`offload`] | CPU-heavy work (decompression, record walks) on the blocking pool, bounded |
 //! | [`telemetry`] | logging |
 //!
 //! Dependencies point one way: `types <- record <- storage <- {metadata, replica} <- controller
@@ -29,6 +30,7 @@ pub mod error;
 pub mod group;
 pub mod metadata;
 pub mod net;
+pub mod offload;
 pub mod record;
 pub mod replica;
 pub mod server;

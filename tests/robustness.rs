@@ -7,12 +7,13 @@
 
 mod common;
 
-use bytes::{BufMut, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 use common::Broker;
 use common::raw::*;
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::records::Compression;
 use std::io::Write;
 
 const POLICY_VIOLATION: i16 = 44;
@@ -119,4 +120,330 @@ fn huge_arrays_are_refused_not_allocated() {
         }
     }
     api_versions_ok(&broker);
+}
+
+const CORRUPT_MESSAGE: i16 = 2;
+const INVALID_RECORD: i16 = 87;
+
+/// `batch` claiming `count` records (last offset delta `count - 1`), CRC fixed: the header
+/// lies, the records are what they were.
+fn claiming(batch: &[u8], count: i32) -> Bytes {
+    let mut out = BytesMut::from(batch);
+    out[23..27].copy_from_slice(&(count - 1).to_be_bytes());
+    out[57..61].copy_from_slice(&count.to_be_bytes());
+    fix_crc(&mut out);
+    out.freeze()
+}
+
+fn fix_crc(batch: &mut BytesMut) {
+    let crc = crc32c::crc32c(&batch[21..]);
+    batch[17..21].copy_from_slice(&crc.to_be_bytes());
+}
+
+/// Codec ids of the batch attributes.
+#[derive(Debug, Clone, Copy)]
+enum Codec {
+    None = 0,
+    Gzip = 1,
+    Snappy = 2,
+    Lz4 = 3,
+    Zstd = 4,
+}
+
+/// `batch` with its records section replaced by `section` compressed with `codec` (Java's
+/// xerial framing for snappy), lengths and CRC fixed.
+fn with_section(batch: &[u8], codec: Codec, section: &[u8]) -> Bytes {
+    use std::io::Write;
+    let payload = match codec {
+        Codec::None => section.to_vec(),
+        Codec::Gzip => {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(section).unwrap();
+            gz.finish().unwrap()
+        }
+        Codec::Snappy => {
+            let mut out = b"\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01".to_vec();
+            for chunk in section.chunks(32 * 1024) {
+                let block = snap::raw::Encoder::new().compress_vec(chunk).unwrap();
+                out.extend_from_slice(&(block.len() as u32).to_be_bytes());
+                out.extend_from_slice(&block);
+            }
+            out
+        }
+        Codec::Lz4 => {
+            let mut lz = lz4_flex::frame::FrameEncoder::new(Vec::new());
+            lz.write_all(section).unwrap();
+            lz.finish().unwrap()
+        }
+        Codec::Zstd => zstd::encode_all(section, 1).unwrap(),
+    };
+    let mut out = BytesMut::from(&batch[..61]);
+    out.put_slice(&payload);
+    let length = (out.len() - 12) as i32;
+    out[8..12].copy_from_slice(&length.to_be_bytes());
+    let attributes = (i16::from_be_bytes([out[21], out[22]]) & !7) | codec as i16;
+    out[21..23].copy_from_slice(&attributes.to_be_bytes());
+    fix_crc(&mut out);
+    out.freeze()
+}
+
+fn with_zstd_section(batch: &[u8], section: &[u8]) -> Bytes {
+    with_section(batch, Codec::Zstd, section)
+}
+
+/// A batch of one record per key (value "value"), its records compressed with `codec`.
+fn keyed(keys: &[Option<&str>], codec: Codec) -> Bytes {
+    let records: Vec<_> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, key)| {
+            record(
+                i as i64,
+                1_000 + i as i64,
+                key.map(|k| Bytes::from(k.to_string())),
+                Some(Bytes::from_static(b"value")),
+            )
+        })
+        .collect();
+    let plain = encode_batch(&records, Compression::None);
+    with_section(&plain, codec, &plain[61..])
+}
+
+/// Defect 2: the records inside a batch are walked. On b1a30df a batch claiming 2^31 - 1
+/// records that held 3 was written (one 85-byte request moved the log end offset by
+/// 2,147,483,647), and broken record framing was stored for consumers to trip over.
+#[test]
+fn batches_whose_records_disagree_with_their_header_are_refused() {
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "records", 1, &[]);
+    let three = keyed(&[Some("a"), Some("b"), Some("c")], Codec::None);
+    for compression in [Codec::None, Codec::Gzip, Codec::Snappy, Codec::Lz4, Codec::Zstd] {
+        let batch = keyed(&[Some("a"), Some("b"), Some("c")], compression);
+        for count in [i32::MAX, 4, 2] {
+            let response = produce(&mut stream, "records", 1, claiming(&batch, count)).unwrap();
+            assert_eq!(
+                response.error_code, INVALID_RECORD,
+                "{compression:?} claiming {count}"
+            );
+        }
+    }
+    // A record whose length varint overflows 32 bits, and one whose key runs past its end.
+    let mut overflow = BytesMut::from(&three[..]);
+    overflow[61..66].copy_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x7f]);
+    fix_crc(&mut overflow);
+    assert_eq!(
+        produce(&mut stream, "records", 1, overflow.freeze()).unwrap().error_code,
+        INVALID_RECORD
+    );
+    let mut section = Vec::new();
+    // length 9: attributes, ts delta, offset delta, key length 100 (zig-zag 200), 5 bytes
+    section.extend_from_slice(&[18, 0, 0, 0, 0xc8, 0x01, b'k', b'k', b'k', b'k', b'k']);
+    let garbage = with_zstd_section(&claiming(&three, 1), &section);
+    let response = produce(&mut stream, "records", 1, garbage).unwrap();
+    assert_eq!(response.error_code, INVALID_RECORD);
+    assert_eq!(response.record_errors.len(), 1);
+    assert_eq!(response.record_errors[0].batch_index, 0);
+    // Nothing was written; a good batch still is.
+    assert_eq!(latest_offset(&mut stream, "records"), 0);
+    let response = produce(&mut stream, "records", 1, three).unwrap();
+    assert_eq!(response.error_code, 0);
+    assert_eq!(latest_offset(&mut stream, "records"), 3);
+}
+
+/// Defect 2: a compression bomb (a few KB of zstd claiming gigabytes) is refused without
+/// inflating it; CRC-valid garbage that does not decompress is CORRUPT_MESSAGE.
+#[test]
+fn compression_bombs_and_undecodable_payloads_are_refused() {
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "bombs", 1, &[]);
+    let one = keyed(&[Some("a")], Codec::None);
+    // One record claiming a 2 GiB value, then 64 MiB of zeros (a 2 KB payload).
+    let mut section = vec![0xfe, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 2, b'k', 0xfe, 0xff, 0xff, 0xff, 0x0f];
+    section.resize(64 << 20, 0);
+    let bomb = with_zstd_section(&one, &section);
+    assert!(bomb.len() < 64 * 1024, "{} bytes", bomb.len());
+    let started = std::time::Instant::now();
+    let response = produce(&mut stream, "bombs", 1, bomb).unwrap();
+    assert_eq!(response.error_code, INVALID_RECORD);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // Three good records followed by the zeros: "bytes remain after the declared count".
+    let mut section = one[61..].to_vec();
+    section.resize(64 << 20, 0);
+    let response = produce(&mut stream, "bombs", 1, with_zstd_section(&one, &section)).unwrap();
+    assert_eq!(response.error_code, INVALID_RECORD);
+    // Not zstd at all.
+    let mut garbage = BytesMut::from(&with_zstd_section(&one, &one[61..])[..]);
+    let end = garbage.len();
+    for byte in &mut garbage[61..end] {
+        *byte ^= 0xa5;
+    }
+    fix_crc(&mut garbage);
+    assert_eq!(
+        produce(&mut stream, "bombs", 1, garbage.freeze()).unwrap().error_code,
+        CORRUPT_MESSAGE
+    );
+    assert_eq!(latest_offset(&mut stream, "bombs"), 0);
+    api_versions_ok(&broker);
+}
+
+/// Defect 2 (librdkafka's `0011 produce_batch`, `test_message_single_partition_record_fail`):
+/// on a compacted topic a record without a key is INVALID_RECORD, and `record_errors` names
+/// each such record by its index (b1a30df always named index 0 and wrote the batch).
+#[test]
+fn a_compacted_topic_refuses_records_without_keys_naming_each() {
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "compacted", 1, &[("cleanup.policy", "compact")]);
+    for compression in [Codec::None, Codec::Snappy, Codec::Lz4] {
+        let batch = keyed(&[Some("a"), None, Some("c"), None, None], compression);
+        let response = produce(&mut stream, "compacted", 1, batch).unwrap();
+        assert_eq!(response.error_code, INVALID_RECORD, "{compression:?}");
+        let indexes: Vec<i32> = response.record_errors.iter().map(|e| e.batch_index).collect();
+        assert_eq!(indexes, vec![1, 3, 4], "{compression:?}");
+    }
+    assert_eq!(latest_offset(&mut stream, "compacted"), 0);
+}
+
+/// Defect 2: `message.timestamp.before.max.ms` / `after.max.ms` are enforced: a record
+/// timestamp too far from the broker's clock is INVALID_TIMESTAMP, naming the record.
+#[test]
+fn timestamps_too_far_from_the_broker_clock_are_invalid_timestamp() {
+    const INVALID_TIMESTAMP: i16 = 32;
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(
+        &mut stream,
+        "recent",
+        1,
+        &[("message.timestamp.before.max.ms", "3600000")],
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let timestamps = [now, now - 7_200_000, now + 7_200_000, now];
+    let records: Vec<_> = timestamps
+        .iter()
+        .enumerate()
+        .map(|(i, ts)| record(i as i64, *ts, None, Some(Bytes::from_static(b"v"))))
+        .collect();
+    let response = produce(
+        &mut stream,
+        "recent",
+        1,
+        encode_batch(&records, Compression::None).freeze(),
+    )
+    .unwrap();
+    assert_eq!(response.error_code, INVALID_TIMESTAMP);
+    let indexes: Vec<i32> = response.record_errors.iter().map(|e| e.batch_index).collect();
+    assert_eq!(indexes, vec![1, 2]);
+}
+
+/// Defect 3: decompression never blocks the broker. One valid zstd batch of 24,000 records of
+/// 10 KB zeros (240 MB inflated, 25 KB on the wire) is stored; four connections loop
+/// ListOffsets(max timestamp), which reads every record of it. Meanwhile ApiVersions on a
+/// fifth connection is answered at once: the walks run on the blocking pool, not on the
+/// async workers (on b1a30df they ran on the workers and ApiVersions waited behind them).
+#[test]
+fn decompressing_a_large_batch_does_not_stall_other_connections() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "big", 1, &[]);
+    let records = 24_000;
+    let value = vec![0u8; 10_000];
+    let mut section = Vec::with_capacity(records * 10_020);
+    for i in 0..records {
+        // attributes, timestamp delta i, offset delta i
+        let mut body = vec![0u8];
+        put_varint(&mut body, i as i32);
+        put_varint(&mut body, i as i32);
+        put_varint(&mut body, -1);
+        put_varint(&mut body, value.len() as i32);
+        body.extend_from_slice(&value);
+        body.push(0);
+        put_varint(&mut section, body.len() as i32);
+        section.extend_from_slice(&body);
+    }
+    let header = claiming(&keyed(&[Some("a")], Codec::None), records as i32);
+    let batch = with_zstd_section(&header, &section);
+    drop(section);
+    let response = produce(&mut stream, "big", 1, batch).unwrap();
+    assert_eq!(response.error_code, 0);
+
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let walkers: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            let mut stream = connect(&broker);
+            std::thread::spawn(move || {
+                let mut walks = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    assert_eq!(list_offset(&mut stream, "big", -3), records as i64 - 1);
+                    walks += 1;
+                }
+                walks
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    let mut probe = connect(&broker);
+    let deadline = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < deadline {
+        let started = Instant::now();
+        let _: ApiVersionsResponse = call(
+            &mut probe,
+            ApiKey::ApiVersions,
+            3,
+            &ApiVersionsRequest::default()
+                .with_client_software_name(StrBytes::from_static_str("probe"))
+                .with_client_software_version(StrBytes::from_static_str("1")),
+        );
+        latencies.push(started.elapsed());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let walks: i32 = walkers.into_iter().map(|w| w.join().unwrap()).sum();
+    latencies.sort();
+    let median = latencies[latencies.len() / 2];
+    let max = latencies[latencies.len() - 1];
+    eprintln!(
+        "{walks} walks; ApiVersions median {median:?}, max {max:?} over {}",
+        latencies.len()
+    );
+    assert!(walks >= 4, "the walks did not run");
+    assert!(median < Duration::from_millis(50), "median {median:?}");
+    assert!(max < Duration::from_millis(1_000), "max {max:?}");
+}
+
+/// ListOffsets for one timestamp (or special timestamp) of partition 0.
+fn list_offset(stream: &mut std::net::TcpStream, topic: &str, timestamp: i64) -> i64 {
+    use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+    let request = ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_topics(vec![
+            ListOffsetsTopic::default()
+                .with_name(TopicName(StrBytes::from_string(topic.into())))
+                .with_partitions(vec![
+                    ListOffsetsPartition::default()
+                        .with_partition_index(0)
+                        .with_timestamp(timestamp),
+                ]),
+        ]);
+    let response: ListOffsetsResponse = call(stream, ApiKey::ListOffsets, 7, &request);
+    let partition = &response.topics[0].partitions[0];
+    assert_eq!(partition.error_code, 0);
+    partition.offset
+}
+
+fn put_varint(buf: &mut Vec<u8>, value: i32) {
+    let mut zigzag = ((value << 1) ^ (value >> 31)) as u32;
+    while zigzag >= 0x80 {
+        buf.push((zigzag as u8) | 0x80);
+        zigzag >>= 7;
+    }
+    buf.push(zigzag as u8);
 }

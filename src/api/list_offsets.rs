@@ -17,46 +17,40 @@ pub async fn handle(
 ) -> Option<ListOffsetsResponse> {
     // From v2; a read_committed consumer's "latest" is the last stable offset.
     let read_committed = request.isolation_level == 1;
-    let topics = request
-        .topics
-        .into_iter()
-        .map(|topic| {
-            let partitions = topic
-                .partitions
-                .iter()
-                .map(|p| {
-                    let tp = TopicPartition::new(&topic.name, p.partition_index);
-                    let result = ctx.broker.list_offset(
-                        &tp,
-                        p.timestamp,
-                        p.current_leader_epoch,
-                        read_committed,
-                    );
-                    let response = ListOffsetsPartitionResponse::default()
-                        .with_partition_index(p.partition_index);
-                    match result {
-                        Ok((offset, timestamp, leader_epoch)) => response
-                            .with_error_code(code::NONE)
-                            .with_offset(offset)
-                            .with_timestamp(timestamp)
-                            // The field exists from v4.
-                            .with_leader_epoch(if offset >= 0 && version >= 4 {
-                                leader_epoch
-                            } else {
-                                -1
-                            }),
-                        Err(e) => response
-                            .with_error_code(e.code())
-                            .with_offset(-1)
-                            .with_timestamp(-1)
-                            .with_leader_epoch(-1),
-                    }
-                })
-                .collect();
+    let mut topics = Vec::with_capacity(request.topics.len());
+    for topic in request.topics {
+        let mut partitions = Vec::with_capacity(topic.partitions.len());
+        for p in &topic.partitions {
+            let tp = TopicPartition::new(&topic.name, p.partition_index);
+            let result = ctx
+                .broker
+                .list_offset(&tp, p.timestamp, p.current_leader_epoch, read_committed)
+                .await;
+            let response =
+                ListOffsetsPartitionResponse::default().with_partition_index(p.partition_index);
+            partitions.push(match result {
+                Ok((offset, timestamp, leader_epoch)) => response
+                    .with_error_code(code::NONE)
+                    .with_offset(offset)
+                    .with_timestamp(timestamp)
+                    // The field exists from v4.
+                    .with_leader_epoch(if offset >= 0 && version >= 4 {
+                        leader_epoch
+                    } else {
+                        -1
+                    }),
+                Err(e) => response
+                    .with_error_code(e.code())
+                    .with_offset(-1)
+                    .with_timestamp(-1)
+                    .with_leader_epoch(-1),
+            });
+        }
+        topics.push(
             ListOffsetsTopicResponse::default()
                 .with_name(topic.name)
-                .with_partitions(partitions)
-        })
-        .collect();
+                .with_partitions(partitions),
+        );
+    }
     Some(ListOffsetsResponse::default().with_topics(topics))
 }

@@ -44,7 +44,7 @@ pub async fn handle(
                     append(
                         ctx,
                         &TopicPartition::new(name, data.index),
-                        data.records.as_deref(),
+                        data.records,
                         acks,
                         request.transactional_id.as_deref().map(|id| id.as_str()),
                     )
@@ -139,7 +139,7 @@ async fn complete(
 async fn append(
     ctx: &ApiContext,
     tp: &TopicPartition,
-    records: Option<&[u8]>,
+    records: Option<bytes::Bytes>,
     acks: i16,
     transactional_id: Option<&str>,
 ) -> Result<
@@ -172,15 +172,15 @@ fn partition_response(
             .with_log_start_offset(info.log_start_offset),
         Err(e) => {
             let message = wire_str(&e.message());
-            let record_errors = if e.code() == code::INVALID_RECORD {
-                vec![
+            let record_errors = e
+                .record_issues()
+                .iter()
+                .map(|issue| {
                     BatchIndexAndErrorMessage::default()
-                        .with_batch_index(0)
-                        .with_batch_index_error_message(Some(message.clone())),
-                ]
-            } else {
-                Vec::new()
-            };
+                        .with_batch_index(issue.index)
+                        .with_batch_index_error_message(Some(wire_str(&issue.message)))
+                })
+                .collect();
             tracing::debug!(partition = index, error = %e, "produce rejected");
             PartitionProduceResponse::default()
                 .with_index(index)

@@ -1,6 +1,7 @@
 //! Decompression of a batch's records section, for the few places that must read records.
 //! The produce and fetch paths never call this: batches are stored and served as produced.
 
+use super::walk::WalkError;
 use super::{Compression, RecordError};
 use std::io::Read;
 
@@ -40,38 +41,91 @@ pub fn decompress(codec: Compression, payload: &[u8]) -> Result<Vec<u8>, RecordE
 }
 
 fn decompress_snappy(payload: &[u8]) -> Result<Vec<u8>, RecordError> {
-    let failed = |e: snap::Error| RecordError::Compression(format!("snappy: {e}"));
-    if !payload.starts_with(XERIAL_MAGIC) {
-        return snap::raw::Decoder::new()
-            .decompress_vec(payload)
-            .map_err(failed);
-    }
-    // xerial: 8-byte magic, 4-byte version, 4-byte compatible version, then blocks of
-    // (4-byte big-endian length, raw snappy block).
-    let mut rest = payload
-        .get(16..)
-        .ok_or(RecordError::Corrupt("short xerial header"))?;
     let mut out = Vec::new();
-    while !rest.is_empty() {
-        let len_bytes: [u8; 4] = rest
+    SnappyReader::new(payload, MAX_DECOMPRESSED)
+        .map_err(|e| RecordError::Compression(format!("snappy: {e}")))?
+        .take(MAX_DECOMPRESSED)
+        .read_to_end(&mut out)
+        .map_err(|e| RecordError::Compression(format!("snappy: {e}")))?;
+    Ok(out)
+}
+
+/// Snappy as Kafka clients write it, as a reader: raw snappy (librdkafka), or xerial's
+/// framing (Java: 8-byte magic, 4-byte version, 4-byte compatible version, then blocks of a
+/// 4-byte big-endian length and a raw snappy block), decoded one block at a time. A block
+/// whose header claims more than `budget` bytes is refused before it is decoded.
+pub(crate) struct SnappyReader<'a> {
+    /// Xerial blocks not read yet; empty for raw snappy.
+    blocks: &'a [u8],
+    block: std::io::Cursor<Vec<u8>>,
+    budget: u64,
+    produced: u64,
+}
+
+impl<'a> SnappyReader<'a> {
+    pub(crate) fn new(payload: &'a [u8], budget: u64) -> Result<Self, WalkError> {
+        let mut reader = Self {
+            blocks: &[],
+            block: std::io::Cursor::new(Vec::new()),
+            budget,
+            produced: 0,
+        };
+        if payload.starts_with(XERIAL_MAGIC) {
+            reader.blocks = payload
+                .get(16..)
+                .ok_or_else(|| WalkError::Compression("snappy: short xerial header".into()))?;
+        } else {
+            reader.decode_block(payload)?;
+        }
+        Ok(reader)
+    }
+
+    fn decode_block(&mut self, block: &[u8]) -> Result<(), WalkError> {
+        let failed = |e: snap::Error| WalkError::Compression(format!("snappy: {e}"));
+        let length = snap::raw::decompress_len(block).map_err(failed)? as u64;
+        self.produced += length;
+        if self.produced > self.budget {
+            return Err(WalkError::TooLarge { limit: self.budget });
+        }
+        let data = snap::raw::Decoder::new()
+            .decompress_vec(block)
+            .map_err(failed)?;
+        self.block = std::io::Cursor::new(data);
+        Ok(())
+    }
+
+    fn next_block(&mut self) -> Result<bool, WalkError> {
+        if self.blocks.is_empty() {
+            return Ok(false);
+        }
+        let short = || WalkError::Compression("snappy: short xerial block".into());
+        let length: [u8; 4] = self
+            .blocks
             .get(..4)
             .and_then(|s| s.try_into().ok())
-            .ok_or(RecordError::Corrupt("short xerial block header"))?;
-        let len = u32::from_be_bytes(len_bytes) as usize;
-        let block = rest
-            .get(4..4 + len)
-            .ok_or(RecordError::Corrupt("short xerial block"))?;
-        out.extend(
-            snap::raw::Decoder::new()
-                .decompress_vec(block)
-                .map_err(failed)?,
-        );
-        if out.len() as u64 > MAX_DECOMPRESSED {
-            return Err(RecordError::Compression("snappy: too large".into()));
-        }
-        rest = &rest[4 + len..];
+            .ok_or_else(short)?;
+        let length = u32::from_be_bytes(length) as usize;
+        let block = self.blocks.get(4..4 + length).ok_or_else(short)?;
+        self.blocks = &self.blocks[4 + length..];
+        self.decode_block(block)?;
+        Ok(true)
     }
-    Ok(out)
+}
+
+impl Read for SnappyReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let n = self.block.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            match self.next_block() {
+                Ok(true) => continue,
+                Ok(false) => return Ok(0),
+                Err(e) => return Err(std::io::Error::other(e)),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -28,6 +28,8 @@ pub mod codec;
 pub mod control;
 pub mod records;
 pub mod schema;
+pub mod validate;
+pub mod walk;
 
 use bytes::{Bytes, BytesMut};
 use thiserror::Error;
@@ -77,6 +79,49 @@ pub enum RecordError {
     /// A compression codec id outside 0..=4, or a payload the codec cannot decode.
     #[error("unsupported or undecodable compression: {0}")]
     Compression(String),
+    /// Records that are not acceptable, named by index (`record_errors`); `total` counts all
+    /// of them, `issues` holds the first few.
+    #[error(
+        "One or more records have been rejected due to {total} record errors in total, and only showing the first three errors at most: {}",
+        first_three(issues)
+    )]
+    InvalidRecords {
+        total: usize,
+        issues: Vec<RecordIssue>,
+    },
+    /// As `InvalidRecords`, where at least one record's timestamp is out of range.
+    #[error("One or more records have been rejected due to invalid timestamp")]
+    InvalidTimestamps {
+        total: usize,
+        issues: Vec<RecordIssue>,
+    },
+}
+
+/// One rejected record of a batch: its index in the batch and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordIssue {
+    pub index: i32,
+    pub message: String,
+}
+
+impl RecordError {
+    /// The records named in a rejection (the produce response's `record_errors`).
+    pub fn record_issues(&self) -> &[RecordIssue] {
+        match self {
+            RecordError::InvalidRecords { issues, .. }
+            | RecordError::InvalidTimestamps { issues, .. } => issues,
+            _ => &[],
+        }
+    }
+}
+
+fn first_three(issues: &[RecordIssue]) -> String {
+    let shown: Vec<String> = issues
+        .iter()
+        .take(3)
+        .map(|i| format!("record {}: {}", i.index, i.message))
+        .collect();
+    format!("[{}]", shown.join("; "))
 }
 
 /// Compression codecs as numbered in the batch attributes.
@@ -263,6 +308,18 @@ pub fn validate_produced(bytes: &[u8], max_message_bytes: usize) -> Result<(), R
             "clients may not produce control batches".into(),
         ));
     }
+    if batch.producer_id() >= 0 && batch.base_sequence() < 0 {
+        return Err(RecordError::Invalid(format!(
+            "Invalid sequence number {} in record batch with producerId {}",
+            batch.base_sequence(),
+            batch.producer_id()
+        )));
+    }
+    if batch.is_transactional() && batch.producer_id() < 0 {
+        return Err(RecordError::Invalid(
+            "a transactional batch must carry a producer id".into(),
+        ));
+    }
     if size > max_message_bytes {
         return Err(RecordError::TooLarge {
             size,
@@ -292,15 +349,36 @@ pub fn assign_offsets(
     }
 }
 
+/// The maximum timestamp a leader writes into a produced batch's header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaxTimestamp {
+    /// Keep the producer's.
+    AsProduced,
+    /// LogAppendTime: the broker's clock, and the timestamp type bit set.
+    LogAppendTime(i64),
+    /// CreateTime, corrected to the largest record timestamp the validator found.
+    Create(i64),
+}
+
+impl MaxTimestamp {
+    /// The timestamp written, unless the producer's is kept.
+    pub fn value(self) -> Option<i64> {
+        match self {
+            MaxTimestamp::AsProduced => None,
+            MaxTimestamp::LogAppendTime(t) | MaxTimestamp::Create(t) => Some(t),
+        }
+    }
+}
+
 /// The header of a produced batch as the log stores it: [`assign_offsets`]' changes applied to
 /// a copy of the first [`HEADER_LEN`] bytes, so the records after it are written exactly as
-/// they arrived, without copying the batch. For LogAppendTime the CRC is recomputed over the
-/// new header fields and the untouched records.
+/// they arrived, without copying the batch. When the max timestamp (or the timestamp type) is
+/// rewritten the CRC is recomputed over the new header fields and the untouched records.
 pub fn stamped_header(
     batch: &[u8],
     base_offset: i64,
     leader_epoch: i32,
-    log_append_time: Option<i64>,
+    max_timestamp: MaxTimestamp,
 ) -> Result<[u8; HEADER_LEN], RecordError> {
     let mut header: [u8; HEADER_LEN] = batch
         .get(..HEADER_LEN)
@@ -308,10 +386,12 @@ pub fn stamped_header(
         .ok_or(RecordError::Corrupt("batch shorter than its header"))?;
     header[BASE_OFFSET..BASE_OFFSET + 8].copy_from_slice(&base_offset.to_be_bytes());
     header[LEADER_EPOCH..LEADER_EPOCH + 4].copy_from_slice(&leader_epoch.to_be_bytes());
-    if let Some(now) = log_append_time {
+    if let MaxTimestamp::LogAppendTime(_) = max_timestamp {
         let attributes = read_i16(&header, ATTRIBUTES) | TIMESTAMP_TYPE_BIT;
         header[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
-        header[MAX_TIMESTAMP..MAX_TIMESTAMP + 8].copy_from_slice(&now.to_be_bytes());
+    }
+    if let Some(timestamp) = max_timestamp.value() {
+        header[MAX_TIMESTAMP..MAX_TIMESTAMP + 8].copy_from_slice(&timestamp.to_be_bytes());
         let crc =
             crc32c::crc32c_append(crc32c::crc32c(&header[ATTRIBUTES..]), &batch[HEADER_LEN..]);
         header[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
@@ -608,12 +688,13 @@ mod tests {
             let original = test_support::batch(0, 3, 1_000, 10);
             let mut whole = original.clone();
             assign_offsets(&mut whole, 42, 7, append_time);
-            let header = stamped_header(&original, 42, 7, append_time).unwrap();
+            let stamp = append_time.map_or(MaxTimestamp::AsProduced, MaxTimestamp::LogAppendTime);
+            let header = stamped_header(&original, 42, 7, stamp).unwrap();
             assert_eq!(&whole[..HEADER_LEN], &header[..], "{append_time:?}");
             assert_eq!(&whole[HEADER_LEN..], &original[HEADER_LEN..]);
             assert_eq!(header_offsets_and_max_timestamp(&header).0, 42);
         }
-        assert!(stamped_header(&[0u8; 10], 0, 0, None).is_err());
+        assert!(stamped_header(&[0u8; 10], 0, 0, MaxTimestamp::AsProduced).is_err());
     }
 
     #[test]

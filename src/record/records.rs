@@ -1,5 +1,6 @@
-//! Individual records inside a v2 batch, read only where the broker must look at them
-//! (ListOffsets by timestamp). Layout of one record (varints are zig-zag encoded):
+//! Individual records inside a v2 batch with their keys and values, for the few readers that
+//! need them (compaction, coordinator state, control records); walks that only need the
+//! framing use [`super::walk`]. Layout of one record (varints are zig-zag encoded):
 //!
 //! ```text
 //! length: varint | attributes: i8 | timestampDelta: varlong | offsetDelta: varint
@@ -8,42 +9,6 @@
 
 use super::RecordError;
 use bytes::BufMut;
-
-/// The two fields of a record the broker needs: its offset and timestamp relative to the batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RecordPosition {
-    pub offset_delta: i32,
-    pub timestamp_delta: i64,
-}
-
-/// Walks the (decompressed) records section of a batch.
-pub fn record_positions(
-    mut records: &[u8],
-    count: i32,
-) -> Result<Vec<RecordPosition>, RecordError> {
-    let mut out = Vec::with_capacity(count.clamp(0, 4096) as usize);
-    for _ in 0..count {
-        let length = read_varlong(&mut records)?;
-        if length < 0 || length as usize > records.len() {
-            return Err(RecordError::Corrupt("record length out of range"));
-        }
-        let (mut body, rest) = records.split_at(length as usize);
-        records = rest;
-        if body.is_empty() {
-            return Err(RecordError::Corrupt("empty record"));
-        }
-        body = &body[1..]; // attributes
-        let timestamp_delta = read_varlong(&mut body)?;
-        let offset_delta = read_varlong(&mut body)?;
-        let offset_delta = i32::try_from(offset_delta)
-            .map_err(|_| RecordError::Corrupt("record offset delta out of range"))?;
-        out.push(RecordPosition {
-            offset_delta,
-            timestamp_delta,
-        });
-    }
-    Ok(out)
-}
 
 /// One record of a batch, borrowed from the (decompressed) records section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,19 +150,5 @@ mod tests {
         assert_eq!(parsed[0].value, None);
         assert_eq!(parsed[1].value, Some(&b"value"[..]));
         assert_eq!(view.base_timestamp() + parsed[1].timestamp_delta, 90);
-    }
-
-    #[test]
-    fn positions_of_a_test_batch() {
-        let b = crate::record::test_support::batch(0, 3, 50, 4);
-        let view = crate::record::BatchView::new(&b).unwrap();
-        let positions = record_positions(view.records_payload(), 3).unwrap();
-        assert_eq!(
-            positions[2],
-            RecordPosition {
-                offset_delta: 2,
-                timestamp_delta: 2
-            }
-        );
     }
 }

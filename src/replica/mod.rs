@@ -16,6 +16,7 @@
 
 pub mod fetch_session;
 pub mod fetcher;
+pub mod produce;
 
 use crate::error::Error;
 use crate::record;
@@ -448,6 +449,28 @@ impl Partition {
         acks: i16,
         verified: Option<(i64, u64)>,
     ) -> Result<AppendInfo, Error> {
+        self.append_inner(records, acks, verified, None)
+    }
+
+    /// Appends a client's batch that [`Partition::check_produced`] validated record by record;
+    /// its header gets the true maximum timestamp the check found.
+    pub fn append_checked(
+        &self,
+        batch: &produce::CheckedBatch,
+        acks: i16,
+        verified: Option<(i64, u64)>,
+    ) -> Result<AppendInfo, Error> {
+        self.append_inner(batch.bytes(), acks, verified, Some(batch.max_timestamp()))
+    }
+
+    /// `max_timestamp` is set for a batch checked already; others get the header checks here.
+    fn append_inner(
+        &self,
+        records: &[u8],
+        acks: i16,
+        verified: Option<(i64, u64)>,
+        max_timestamp: Option<i64>,
+    ) -> Result<AppendInfo, Error> {
         let leadership = match self.leadership() {
             Some(l) if l.leader == self.node_id => l,
             _ => return Err(Error::NotLeaderOrFollower),
@@ -461,7 +484,9 @@ impl Partition {
         let info = {
             let mut log = lock(&self.log);
             let config = log.config();
-            record::validate_produced(records, config.max_message_bytes)?;
+            if max_timestamp.is_none() {
+                record::validate_produced(records, config.max_message_bytes)?;
+            }
             if acks == -1 && config.min_insync_replicas > isr_size {
                 return Err(Error::NotEnoughReplicas {
                     isr: isr_size,
@@ -479,7 +504,7 @@ impl Partition {
                     return Err(Error::NotInTransaction);
                 }
             }
-            log.append_as_leader(records, leader_epoch, now_ms())?
+            log.append_validated(records, leader_epoch, now_ms(), max_timestamp)?
         };
         // With only this replica in sync, the write is committed at once.
         self.maybe_increment_high_watermark();

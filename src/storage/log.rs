@@ -11,7 +11,10 @@ use super::producer_state::{self, Admission, CompletedTxn, ProducerState};
 use super::segment::{BatchLocation, Segment, SegmentRead};
 use super::txn_index::{AbortedTxn, TxnIndex};
 use crate::config::LogConfig;
-use crate::record::{self, BatchView, codec, records};
+use crate::record::validate::MAX_DECOMPRESSED_BYTES;
+use crate::record::walk::walk_records;
+use crate::record::{self, BatchView};
+use std::ops::ControlFlow;
 use crate::types::TopicPartition;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -360,7 +363,7 @@ impl Log {
         self.producers
             .admit_marker(producer_id, producer_epoch, marker.coordinator_epoch)?;
         let batch = record::control::build_marker(producer_id, producer_epoch, marker, now_ms);
-        let result = self.append_inner(&batch, leader_epoch, now_ms);
+        let result = self.append_inner(&batch, leader_epoch, now_ms, None);
         self.guard(result)
     }
 
@@ -493,8 +496,20 @@ impl Log {
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<AppendInfo, StorageError> {
+        self.append_validated(batch, leader_epoch, now_ms, None)
+    }
+
+    /// [`Log::append_as_leader`] for a batch whose records were walked: with CreateTime its
+    /// header gets `max_timestamp`, the largest record timestamp, as Kafka's validator sets it.
+    pub fn append_validated(
+        &mut self,
+        batch: &[u8],
+        leader_epoch: i32,
+        now_ms: i64,
+        max_timestamp: Option<i64>,
+    ) -> Result<AppendInfo, StorageError> {
         self.check_online()?;
-        let result = self.append_inner(batch, leader_epoch, now_ms);
+        let result = self.append_inner(batch, leader_epoch, now_ms, max_timestamp);
         self.guard(result)
     }
 
@@ -503,6 +518,7 @@ impl Log {
         batch: &[u8],
         leader_epoch: i32,
         now_ms: i64,
+        validated_max_timestamp: Option<i64>,
     ) -> Result<AppendInfo, StorageError> {
         let base_offset = self.log_end_offset();
         let (delta, count, max_timestamp) = {
@@ -527,14 +543,15 @@ impl Log {
                 view.max_timestamp(),
             )
         };
-        let incoming_timestamp = if self.config.log_append_time {
-            now_ms
-        } else {
-            max_timestamp
+        let stamp = match (self.config.log_append_time, validated_max_timestamp) {
+            (true, _) => record::MaxTimestamp::LogAppendTime(now_ms),
+            (false, Some(t)) if t != max_timestamp => record::MaxTimestamp::Create(t),
+            (false, _) => record::MaxTimestamp::AsProduced,
         };
+        let incoming_timestamp = stamp.value().unwrap_or(max_timestamp);
         self.maybe_roll(batch.len(), base_offset + delta, incoming_timestamp, now_ms)?;
         let log_append_time = self.config.log_append_time.then_some(now_ms);
-        let header = record::stamped_header(batch, base_offset, leader_epoch, log_append_time)?;
+        let header = record::stamped_header(batch, base_offset, leader_epoch, stamp)?;
         // Before the write: a crash between the two leaves an entry past the log end, which
         // loading drops; the other order could lose an epoch the log holds.
         self.leader_epochs.assign(leader_epoch, base_offset)?;
@@ -800,15 +817,18 @@ impl Log {
                 view.max_timestamp(),
             )));
         }
-        let payload = codec::decompress(view.compression()?, view.records_payload())?;
-        for position in records::record_positions(&payload, view.records_count())? {
-            let offset = view.base_offset() + position.offset_delta as i64;
-            let record_ts = view.base_timestamp() + position.timestamp_delta;
+        let mut found = None;
+        walk_records(&view, MAX_DECOMPRESSED_BYTES, |record| {
+            let offset = view.base_offset() + i64::from(record.offset_delta);
+            let record_ts = view.base_timestamp().saturating_add(record.timestamp_delta);
             if record_ts >= timestamp && offset >= self.log_start_offset {
-                return Ok(Some((offset, record_ts)));
+                found = Some((offset, record_ts));
+                return ControlFlow::Break(());
             }
-        }
-        Ok(None)
+            ControlFlow::Continue(())
+        })
+        .map_err(|e| StorageError::Record(e.into()))?;
+        Ok(found)
     }
 
     /// The offset and timestamp of the record with the largest timestamp (ListOffsets -3).
@@ -830,19 +850,16 @@ impl Log {
         if view.is_log_append_time() {
             return Ok(Some((view.last_offset(), view.max_timestamp())));
         }
-        let payload = codec::decompress(view.compression()?, view.records_payload())?;
-        let best = records::record_positions(&payload, view.records_count())?
-            .into_iter()
-            .map(|p| {
-                (
-                    view.base_offset() + p.offset_delta as i64,
-                    view.base_timestamp() + p.timestamp_delta,
-                )
-            })
-            .fold(None, |best: Option<(i64, i64)>, (o, t)| match best {
-                Some((_, bt)) if bt >= t => best,
-                _ => Some((o, t)),
-            });
+        let mut best: Option<(i64, i64)> = None;
+        walk_records(&view, MAX_DECOMPRESSED_BYTES, |record| {
+            let offset = view.base_offset() + i64::from(record.offset_delta);
+            let record_ts = view.base_timestamp().saturating_add(record.timestamp_delta);
+            if best.is_none_or(|(_, t)| record_ts > t) {
+                best = Some((offset, record_ts));
+            }
+            ControlFlow::Continue(())
+        })
+        .map_err(|e| StorageError::Record(e.into()))?;
         Ok(best)
     }
 
