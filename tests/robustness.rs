@@ -218,7 +218,13 @@ fn batches_whose_records_disagree_with_their_header_are_refused() {
     let mut stream = connect(&broker);
     create_topic(&mut stream, "records", 1, &[]);
     let three = keyed(&[Some("a"), Some("b"), Some("c")], Codec::None);
-    for compression in [Codec::None, Codec::Gzip, Codec::Snappy, Codec::Lz4, Codec::Zstd] {
+    for compression in [
+        Codec::None,
+        Codec::Gzip,
+        Codec::Snappy,
+        Codec::Lz4,
+        Codec::Zstd,
+    ] {
         let batch = keyed(&[Some("a"), Some("b"), Some("c")], compression);
         for count in [i32::MAX, 4, 2] {
             let response = produce(&mut stream, "records", 1, claiming(&batch, count)).unwrap();
@@ -233,7 +239,9 @@ fn batches_whose_records_disagree_with_their_header_are_refused() {
     overflow[61..66].copy_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x7f]);
     fix_crc(&mut overflow);
     assert_eq!(
-        produce(&mut stream, "records", 1, overflow.freeze()).unwrap().error_code,
+        produce(&mut stream, "records", 1, overflow.freeze())
+            .unwrap()
+            .error_code,
         INVALID_RECORD
     );
     let mut section = Vec::new();
@@ -260,7 +268,9 @@ fn compression_bombs_and_undecodable_payloads_are_refused() {
     create_topic(&mut stream, "bombs", 1, &[]);
     let one = keyed(&[Some("a")], Codec::None);
     // One record claiming a 2 GiB value, then 64 MiB of zeros (a 2 KB payload).
-    let mut section = vec![0xfe, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 2, b'k', 0xfe, 0xff, 0xff, 0xff, 0x0f];
+    let mut section = vec![
+        0xfe, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 2, b'k', 0xfe, 0xff, 0xff, 0xff, 0x0f,
+    ];
     section.resize(64 << 20, 0);
     let bomb = with_zstd_section(&one, &section);
     assert!(bomb.len() < 64 * 1024, "{} bytes", bomb.len());
@@ -281,7 +291,9 @@ fn compression_bombs_and_undecodable_payloads_are_refused() {
     }
     fix_crc(&mut garbage);
     assert_eq!(
-        produce(&mut stream, "bombs", 1, garbage.freeze()).unwrap().error_code,
+        produce(&mut stream, "bombs", 1, garbage.freeze())
+            .unwrap()
+            .error_code,
         CORRUPT_MESSAGE
     );
     assert_eq!(latest_offset(&mut stream, "bombs"), 0);
@@ -295,12 +307,21 @@ fn compression_bombs_and_undecodable_payloads_are_refused() {
 fn a_compacted_topic_refuses_records_without_keys_naming_each() {
     let broker = Broker::start(&[]);
     let mut stream = connect(&broker);
-    create_topic(&mut stream, "compacted", 1, &[("cleanup.policy", "compact")]);
+    create_topic(
+        &mut stream,
+        "compacted",
+        1,
+        &[("cleanup.policy", "compact")],
+    );
     for compression in [Codec::None, Codec::Snappy, Codec::Lz4] {
         let batch = keyed(&[Some("a"), None, Some("c"), None, None], compression);
         let response = produce(&mut stream, "compacted", 1, batch).unwrap();
         assert_eq!(response.error_code, INVALID_RECORD, "{compression:?}");
-        let indexes: Vec<i32> = response.record_errors.iter().map(|e| e.batch_index).collect();
+        let indexes: Vec<i32> = response
+            .record_errors
+            .iter()
+            .map(|e| e.batch_index)
+            .collect();
         assert_eq!(indexes, vec![1, 3, 4], "{compression:?}");
     }
     assert_eq!(latest_offset(&mut stream, "compacted"), 0);
@@ -337,7 +358,11 @@ fn timestamps_too_far_from_the_broker_clock_are_invalid_timestamp() {
     )
     .unwrap();
     assert_eq!(response.error_code, INVALID_TIMESTAMP);
-    let indexes: Vec<i32> = response.record_errors.iter().map(|e| e.batch_index).collect();
+    let indexes: Vec<i32> = response
+        .record_errors
+        .iter()
+        .map(|e| e.batch_index)
+        .collect();
     assert_eq!(indexes, vec![1, 2]);
 }
 
@@ -446,4 +471,58 @@ fn put_varint(buf: &mut Vec<u8>, value: i32) {
         zigzag >>= 7;
     }
     buf.push(zigzag as u8);
+}
+
+/// Defect 9: garbage appended to the active segment after a clean shutdown. On b1a30df the
+/// next start trusted it: acknowledged writes landed after it (a consumer stopped at
+/// `Unsupported MagicByte -99`) and a later kill -9 recovery truncated them away. Now the
+/// tail of the active segment is checked on a clean start and the garbage cut off, so every
+/// acknowledged record survives both restarts.
+#[test]
+fn garbage_after_a_clean_shutdown_is_cut_off_before_new_writes() {
+    let flush = [("log.flush.interval.messages", "1")];
+    let mut broker = Broker::start(&flush);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "tail", 1, &[]);
+    let produce_values = |stream: &mut std::net::TcpStream, from: usize| {
+        for i in from..from + 5 {
+            let records = [record(0, 1_000, None, Some(Bytes::from(format!("v{i}"))))];
+            let batch = encode_batch(&records, Compression::None).freeze();
+            let response = produce(stream, "tail", 1, batch).unwrap();
+            assert_eq!(response.error_code, 0);
+            assert_eq!(response.base_offset, i as i64);
+        }
+    };
+    produce_values(&mut stream, 0);
+    assert_eq!(broker.stop(), Some(0));
+
+    // A plausible batch header (length fits the file) with magic -99, then junk.
+    let segment = broker.dir().join("tail-0").join("00000000000000000000.log");
+    let mut garbage = vec![0u8; 200];
+    garbage[..8].copy_from_slice(&1_000i64.to_be_bytes());
+    garbage[8..12].copy_from_slice(&188i32.to_be_bytes());
+    garbage[16] = 0x9d;
+    garbage[23..27].copy_from_slice(&3i32.to_be_bytes());
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&segment)
+        .unwrap()
+        .write_all(&garbage)
+        .unwrap();
+
+    let mut restarted = Broker::start_in(broker.dir(), &flush);
+    let mut stream = connect(&restarted);
+    produce_values(&mut stream, 5);
+    restarted.kill9();
+    let recovered = Broker::start_in(broker.dir(), &flush);
+    let values = common::read_partition(
+        &recovered.bootstrap,
+        "tail",
+        0,
+        "read_uncommitted",
+        10,
+        std::time::Duration::from_secs(20),
+    );
+    let expected: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
+    assert_eq!(values, expected);
 }

@@ -83,7 +83,9 @@ pub fn validate_records(
     });
     match walked {
         Ok(()) => {}
-        Err(WalkError::Structure { index, reason }) if (0..batch.records_count()).contains(&index) => {
+        Err(WalkError::Structure { index, reason })
+            if (0..batch.records_count()).contains(&index) =>
+        {
             return Err(RecordError::InvalidRecords {
                 total: 1,
                 issues: vec![RecordIssue {
@@ -272,22 +274,31 @@ mod tests {
         let template = batch(&[Some(b"a")]);
         let good = body(0, 1, b"k", 0);
         let cases: Vec<(&str, Vec<u8>)> = vec![
-            ("key length past the record", section(&[good.clone(), body(1, 100, b"k", 0)])),
-            ("negative header count", section(&[good.clone(), body(1, 1, b"k", -5)])),
-            ("negative key length below -1", section(&[good.clone(), body(1, -7, b"", 0)])),
+            (
+                "key length past the record",
+                section(&[good.clone(), body(1, 100, b"k", 0)]),
+            ),
+            (
+                "negative header count",
+                section(&[good.clone(), body(1, 1, b"k", -5)]),
+            ),
+            (
+                "negative key length below -1",
+                section(&[good.clone(), body(1, -7, b"", 0)]),
+            ),
             ("length varint overflows", {
-                let mut s = section(&[good.clone()]);
+                let mut s = section(std::slice::from_ref(&good));
                 s.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
                 s
             }),
             ("length past the end", {
-                let mut s = section(&[good.clone()]);
+                let mut s = section(std::slice::from_ref(&good));
                 put_varint(&mut s, 1_000_000);
                 s.extend_from_slice(&good);
                 s
             }),
             ("length longer than the fields", {
-                let mut s = section(&[good.clone()]);
+                let mut s = section(std::slice::from_ref(&good));
                 put_varint(&mut s, good.len() as i32 + 2);
                 s.extend_from_slice(&body(1, 1, b"k", 0));
                 s.extend_from_slice(&[0, 0]);
@@ -310,7 +321,11 @@ mod tests {
     #[test]
     fn offset_deltas_must_count_up_from_zero() {
         let template = batch(&[Some(b"a")]);
-        let payload = section(&[body(0, 1, b"k", 0), body(5, 1, b"k", 0), body(1, 1, b"k", 0)]);
+        let payload = section(&[
+            body(0, 1, b"k", 0),
+            body(5, 1, b"k", 0),
+            body(1, 1, b"k", 0),
+        ]);
         let e = check(&rebuilt(&template, 0, &payload, 3), &policy()).unwrap_err();
         assert_eq!(indexes(&e), vec![1, 2]);
     }
@@ -326,7 +341,10 @@ mod tests {
         };
         let e = check(&b, &compacted).unwrap_err();
         assert_eq!(indexes(&e), vec![1, 3]);
-        assert_eq!(crate::error::Error::from(e).code(), crate::error::code::INVALID_RECORD);
+        assert_eq!(
+            crate::error::Error::from(e).code(),
+            crate::error::code::INVALID_RECORD
+        );
         assert!(check(&batch(&[Some(b"a")]), &compacted).is_ok());
     }
 
@@ -341,7 +359,10 @@ mod tests {
         let e = check(&batch(&[None, None, None]), &strict).unwrap_err();
         assert!(matches!(e, RecordError::InvalidTimestamps { .. }), "{e}");
         assert_eq!(indexes(&e), vec![1, 2]);
-        assert_eq!(crate::error::Error::from(e).code(), crate::error::code::INVALID_TIMESTAMP);
+        assert_eq!(
+            crate::error::Error::from(e).code(),
+            crate::error::code::INVALID_TIMESTAMP
+        );
         // LogAppendTime topics take any producer timestamp.
         let append_time = ValidationPolicy {
             log_append_time: true,

@@ -174,8 +174,13 @@ impl<R: BufRead> StreamSource<R> {
         }
         let buf = self.reader.fill_buf().map_err(|e| {
             // A reader of ours may say why in a WalkError (the snappy block budget).
-            let walk = e.get_ref().and_then(|inner| inner.downcast_ref::<WalkError>());
-            Fault::Walk(walk.cloned().unwrap_or(WalkError::Compression(e.to_string())))
+            let walk = e
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<WalkError>());
+            Fault::Walk(
+                walk.cloned()
+                    .unwrap_or(WalkError::Compression(e.to_string())),
+            )
         })?;
         if buf.is_empty() {
             return Err(Fault::End);

@@ -14,9 +14,9 @@ use crate::config::LogConfig;
 use crate::record::validate::MAX_DECOMPRESSED_BYTES;
 use crate::record::walk::walk_records;
 use crate::record::{self, BatchView};
-use std::ops::ControlFlow;
 use crate::types::TopicPartition;
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 /// The outcome of an append.
@@ -208,7 +208,11 @@ impl Log {
                 config.index_interval_bytes,
                 now_ms,
             )?;
-            if *base >= first_to_recover || !segment.indexes_consistent(!clean_shutdown) {
+            let tail_untrusted = active && clean_shutdown && !segment.tail_is_valid()?;
+            if *base >= first_to_recover
+                || tail_untrusted
+                || !segment.indexes_consistent(!clean_shutdown)
+            {
                 let dropped = segment.recover(config.max_message_bytes)?;
                 report.recovered_segments += 1;
                 if dropped > 0 {

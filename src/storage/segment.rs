@@ -581,6 +581,27 @@ impl Segment {
     /// clean shutdown only their last entries are checked, as Kafka's `sanityCheck` does:
     /// a full scan reads every index page of every log, from disk when evicted, and a
     /// cleanly closed index was written and synced whole. `thorough` scans every entry.
+    /// Whether the batches after the last offset-index entry are whole, CRC-valid v2
+    /// batches with consecutive offsets that end exactly at the end of the file. After a
+    /// clean shutdown this is all loading checks of the active segment (a few batches, not a
+    /// scan): bytes appended behind the broker's back must not be trusted, or acknowledged
+    /// writes would land after them.
+    pub fn tail_is_valid(&self) -> Result<bool, StorageError> {
+        let (_, mut position) = self.offset_index.lookup(i64::MAX);
+        let mut window = HeaderWindow::new();
+        let mut expected: Option<i64> = None;
+        while let Some(location) = window.location(self, position)? {
+            let bytes = self.read_batch(&location)?;
+            let valid = record::BatchView::new(&bytes).is_ok_and(|b| b.validate().is_ok());
+            if !valid || expected.is_some_and(|e| e != location.base_offset) {
+                return Ok(false);
+            }
+            expected = Some(location.last_offset + 1);
+            position = location.position + location.size;
+        }
+        Ok(position == self.size)
+    }
+
     pub fn indexes_consistent(&self, thorough: bool) -> bool {
         if thorough {
             self.offset_index.is_consistent(self.size as u64) && self.time_index.is_consistent()
