@@ -105,7 +105,7 @@ fn run() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let broker = Broker::open(config).context("cannot open the log directory")?;
         let server = Server::bind(broker)
             .await
@@ -113,8 +113,11 @@ fn run() -> anyhow::Result<()> {
         let shutdown = CancellationToken::new();
         tokio::spawn(wait_for_signal(shutdown.clone()));
         server.run(shutdown).await?;
-        Ok(())
-    })
+        anyhow::Ok(())
+    });
+    // Blocking work still running (a stuck shutdown step) must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    served
 }
 
 async fn wait_for_signal(shutdown: CancellationToken) {

@@ -526,3 +526,40 @@ fn garbage_after_a_clean_shutdown_is_cut_off_before_new_writes() {
     let expected: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
     assert_eq!(values, expected);
 }
+
+/// Defect 10: a broker whose controller quorum has failed still stops on SIGTERM, in bounded
+/// time, even with a request in flight that waits for a controller that will never answer.
+/// (On b1a30df the quorum failed through a full disk, and the broker logged `shutting down`
+/// and ran on until SIGKILL; here the failure is injected: the `controller-quorum-fails`
+/// crash point fails the quorum once a topic named `fail-the-quorum` exists.)
+#[test]
+fn a_broker_whose_quorum_failed_stops_on_sigterm() {
+    use std::time::{Duration, Instant};
+    let mut broker = Broker::start_with_failpoints(&[], "controller-quorum-fails=return");
+    let mut stream = connect(&broker);
+    let _ = create_topics(&mut stream, vec![topic_named("fail-the-quorum", 1)], false);
+    assert!(
+        common::wait_until(Duration::from_secs(20), || broker
+            .log_text()
+            .contains("controller quorum failed")),
+        "the quorum did not fail"
+    );
+    // This one waits for an active controller that will not come back.
+    let mut waiting = connect(&broker);
+    waiting
+        .write_all(&frame(
+            ApiKey::CreateTopics,
+            7,
+            9,
+            &CreateTopicsRequest::default()
+                .with_topics(vec![topic_named("never", 1)])
+                .with_timeout_ms(60_000),
+        ))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    let code = broker.stop();
+    let took = started.elapsed();
+    eprintln!("stopped in {took:?} with {code:?}");
+    assert!(took < Duration::from_secs(29), "{took:?}");
+}

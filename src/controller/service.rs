@@ -290,6 +290,17 @@ impl Loop {
 
     /// Persist, send, apply; then follow leadership changes and run periodic decisions.
     fn round(&mut self) -> Result<(), QuorumError> {
+        // Test builds: a quorum that fails once a topic named `fail-the-quorum` exists (the
+        // shutdown of a broker whose quorum is gone must still finish).
+        fail::fail_point!(
+            "controller-quorum-fails",
+            self.quorum.image().topic("fail-the-quorum").is_some(),
+            |_| Err(QuorumError::Log(
+                super::metadata_log::MetadataLogError::Storage(
+                    std::io::Error::other("injected quorum failure").into()
+                )
+            ))
+        );
         let progress = self.quorum.handle_ready()?;
         for message in progress.messages {
             let _ = self.outbound.send(message);

@@ -308,18 +308,7 @@ pub fn validate_produced(bytes: &[u8], max_message_bytes: usize) -> Result<(), R
             "clients may not produce control batches".into(),
         ));
     }
-    if batch.producer_id() >= 0 && batch.base_sequence() < 0 {
-        return Err(RecordError::Invalid(format!(
-            "Invalid sequence number {} in record batch with producerId {}",
-            batch.base_sequence(),
-            batch.producer_id()
-        )));
-    }
-    if batch.is_transactional() && batch.producer_id() < 0 {
-        return Err(RecordError::Invalid(
-            "a transactional batch must carry a producer id".into(),
-        ));
-    }
+
     if size > max_message_bytes {
         return Err(RecordError::TooLarge {
             size,

@@ -43,6 +43,20 @@ pub fn validate_records(
     policy: &ValidationPolicy,
     now_ms: i64,
 ) -> Result<i64, RecordError> {
+    // Producer fields as Kafka checks them for client batches (the coordinators' own
+    // transactional writes carry no sequence).
+    if batch.producer_id() >= 0 && batch.base_sequence() < 0 {
+        return Err(RecordError::Invalid(format!(
+            "Invalid sequence number {} in record batch with producerId {}",
+            batch.base_sequence(),
+            batch.producer_id()
+        )));
+    }
+    if batch.is_transactional() && batch.producer_id() < 0 {
+        return Err(RecordError::Invalid(
+            "a transactional batch must carry a producer id".into(),
+        ));
+    }
     let base_timestamp = batch.base_timestamp();
     let producer_log_append_time = batch.is_log_append_time();
     let mut max_timestamp = -1i64;
@@ -407,6 +421,28 @@ mod tests {
                     .is_ok()
             );
         }
+    }
+
+    /// Kafka's client-batch checks of the producer fields: an idempotent batch needs a
+    /// sequence, a transactional one a producer id.
+    #[test]
+    fn producer_fields_must_be_consistent() {
+        use crate::record::test_support::set_producer_fields;
+        let mut no_sequence = batch(&[None]);
+        set_producer_fields(&mut no_sequence, 7, 0, -1);
+        assert!(matches!(
+            check(&no_sequence, &policy()),
+            Err(RecordError::Invalid(_))
+        ));
+        let mut anonymous = batch(&[None]);
+        crate::record::make_transactional(&mut anonymous, -1, 0);
+        assert!(matches!(
+            check(&anonymous, &policy()),
+            Err(RecordError::Invalid(_))
+        ));
+        let mut idempotent = batch(&[None]);
+        set_producer_fields(&mut idempotent, 7, 0, 0);
+        assert!(check(&idempotent, &policy()).is_ok());
     }
 
     #[test]

@@ -35,6 +35,14 @@ pub struct Server {
     controller_listener: Option<TcpListener>,
 }
 
+/// How long requests in flight at shutdown may take to finish before their connections are
+/// closed under them.
+const CONNECTION_DRAIN: Duration = Duration::from_secs(5);
+
+/// The most the broker's own shutdown (controlled shutdown, flushing, checkpoints) may take,
+/// whatever state the controller quorum is in.
+const SHUTDOWN_BUDGET: Duration = Duration::from_secs(25);
+
 impl Server {
     /// Binds every configured client listener (the controller listener too, for the quorum;
     /// it is not a client listener). Each advertises the `advertised.listeners` entry of the same name, as in
@@ -158,9 +166,13 @@ impl Server {
             })
             .collect();
         let starting = self.broker.clone();
-        tokio::task::spawn_blocking(move || starting.start(endpoints))
-            .await
-            .map_err(|e| crate::error::Error::InvalidRequest(format!("start failed: {e}")))??;
+        let start = tokio::task::spawn_blocking(move || starting.start(endpoints));
+        tokio::select! {
+            started = start => started
+                .map_err(|e| crate::error::Error::Internal(format!("start failed: {e}")))??,
+            // A stop asked for during startup is not held up by it.
+            () = shutdown.cancelled() => {}
+        }
         self.broker.group_coordinator().start(shutdown.clone());
         let config = self.broker.config().clone();
         // One connection limit across all listeners.
@@ -185,15 +197,36 @@ impl Server {
         }
         self.broker.replicas().begin_shutdown();
         tracker.close();
-        tracker.wait().await;
+        if tokio::time::timeout(CONNECTION_DRAIN, tracker.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                connections = tracker.len(),
+                "requests still in flight after {CONNECTION_DRAIN:?}; closing their connections"
+            );
+        }
         let broker = self.broker.clone();
-        let stopped = tokio::task::spawn_blocking(move || broker.shutdown()).await;
+        let stopped = tokio::time::timeout(
+            SHUTDOWN_BUDGET,
+            tokio::task::spawn_blocking(move || broker.shutdown()),
+        )
+        .await;
         quorum_shutdown.cancel();
         quorum_tracker.close();
-        quorum_tracker.wait().await;
-        stopped.map_err(|e| {
-            crate::error::Error::InvalidRequest(format!("shutdown task failed: {e}"))
-        })??;
+        let _ = tokio::time::timeout(CONNECTION_DRAIN, quorum_tracker.wait()).await;
+        match stopped {
+            Ok(stopped) => stopped.map_err(|e| {
+                crate::error::Error::Internal(format!("shutdown task failed: {e}"))
+            })??,
+            Err(_) => {
+                // The next start recovers the logs, as after a crash.
+                tracing::error!(
+                    "shutdown did not finish within {SHUTDOWN_BUDGET:?}; exiting without the clean-shutdown marker"
+                );
+                return Ok(());
+            }
+        }
         tracing::info!("shut down cleanly");
         Ok(())
     }
