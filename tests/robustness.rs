@@ -563,3 +563,114 @@ fn a_broker_whose_quorum_failed_stops_on_sigterm() {
     eprintln!("stopped in {took:?} with {code:?}");
     assert!(took < Duration::from_secs(29), "{took:?}");
 }
+
+fn simple_commit(stream: &mut std::net::TcpStream, group: &str, offset: i64) -> i16 {
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    let response: OffsetCommitResponse = call(
+        stream,
+        ApiKey::OffsetCommit,
+        7,
+        &OffsetCommitRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.into())))
+            .with_generation_id_or_member_epoch(-1)
+            .with_topics(vec![
+                OffsetCommitRequestTopic::default()
+                    .with_name(TopicName(StrBytes::from_static_str("t")))
+                    .with_partitions(vec![
+                        OffsetCommitRequestPartition::default()
+                            .with_partition_index(0)
+                            .with_committed_offset(offset),
+                    ]),
+            ]),
+    );
+    response.topics[0].partitions[0].error_code
+}
+
+fn committed(stream: &mut std::net::TcpStream, group: &str) -> i64 {
+    use kafka_protocol::messages::offset_fetch_request::OffsetFetchRequestTopic;
+    let response: OffsetFetchResponse = call(
+        stream,
+        ApiKey::OffsetFetch,
+        7,
+        &OffsetFetchRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.into())))
+            .with_topics(Some(vec![
+                OffsetFetchRequestTopic::default()
+                    .with_name(TopicName(StrBytes::from_static_str("t")))
+                    .with_partition_indexes(vec![0]),
+            ])),
+    );
+    response.topics[0].partitions[0].committed_offset
+}
+
+/// Waits until the group coordinator answers (it loads after a start).
+fn commit_when_ready(stream: &mut std::net::TcpStream, group: &str, offset: i64) {
+    let _: FindCoordinatorResponse = call(
+        stream,
+        ApiKey::FindCoordinator,
+        3,
+        &FindCoordinatorRequest::default().with_key(StrBytes::from_string(group.into())),
+    );
+    assert!(common::wait_until(std::time::Duration::from_secs(30), || {
+        simple_commit(stream, group, offset) == 0
+    }));
+}
+
+/// Defect 4: a client wrote a CRC-valid batch with broken records to `__consumer_offsets`
+/// (error 0); after a restart loading failed, an offset committed after the garbage read back
+/// as the older value and groups on later partitions timed out. Now clients cannot write
+/// internal topics (INVALID_TOPIC_EXCEPTION, as Kafka), and a bad batch already there (here
+/// planted in the file) is skipped at load: everything before and after it loads.
+#[test]
+fn garbage_in_consumer_offsets_is_refused_and_skipped_at_load() {
+    const INVALID_TOPIC_EXCEPTION: i16 = 17;
+    let settings = [("offsets.topic.num.partitions", "1")];
+    let mut broker = Broker::start(&settings);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "t", 1, &[]);
+    commit_when_ready(&mut stream, "g", 5);
+    let good = keyed(&[Some("a")], Codec::None);
+    let response = produce(&mut stream, "__consumer_offsets", 1, good).unwrap();
+    assert_eq!(response.error_code, INVALID_TOPIC_EXCEPTION);
+    assert_eq!(broker.stop(), Some(0));
+
+    // Plant what a client could write before: the next offset, a CRC-valid header, and a
+    // record whose length varint overflows.
+    let dir = broker.dir().join("__consumer_offsets-0");
+    let segment = dir.join("00000000000000000000.log");
+    let end = {
+        let bytes = std::fs::read(&segment).unwrap();
+        let (mut position, mut next) = (0usize, 0i64);
+        while position + 12 <= bytes.len() {
+            let base = i64::from_be_bytes(bytes[position..position + 8].try_into().unwrap());
+            let delta = i32::from_be_bytes(bytes[position + 23..position + 27].try_into().unwrap());
+            let length = i32::from_be_bytes(bytes[position + 8..position + 12].try_into().unwrap());
+            next = base + i64::from(delta) + 1;
+            position += 12 + length as usize;
+        }
+        next
+    };
+    let mut garbage = BytesMut::from(&keyed(&[Some("k")], Codec::None)[..]);
+    garbage[..8].copy_from_slice(&end.to_be_bytes());
+    garbage[61..66].copy_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x7f]);
+    fix_crc(&mut garbage);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&segment)
+        .unwrap()
+        .write_all(&garbage)
+        .unwrap();
+
+    let mut restarted = Broker::start_in(broker.dir(), &settings);
+    let mut stream = connect(&restarted);
+    commit_when_ready(&mut stream, "g", 9);
+    assert_eq!(committed(&mut stream, "g"), 9);
+    assert_eq!(restarted.stop(), Some(0));
+    let again = Broker::start_in(broker.dir(), &settings);
+    let mut stream = connect(&again);
+    commit_when_ready(&mut stream, "other", 1);
+    assert_eq!(committed(&mut stream, "g"), 9, "the commit after the garbage");
+    assert!(again.log_text().contains("skipping an unreadable batch"));
+}
