@@ -927,7 +927,9 @@ impl Broker {
     async fn run_isr_updates(self: Arc<Self>) {
         let lag_ms = self.config.cluster.replica_lag_time_max_ms;
         let period = Duration::from_millis((lag_ms / 2).clamp(50, 5_000) as u64);
-        let mut requested: std::collections::HashMap<TopicPartition, i32> = Default::default();
+        let requests = Arc::new(Mutex::new(
+            crate::replica::alter_partition::IsrRequests::default(),
+        ));
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(period) => {}
@@ -935,16 +937,18 @@ impl Broker {
                 _ = self.tasks.cancelled() => return,
             }
             let now = now_ms();
-            for partition in self.replicas.all() {
+            let partitions = self.replicas.all();
+            let lock_requests = || requests.lock().unwrap_or_else(|p| p.into_inner());
+            lock_requests().retain(|tp| partitions.iter().any(|p| p.topic_partition() == tp));
+            for partition in partitions {
                 let Some((leadership, isr)) = partition.wanted_isr(now, lag_ms) else {
                     continue;
                 };
                 let tp = partition.topic_partition().clone();
-                // One request per partition epoch: the image brings the outcome.
-                if requested.get(&tp) == Some(&leadership.partition_epoch) {
+                let epoch = leadership.partition_epoch;
+                if !lock_requests().should_send(&tp, epoch, std::time::Instant::now()) {
                     continue;
                 }
-                requested.insert(tp.clone(), leadership.partition_epoch);
                 tracing::info!(partition = %tp, from = ?leadership.isr, to = ?isr, "changing the ISR");
                 let change = crate::controller::control::IsrChange {
                     broker_id: self.config.node_id,
@@ -952,16 +956,23 @@ impl Broker {
                     topic_id: partition.topic_id(),
                     partition: tp.partition,
                     leader_epoch: leadership.leader_epoch,
-                    partition_epoch: leadership.partition_epoch,
+                    partition_epoch: epoch,
                     new_isr: isr,
                 };
-                let broker = self.clone();
+                let (broker, requests) = (self.clone(), requests.clone());
                 tokio::spawn(async move {
                     if let Err(e) = broker
                         .call_active_controller(ControllerOp::AlterPartition(change))
                         .await
                     {
-                        tracing::info!(partition = %tp, error = %e, "ISR change refused");
+                        let backoff = requests.lock().unwrap_or_else(|p| p.into_inner()).refused(
+                            &tp,
+                            epoch,
+                            std::time::Instant::now(),
+                        );
+                        tracing::info!(partition = %tp, error = %e, ?backoff, "ISR change refused; retrying");
+                        tokio::time::sleep(backoff).await;
+                        broker.replicas.wake_isr_updates();
                     }
                 });
             }

@@ -613,9 +613,10 @@ fn commit_when_ready(stream: &mut std::net::TcpStream, group: &str, offset: i64)
         3,
         &FindCoordinatorRequest::default().with_key(StrBytes::from_string(group.into())),
     );
-    assert!(common::wait_until(std::time::Duration::from_secs(30), || {
-        simple_commit(stream, group, offset) == 0
-    }));
+    assert!(common::wait_until(
+        std::time::Duration::from_secs(30),
+        || { simple_commit(stream, group, offset) == 0 }
+    ));
 }
 
 /// Defect 4: a client wrote a CRC-valid batch with broken records to `__consumer_offsets`
@@ -671,6 +672,10 @@ fn garbage_in_consumer_offsets_is_refused_and_skipped_at_load() {
     let again = Broker::start_in(broker.dir(), &settings);
     let mut stream = connect(&again);
     commit_when_ready(&mut stream, "other", 1);
-    assert_eq!(committed(&mut stream, "g"), 9, "the commit after the garbage");
+    assert_eq!(
+        committed(&mut stream, "g"),
+        9,
+        "the commit after the garbage"
+    );
     assert!(again.log_text().contains("skipping an unreadable batch"));
 }

@@ -14,6 +14,7 @@
 //! append wakes the registered waiters, which re-read and either answer or wait again until
 //! their deadline. No timer polls for data.
 
+pub mod alter_partition;
 pub mod fetch_session;
 pub mod fetcher;
 pub mod produce;
@@ -705,6 +706,11 @@ impl ReplicaManager {
     /// Waits until a follower out of the ISR has caught up (or the caller's timer fires).
     pub async fn isr_candidate(&self) {
         self.isr_candidates.notified().await;
+    }
+
+    /// Wakes the leader's ISR loop (a refused change's backoff ran out).
+    pub fn wake_isr_updates(&self) {
+        self.isr_candidates.notify_one();
     }
 
     /// The partitions this broker hosts.
