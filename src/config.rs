@@ -254,6 +254,9 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("unclean.leader.election.enable", Boolean, Some("false"), Validator::Any, None, "Default unclean.leader.election.enable."),
     def!("socket.request.max.bytes", Int, Some("104857600"), Validator::AtLeast(1), None, "Largest request frame accepted."),
     def!("max.connections", Int, Some("2147483647"), Validator::AtLeast(1), None, "Maximum simultaneous client connections."),
+    def!("max.connections.per.ip", Int, Some("2147483647"), Validator::AtLeast(0), None, "Maximum simultaneous client connections from one IP address; more are closed at once."),
+    def!("connections.max.idle.ms", Long, Some("600000"), Validator::AtLeast(-1), None, "Connections that send no request for this long are closed (-1: never)."),
+    def!("queued.max.request.bytes", Long, Some("536870912"), Validator::AtLeast(-1), None, "Memory for requests being read and queued, across all client connections; when it is used up, sockets are not read until memory returns (-1: no bound; Kafka's default is -1, ours bounds it)."),
     def!("num.recovery.threads.per.data.dir", Int, Some("2"), Validator::AtLeast(1), None, "Threads that load (and after a crash recover) the partition logs at startup and close them at shutdown."),
     def!("max.incremental.fetch.session.cache.slots", Int, Some("1000"), Validator::AtLeast(0), None, "Incremental fetch sessions (KIP-227) kept at once."),
     def!("max.request.partition.size.limit", Int, Some("2000"), Validator::AtLeast(1), None, "Most partitions one DescribeTopicPartitions response holds."),
@@ -767,6 +770,11 @@ pub struct BrokerConfig {
     pub checkpoint_interval_ms: u64,
     pub socket_request_max_bytes: usize,
     pub max_connections: usize,
+    pub max_connections_per_ip: usize,
+    /// `None`: idle connections are kept.
+    pub connections_max_idle: Option<std::time::Duration>,
+    /// `None`: no bound on request memory.
+    pub queued_max_request_bytes: Option<usize>,
     pub max_request_partition_size_limit: i32,
     pub fetch_session_cache_slots: usize,
     pub recovery_threads: usize,
@@ -969,6 +977,11 @@ impl BrokerConfig {
             checkpoint_interval_ms: int("log.flush.offset.checkpoint.interval.ms").max(1) as u64,
             socket_request_max_bytes: int("socket.request.max.bytes") as usize,
             max_connections: int("max.connections") as usize,
+            max_connections_per_ip: int("max.connections.per.ip").max(0) as usize,
+            connections_max_idle: u64::try_from(int("connections.max.idle.ms"))
+                .ok()
+                .map(std::time::Duration::from_millis),
+            queued_max_request_bytes: usize::try_from(int("queued.max.request.bytes")).ok(),
             max_request_partition_size_limit: int("max.request.partition.size.limit") as i32,
             fetch_session_cache_slots: int("max.incremental.fetch.session.cache.slots").max(0)
                 as usize,

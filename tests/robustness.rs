@@ -679,3 +679,108 @@ fn garbage_in_consumer_offsets_is_refused_and_skipped_at_load() {
     );
     assert!(again.log_text().contains("skipping an unreadable batch"));
 }
+
+fn rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// Defect 7: 40 connections each sending 60 MiB of a declared 100 MiB frame and stalling held
+/// 2.49 GB on b1a30df. `queued.max.request.bytes` is the memory for requests being read:
+/// here 64 MiB, so one 50 MiB frame is taken in and the others wait, unread, in TCP flow
+/// control. The broker's memory stays bounded and small requests are still served.
+#[test]
+fn half_received_requests_hold_bounded_memory() {
+    use std::time::Duration;
+    let broker = Broker::start(&[("queued.max.request.bytes", "67108864")]);
+    let baseline = rss_bytes(broker.pid());
+    let chunk = vec![0u8; 1 << 20];
+    let stalled: Vec<_> = (0..20)
+        .map(|_| {
+            let mut stream = connect(&broker);
+            stream
+                .set_write_timeout(Some(Duration::from_millis(100)))
+                .unwrap();
+            let _ = stream.write_all(&(50i32 << 20).to_be_bytes());
+            for _ in 0..10 {
+                if stream.write_all(&chunk).is_err() {
+                    break;
+                }
+            }
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let held = rss_bytes(broker.pid()).saturating_sub(baseline);
+    eprintln!(
+        "20 stalled 50 MiB frames: {} MiB over the baseline",
+        held >> 20
+    );
+    assert!(held < 100 << 20, "{} MiB", held >> 20);
+    api_versions_ok(&broker);
+    drop(stalled);
+}
+
+/// Defect 6/7: `connections.max.idle.ms` closes a connection that sends nothing, and one that
+/// stops in the middle of a frame (b1a30df kept both for ever).
+#[test]
+fn idle_and_stalled_connections_are_closed() {
+    use std::time::{Duration, Instant};
+    let broker = Broker::start(&[("connections.max.idle.ms", "1000")]);
+    let mut idle = connect(&broker);
+    let mut half = connect(&broker);
+    half.write_all(&1_000i32.to_be_bytes()).unwrap();
+    half.write_all(&[0u8; 10]).unwrap();
+    let started = Instant::now();
+    for stream in [&mut idle, &mut half] {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        assert!(is_closed(stream));
+    }
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(8), "{took:?}");
+    api_versions_ok(&broker);
+}
+
+/// Defect 6: `max.connections.per.ip` (Kafka's connection quota): a connection over the
+/// limit of its address is closed at once; the others are served.
+#[test]
+fn connections_over_the_per_ip_limit_are_closed() {
+    let broker = Broker::start(&[("max.connections.per.ip", "3")]);
+    let mut open: Vec<_> = (0..3).map(|_| connect(&broker)).collect();
+    for stream in &mut open {
+        let _: ApiVersionsResponse = call(
+            stream,
+            ApiKey::ApiVersions,
+            0,
+            &ApiVersionsRequest::default(),
+        );
+    }
+    let mut fourth = connect(&broker);
+    assert!(
+        is_closed(&mut fourth),
+        "a fourth connection from 127.0.0.1 was served"
+    );
+    drop(open.pop());
+    assert!(common::wait_until(
+        std::time::Duration::from_secs(5),
+        || {
+            let mut again = connect(&broker);
+            again
+                .write_all(&frame(
+                    ApiKey::ApiVersions,
+                    0,
+                    1,
+                    &ApiVersionsRequest::default(),
+                ))
+                .is_ok()
+                && read_frame(&mut again).is_some()
+        }
+    ));
+}

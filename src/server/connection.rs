@@ -12,9 +12,12 @@ use crate::storage::segment::FileSlice;
 use bytes::{Bytes, BytesMut};
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, Interest};
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 /// Read buffer: enough for many small requests per syscall.
@@ -35,20 +38,125 @@ impl FrameHandler for ApiContext {
     }
 }
 
+/// What bounds the connections of a listener.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// `socket.request.max.bytes`: a larger frame closes the connection before anything is
+    /// allocated for it.
+    pub max_request_bytes: usize,
+    /// `connections.max.idle.ms`: a connection that sends no request for this long is closed.
+    pub idle_timeout: Option<Duration>,
+    /// `queued.max.request.bytes`: request memory shared by the listener's connections.
+    pub memory: Option<Arc<MemoryPool>>,
+}
+
+impl Limits {
+    /// Only the frame size bound (the controller listener: its peers are the quorum).
+    pub fn frames_only(max_request_bytes: usize) -> Self {
+        Self {
+            max_request_bytes,
+            idle_timeout: None,
+            memory: None,
+        }
+    }
+}
+
+/// Kafka's request memory pool: a frame's size is taken from it before its body is read and
+/// given back once the request is answered. When too little is left, that connection stops
+/// reading its socket (the client waits in TCP flow control) until memory returns. Like
+/// Kafka's pool it is not first-come-first-served: a small request fits in what a large one
+/// waiting for more leaves free.
+#[derive(Debug)]
+pub struct MemoryPool {
+    bytes: Semaphore,
+    returned: Notify,
+    capacity: usize,
+}
+
+/// Memory taken from the pool, given back when dropped.
+pub struct Reservation<'a> {
+    permit: Option<tokio::sync::SemaphorePermit<'a>>,
+    pool: &'a MemoryPool,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        // The bytes go back first, then the waiters look.
+        drop(self.permit.take());
+        self.pool.returned.notify_waiters();
+    }
+}
+
+impl MemoryPool {
+    pub fn new(capacity: usize) -> Self {
+        let capacity = capacity.min(Semaphore::MAX_PERMITS).min(u32::MAX as usize);
+        Self {
+            bytes: Semaphore::new(capacity),
+            returned: Notify::new(),
+            capacity,
+        }
+    }
+
+    /// Waits until `size` bytes (at most the capacity) are free and takes them.
+    pub async fn take(&self, size: usize) -> Reservation<'_> {
+        loop {
+            let returned = self.returned.notified();
+            tokio::pin!(returned);
+            returned.as_mut().enable();
+            if let Ok(permit) = self.bytes.try_acquire_many(size as u32) {
+                return Reservation {
+                    permit: Some(permit),
+                    pool: self,
+                };
+            }
+            // Registered before the try: a reservation dropped since has woken it already.
+            returned.await;
+        }
+    }
+
+    /// Bytes not taken by a request now.
+    pub fn available(&self) -> usize {
+        self.bytes.available_permits()
+    }
+}
+
+/// How long the body of a frame may take when idle connections are never closed.
+const FRAME_DEADLINE_WITHOUT_IDLE: Duration = Duration::from_secs(30);
+
+impl Limits {
+    /// The body of a frame must arrive within `connections.max.idle.ms` plus a second per
+    /// MiB: a client that stops halfway (or trickles) does not hold its memory for ever.
+    fn frame_deadline(&self, size: usize) -> Duration {
+        self.idle_timeout.unwrap_or(FRAME_DEADLINE_WITHOUT_IDLE)
+            + Duration::from_secs((size >> 20) as u64)
+    }
+}
+
 pub async fn serve<H: FrameHandler>(
     stream: TcpStream,
     peer: SocketAddr,
     handler: H,
-    max_request_bytes: usize,
+    limits: Limits,
     shutdown: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
     let (read_half, mut write_half) = stream.into_split();
     let mut reader = BufReader::with_capacity(READ_BUFFER, read_half);
+    let max_request_bytes = limits.max_request_bytes;
     loop {
+        let idle = async {
+            match limits.idle_timeout {
+                Some(timeout) => tokio::time::sleep(timeout).await,
+                None => std::future::pending().await,
+            }
+        };
         let size = tokio::select! {
             size = reader.read_i32() => size,
             _ = shutdown.cancelled() => return,
+            () = idle => {
+                tracing::debug!(%peer, "closing connection: idle for connections.max.idle.ms");
+                return;
+            }
         };
         let size = match size {
             Ok(size) => size,
@@ -62,19 +170,41 @@ pub async fn serve<H: FrameHandler>(
             tracing::warn!(%peer, size, limit = max_request_bytes, "closing connection: request size is negative or exceeds socket.request.max.bytes");
             return;
         }
+        let size = size as usize;
+        // The frame's memory first: while the pool is empty this socket is not read.
+        let _memory = match &limits.memory {
+            Some(pool) if size > pool.capacity => {
+                tracing::warn!(%peer, size, limit = pool.capacity, "closing connection: request larger than queued.max.request.bytes");
+                return;
+            }
+            Some(pool) => tokio::select! {
+                taken = pool.take(size) => Some(taken),
+                _ = shutdown.cancelled() => return,
+            },
+            None => None,
+        };
         // Read into spare capacity: no zero-filling of a buffer about to be overwritten.
-        let mut frame = BytesMut::with_capacity(size as usize);
-        let mut limited = (&mut reader).take(size as u64);
-        while frame.len() < size as usize {
-            let outcome = limited.read_buf(&mut frame).await;
-            if let Err(e) = outcome.and_then(|n| {
-                if n == 0 {
-                    Err(std::io::ErrorKind::UnexpectedEof.into())
-                } else {
-                    Ok(())
+        let mut frame = BytesMut::with_capacity(size);
+        let deadline = limits.frame_deadline(size);
+        let read = tokio::time::timeout(deadline, async {
+            let mut limited = (&mut reader).take(size as u64);
+            while frame.len() < size {
+                match limited.read_buf(&mut frame).await {
+                    Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
+                    Ok(_) => {}
+                    Err(e) => return Err(e),
                 }
-            }) {
+            }
+            Ok(())
+        });
+        match read.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
                 tracing::warn!(%peer, size, error = %e, "closing connection: request frame truncated");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!(%peer, size, received = frame.len(), "closing connection: request frame did not arrive in {deadline:?}");
                 return;
             }
         }
@@ -151,7 +281,6 @@ fn log_rejected(peer: SocketAddr, summary: Option<codec::RequestSummary>, error:
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::sync::Arc;
     use tokio::net::TcpListener;
 
     async fn socket_pair() -> (TcpStream, TcpStream) {
@@ -161,6 +290,33 @@ mod tests {
             .unwrap();
         let (server, _) = listener.accept().await.unwrap();
         (server, client)
+    }
+
+    /// Not first-come-first-served: a small request fits beside a large one that waits for
+    /// more memory, and the large one gets it once memory returns.
+    #[tokio::test]
+    async fn the_memory_pool_lets_small_requests_past_a_waiting_large_one() {
+        let pool = Arc::new(MemoryPool::new(100));
+        let held = pool.take(60).await;
+        let large = tokio::spawn({
+            let pool = pool.clone();
+            async move {
+                let _taken = pool.take(80).await;
+            }
+        });
+        tokio::task::yield_now().await;
+        let small = tokio::time::timeout(Duration::from_secs(1), pool.take(30)).await;
+        assert!(
+            small.is_ok(),
+            "a 30-byte request waited behind an 80-byte one"
+        );
+        drop(small);
+        drop(held);
+        tokio::time::timeout(Duration::from_secs(1), large)
+            .await
+            .expect("the large request got its memory")
+            .unwrap();
+        assert_eq!(pool.available(), 100);
     }
 
     #[tokio::test]

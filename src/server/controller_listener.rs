@@ -62,7 +62,8 @@ pub async fn serve(
             Ok((stream, peer)) => {
                 let (frames, shutdown) = (frames.clone(), shutdown.clone());
                 tracker.spawn(async move {
-                    connection::serve(stream, peer, frames, max_request_bytes, shutdown).await;
+                    let limits = connection::Limits::frames_only(max_request_bytes);
+                    connection::serve(stream, peer, frames, limits, shutdown).await;
                 });
             }
             Err(e) => {

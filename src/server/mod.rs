@@ -5,6 +5,7 @@
 pub mod codec;
 pub mod connection;
 pub mod controller_listener;
+pub mod quota;
 
 use crate::api::ApiContext;
 use crate::broker::Broker;
@@ -179,17 +180,28 @@ impl Server {
         let limit = Arc::new(Semaphore::new(
             config.max_connections.min(Semaphore::MAX_PERMITS),
         ));
+        let per_ip = quota::PerIpQuota::new(config.max_connections_per_ip);
+        let limits = connection::Limits {
+            max_request_bytes: config.socket_request_max_bytes,
+            idle_timeout: config.connections_max_idle,
+            memory: config
+                .queued_max_request_bytes
+                .map(|bytes| Arc::new(connection::MemoryPool::new(bytes))),
+        };
         let mut accept_loops = Vec::new();
         for bound in self.listeners {
             tracing::info!(listener = %bound.name, "listening on {}", bound.local_addr);
-            let (limit, shutdown, tracker) = (limit.clone(), shutdown.clone(), tracker.clone());
-            let max_request = config.socket_request_max_bytes;
+            let quotas = Quotas {
+                total: limit.clone(),
+                per_ip: per_ip.clone(),
+            };
+            let (shutdown, tracker) = (shutdown.clone(), tracker.clone());
             accept_loops.push(tokio::spawn(accept_loop(
                 bound,
-                limit,
+                quotas,
                 shutdown,
                 tracker,
-                max_request,
+                limits.clone(),
             )));
         }
         for accept_loop in accept_loops {
@@ -288,15 +300,15 @@ impl Server {
 /// `accept`, so a full broker leaves new connections in the kernel's backlog.
 async fn accept_loop(
     bound: Bound,
-    limit: Arc<Semaphore>,
+    quotas: Quotas,
     shutdown: CancellationToken,
     tracker: TaskTracker,
-    max_request: usize,
+    limits: connection::Limits,
 ) {
     let mut backoff = Duration::from_millis(10);
     loop {
         let permit = tokio::select! {
-            permit = limit.clone().acquire_owned() => match permit {
+            permit = quotas.total.clone().acquire_owned() => match permit {
                 Ok(p) => p,
                 Err(_) => return,
             },
@@ -309,10 +321,15 @@ async fn accept_loop(
         match accepted {
             Ok((stream, peer)) => {
                 backoff = Duration::from_millis(10);
+                let Some(slot) = quotas.per_ip.admit(peer.ip()) else {
+                    tracing::info!(%peer, "closing connection: max.connections.per.ip reached for its address");
+                    continue;
+                };
                 let (ctx, shutdown) = (bound.ctx.for_peer(peer), shutdown.clone());
+                let limits = limits.clone();
                 tracker.spawn(async move {
-                    connection::serve(stream, peer, ctx, max_request, shutdown).await;
-                    drop(permit);
+                    connection::serve(stream, peer, ctx, limits, shutdown).await;
+                    drop((permit, slot));
                 });
             }
             Err(e) => {
@@ -322,6 +339,13 @@ async fn accept_loop(
             }
         }
     }
+}
+
+/// The connection limits every listener shares.
+struct Quotas {
+    /// `max.connections`.
+    total: Arc<Semaphore>,
+    per_ip: Arc<quota::PerIpQuota>,
 }
 
 type StorageTask = fn(&Broker);
