@@ -266,6 +266,7 @@ impl Broker {
             config.recovery_threads,
         )?;
         let recovered: usize = reports.iter().map(|(_, r)| r.recovered_segments).sum();
+        crate::limits::check_descriptor_budget(reports.iter().map(|(_, r)| r.segments).sum());
         tracing::info!(
             log_dir = %config.log_dir.display(),
             clean = logs.clean_startup(),
@@ -556,11 +557,17 @@ impl Broker {
 
     fn run_publisher(self: &Arc<Self>) {
         let mut first = true;
+        // An image that failed to apply (no descriptor for a new log, a full disk) is applied
+        // again every half second until it succeeds or a newer one arrives.
+        let mut failed: Option<Arc<MetadataImage>> = None;
         loop {
-            let image = match self.images.take(Duration::from_millis(500)) {
+            let (image, retry) = match self.images.take(Duration::from_millis(500)) {
                 Taken::Closed => return,
-                Taken::Nothing => continue,
-                Taken::Image(image) => image,
+                Taken::Nothing => match failed.take() {
+                    Some(image) => (image, true),
+                    None => continue,
+                },
+                Taken::Image(image) => (image, false),
             };
             let epoch = self.broker_epoch.load(Ordering::SeqCst);
             // Only images from this broker's registration on: an older one may name this
@@ -568,8 +575,12 @@ impl Broker {
             if epoch < 0 || (image.offset as i64) < epoch {
                 continue;
             }
-            if let Err(e) = self.apply_image(image, first) {
-                tracing::error!(error = %e, "applying metadata failed");
+            if let Err(e) = self.apply_image(image.clone(), first) {
+                if !retry {
+                    tracing::error!(error = %e, "applying metadata failed; retrying");
+                }
+                failed = Some(image);
+                continue;
             }
             self.sync_fetchers();
             first = false;

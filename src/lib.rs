@@ -14,6 +14,7 @@
 //! | [`api`] | one file per Kafka API, wire types <-> core; the dispatch table |
 //! | [`server`] | listener, connections, framing |
 //! | [`net`] | the client side: requests to other nodes, the liveness probe |
+//! | [`limits`] | process resource limits: the open-file limit raised and checked |
 //! | [`offload`] | CPU-heavy work (decompression, record walks) on the blocking pool, bounded |
 //! | [`telemetry`] | logging |
 //!
@@ -28,6 +29,7 @@ pub mod config;
 pub mod controller;
 pub mod error;
 pub mod group;
+pub mod limits;
 pub mod metadata;
 pub mod net;
 pub mod offload;

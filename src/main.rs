@@ -97,6 +97,7 @@ fn run() -> anyhow::Result<()> {
         None => cli.serve,
     };
     sluice::telemetry::init();
+    sluice::limits::raise_open_file_limit();
     arm_crash_points()?;
     let config = load_config(&args)?;
     if !config.without_effect.is_empty() {

@@ -50,6 +50,24 @@ pub enum MetadataLogError {
     },
 }
 
+impl MetadataLogError {
+    /// Out of descriptors or space for now (see [`StorageError::is_transient`]).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            MetadataLogError::Storage(e) => e.is_transient(),
+            _ => false,
+        }
+    }
+
+    /// Out of disk space: the space reserve can help.
+    pub fn is_out_of_space(&self) -> bool {
+        match self {
+            MetadataLogError::Storage(e) => crate::storage::space::is_out_of_space(e),
+            _ => false,
+        }
+    }
+}
+
 impl From<crate::record::RecordError> for MetadataLogError {
     fn from(e: crate::record::RecordError) -> Self {
         Self::Storage(e.into())
@@ -78,6 +96,8 @@ pub struct MetadataLog {
     hard_state: HardState,
     conf_state: ConfState,
     snapshot: Snapshot,
+    /// Space given up when the disk is full, so the metadata log can still be written.
+    reserve: crate::storage::space::SpaceReserve,
 }
 
 impl std::fmt::Debug for MetadataLog {
@@ -160,16 +180,34 @@ impl MetadataLog {
             voters: configured,
             ..Default::default()
         };
-        let metadata_log = Self {
+        let reserve = crate::storage::space::SpaceReserve::new(&dir);
+        let mut metadata_log = Self {
             dir,
             log,
             entries,
             hard_state,
             conf_state,
             snapshot,
+            reserve,
         };
-        metadata_log.write_quorum_state()?;
+        if let Err(e) = metadata_log.write_quorum_state() {
+            // A start on a full disk: the reserve makes room for the quorum's state.
+            if !(e.is_out_of_space() && metadata_log.release_reserve()) {
+                return Err(e);
+            }
+            metadata_log.write_quorum_state()?;
+        }
         Ok(metadata_log)
+    }
+
+    /// Gives up the space reserve (the disk is full); true if there was one to give.
+    pub fn release_reserve(&mut self) -> bool {
+        self.reserve.release()
+    }
+
+    /// Takes the space reserve back once the disk has room again.
+    pub fn restore_reserve(&mut self) {
+        self.reserve.restore(now_ms());
     }
 
     fn snapshot_name(index: u64, term: u64) -> String {
@@ -281,8 +319,13 @@ impl MetadataLog {
         if *hard_state == self.hard_state {
             return Ok(());
         }
-        self.hard_state = hard_state.clone();
-        self.write_quorum_state()
+        let previous = std::mem::replace(&mut self.hard_state, hard_state.clone());
+        let written = self.write_quorum_state();
+        if written.is_err() {
+            // Not on disk: the same state is written again when the quorum retries.
+            self.hard_state = previous;
+        }
+        written
     }
 
     pub fn set_commit(&mut self, commit: u64) -> Result<(), MetadataLogError> {
@@ -321,8 +364,9 @@ impl MetadataLog {
             bytes.extend_from_slice(&batch);
         }
         self.log.append_as_follower(&bytes, now_ms())?;
-        self.log.flush(now_ms())?;
+        // In the log now, durable or not: a retry after a failed flush replaces them.
         self.entries.extend_from_slice(entries);
+        self.log.flush(now_ms())?;
         Ok(())
     }
 

@@ -106,6 +106,33 @@ pub struct Quorum {
     raw: RawNode<MetadataLog>,
     image: MetadataImage,
     snapshot_after_entries: u64,
+    /// A Ready whose persistence failed for want of space or descriptors: the next round
+    /// persists it again before anything else (raft-rs hands out each Ready once).
+    unpersisted: Option<Unpersisted>,
+    /// A commit index not written yet (the write failed for want of space or descriptors).
+    commit_to_write: Option<u64>,
+}
+
+/// A Ready taken from raft-rs and not yet persisted, with what was done with it already.
+struct Unpersisted {
+    ready: raft::Ready,
+    /// What handling it produced so far (messages to send, entries applied), handed out
+    /// once it is persisted.
+    progress: Progress,
+    /// Its snapshot (if any) is installed and its committed entries applied.
+    applied: bool,
+}
+
+impl QuorumError {
+    /// The metadata log is out of space or descriptors for now: the round can be retried.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, QuorumError::Log(e) if e.is_transient())
+    }
+
+    /// The metadata log's disk is full.
+    pub fn is_out_of_space(&self) -> bool {
+        matches!(self, QuorumError::Log(e) if e.is_out_of_space())
+    }
 }
 
 impl std::fmt::Debug for Quorum {
@@ -165,6 +192,8 @@ impl Quorum {
             raw,
             image,
             snapshot_after_entries: settings.snapshot_after_entries.max(1),
+            unpersisted: None,
+            commit_to_write: None,
         })
     }
 
@@ -237,33 +266,75 @@ impl Quorum {
     /// Persists what Raft needs persisted, returns the messages to send, and applies what
     /// committed (Raft's ready loop). Call after every tick, step and propose.
     pub fn handle_ready(&mut self) -> Result<Progress, QuorumError> {
-        let mut progress = Progress::default();
-        if !self.raw.has_ready() {
-            return Ok(progress);
+        let mut pending = match self.unpersisted.take() {
+            Some(pending) => pending,
+            None if !self.raw.has_ready() => return Ok(Progress::default()),
+            None => {
+                let mut ready = self.raw.ready();
+                let mut progress = Progress::default();
+                progress.messages.extend(ready.take_messages());
+                Unpersisted {
+                    ready,
+                    progress,
+                    applied: false,
+                }
+            }
+        };
+        if let Err(e) = self.persist(&mut pending) {
+            if e.is_transient() {
+                self.unpersisted = Some(pending);
+            }
+            return Err(e);
         }
-        let mut ready = self.raw.ready();
-        progress.messages.extend(ready.take_messages());
-        if !ready.snapshot().is_empty() {
-            let snapshot = ready.snapshot().clone();
-            self.image = image_from_snapshot(&snapshot)?;
-            self.raw.mut_store().apply_snapshot(snapshot)?;
-            progress.snapshot_installed = true;
+        let (mut ready, mut progress) = (pending.ready, pending.progress);
+        progress.messages.extend(ready.take_persisted_messages());
+        let mut light = self.raw.advance(ready);
+        progress.messages.extend(light.take_messages());
+        // raft-rs hands these out once: applied before anything below can fail.
+        self.apply(light.take_committed_entries(), &mut progress)?;
+        self.raw.advance_apply();
+        if let Some(commit) = light.commit_index() {
+            self.commit_to_write = Some(commit);
         }
-        self.apply(ready.take_committed_entries(), &mut progress)?;
+        // The stored commit index is a hint for restarts (Raft re-learns it): a write that
+        // cannot happen now is tried again next round, as is a snapshot.
+        if let Some(commit) = self.commit_to_write {
+            match self.raw.mut_store().set_commit(commit) {
+                Ok(()) => self.commit_to_write = None,
+                Err(e) if e.is_transient() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        match self.maybe_snapshot() {
+            Err(e) if e.is_transient() => {
+                tracing::debug!(error = %e, "metadata snapshot postponed");
+            }
+            other => other?,
+        }
+        Ok(progress)
+    }
+
+    /// Installs the Ready's snapshot, applies its committed entries (once), then writes its
+    /// entries and hard state; each step can be repeated after a transient failure.
+    fn persist(&mut self, pending: &mut Unpersisted) -> Result<(), QuorumError> {
+        let (ready, progress) = (&mut pending.ready, &mut pending.progress);
+        if !pending.applied {
+            if !ready.snapshot().is_empty() {
+                let snapshot = ready.snapshot().clone();
+                let image = image_from_snapshot(&snapshot)?;
+                self.raw.mut_store().apply_snapshot(snapshot)?;
+                self.image = image;
+                progress.snapshot_installed = true;
+            }
+            let committed = ready.take_committed_entries();
+            pending.applied = true;
+            self.apply(committed, progress)?;
+        }
         self.raw.mut_store().append(ready.entries())?;
         if let Some(hard_state) = ready.hs() {
             self.raw.mut_store().set_hard_state(hard_state)?;
         }
-        progress.messages.extend(ready.take_persisted_messages());
-        let mut light = self.raw.advance(ready);
-        if let Some(commit) = light.commit_index() {
-            self.raw.mut_store().set_commit(commit)?;
-        }
-        progress.messages.extend(light.take_messages());
-        self.apply(light.take_committed_entries(), &mut progress)?;
-        self.raw.advance_apply();
-        self.maybe_snapshot()?;
-        Ok(progress)
+        Ok(())
     }
 
     fn apply(&mut self, entries: Vec<Entry>, progress: &mut Progress) -> Result<(), QuorumError> {
@@ -296,6 +367,17 @@ impl Quorum {
             tracing::debug!(index = applied, "metadata snapshot");
         }
         Ok(())
+    }
+
+    /// The metadata log's space reserve, given up when the disk is full; true if it was
+    /// held (a retry can then succeed at once).
+    pub fn release_space_reserve(&mut self) -> bool {
+        self.raw.mut_store().release_reserve()
+    }
+
+    /// Takes the reserve back once there is room (looked at once a second at most).
+    pub fn restore_space_reserve(&mut self) {
+        self.raw.mut_store().restore_reserve();
     }
 
     /// Tells Raft a peer could not be reached (it then probes instead of streaming).

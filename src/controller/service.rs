@@ -238,10 +238,15 @@ pub fn start(
     ))
 }
 
+/// Pauses before persisting again after the metadata log ran out of space or descriptors.
+const RETRY_FIRST: Duration = Duration::from_millis(50);
+const RETRY_MAX: Duration = Duration::from_secs(1);
+
 impl Loop {
     fn run(&mut self, events: Receiver<Event>) {
         let tick = self.settings.tick;
         let mut next_tick = Instant::now() + tick;
+        let mut retry_pause = RETRY_FIRST;
         loop {
             let timeout = next_tick.saturating_duration_since(Instant::now());
             let first = match events.recv_timeout(timeout) {
@@ -273,9 +278,28 @@ impl Loop {
                     next_tick = Instant::now() + tick;
                 }
             }
-            if let Err(e) = self.round() {
-                tracing::error!(error = %e, "controller quorum failed; this node no longer takes part in it");
-                break;
+            match self.round() {
+                Ok(()) => {
+                    retry_pause = RETRY_FIRST;
+                    self.quorum.restore_space_reserve();
+                }
+                Err(e) if e.is_transient() => {
+                    // Out of disk space or descriptors: give up the space reserve if it is
+                    // still held (then the retry can succeed at once), else wait and persist
+                    // again; the node falls silent meanwhile, the quorum carries on.
+                    if e.is_out_of_space() && self.quorum.release_space_reserve() {
+                        continue;
+                    }
+                    if retry_pause == RETRY_FIRST {
+                        tracing::warn!(error = %e, "the metadata log cannot be written for now; retrying");
+                    }
+                    std::thread::sleep(retry_pause);
+                    retry_pause = (retry_pause * 2).min(RETRY_MAX);
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "controller quorum failed; this node no longer takes part in it");
+                    break;
+                }
             }
             if stop {
                 break;

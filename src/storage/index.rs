@@ -20,11 +20,12 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// A fixed-width entry file behind an mmap.
+/// A fixed-width entry file behind an mmap. No descriptor is kept: the mapping stays valid
+/// once the file is closed (Kafka holds one descriptor per segment, its `.log`, too); the
+/// file is opened again only to change its length.
 #[derive(Debug)]
 struct IndexFile {
     path: PathBuf,
-    file: File,
     /// `None` when the mapped length is zero (mmap of an empty file is an error).
     mmap: Option<MmapMut>,
     entry_size: usize,
@@ -35,18 +36,17 @@ struct IndexFile {
     max_entries: usize,
 }
 
+/// An active index grows by this much at a time, each chunk allocated by the file system
+/// (`fallocate`) before it is mapped: a mapped page is never written that the disk has no
+/// room for (on a full disk that is SIGBUS), and a partition's index costs disk as it fills,
+/// not `segment.index.bytes` up front.
+const GROWTH_BYTES: usize = 64 * 1024;
+
 impl IndexFile {
     /// Opens or creates the file. With `writable`, appends may grow it to `max_bytes`;
     /// existing entries are `existing_entries` (callers decide whether to trust them).
     fn open(path: &Path, entry_size: usize, max_bytes: u64, writable: bool) -> io::Result<Self> {
-        let file = super::open_file(
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false),
-            path,
-        )?;
+        let file = Self::open_file(path)?;
         let current_len = file.metadata()?.len();
         let entries = (current_len / entry_size as u64) as usize;
         if current_len != (entries * entry_size) as u64 {
@@ -54,7 +54,6 @@ impl IndexFile {
         }
         let mut index = Self {
             path: path.to_path_buf(),
-            file,
             mmap: None,
             entry_size,
             entries,
@@ -64,8 +63,19 @@ impl IndexFile {
         if writable {
             index.allow_growth_to(max_bytes);
         }
-        index.remap()?;
+        index.remap(&file)?;
         Ok(index)
+    }
+
+    fn open_file(path: &Path) -> io::Result<File> {
+        super::open_file(
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false),
+            path,
+        )
     }
 
     /// Lets appends grow the file up to `max_bytes` (at least one entry). The file is grown
@@ -78,21 +88,30 @@ impl IndexFile {
             .max(1);
     }
 
+    /// Room for the next chunk of entries, allocated on disk before it is mapped. On failure
+    /// (a full disk, no descriptor) nothing changed and the index holds what it held.
     fn grow(&mut self) -> io::Result<()> {
-        self.mmap = None;
-        self.file
-            .set_len((self.max_entries * self.entry_size) as u64)?;
-        self.mapped_entries = self.max_entries;
-        self.remap()
+        let chunk = (GROWTH_BYTES / self.entry_size).max(1);
+        let target = (self.mapped_entries + chunk).min(self.max_entries);
+        let file = Self::open_file(&self.path)?;
+        rustix::fs::fallocate(
+            &file,
+            rustix::fs::FallocateFlags::empty(),
+            0,
+            (target * self.entry_size) as u64,
+        )?;
+        self.mapped_entries = target;
+        self.remap(&file)
     }
 
-    /// Maps the file, whose length is `mapped_entries` entries.
-    fn remap(&mut self) -> io::Result<()> {
+    /// Maps `file`, whose length is `mapped_entries` entries.
+    fn remap(&mut self, file: &File) -> io::Result<()> {
         self.mmap = None;
         if self.mapped_entries > 0 {
             // SAFETY: the file is private to this broker's log directory and only this struct
-            // changes its length, always after dropping the previous mapping.
-            self.mmap = Some(unsafe { MmapMut::map_mut(&self.file)? });
+            // changes its length, always after dropping the previous mapping; every mapped
+            // page is allocated (`grow` allocates before it maps).
+            self.mmap = Some(unsafe { MmapMut::map_mut(file)? });
         }
         Ok(())
     }
@@ -142,10 +161,15 @@ impl IndexFile {
         if self.mapped_entries == self.entries {
             return Ok(());
         }
+        let file = Self::open_file(&self.path)?;
         self.mmap = None;
-        self.file.set_len((self.entries * self.entry_size) as u64)?;
-        self.mapped_entries = self.entries;
-        self.remap()
+        let shrunk = file.set_len((self.entries * self.entry_size) as u64);
+        if shrunk.is_ok() {
+            self.mapped_entries = self.entries;
+        }
+        // Mapped again at whatever length the file has.
+        self.remap(&file)?;
+        shrunk
     }
 
     /// Lets a sealed index grow back to `max_bytes` (its segment became active again after a
@@ -225,9 +249,6 @@ impl OffsetIndex {
 
     pub fn path(&self) -> &Path {
         &self.file.path
-    }
-    pub fn file(&self) -> &File {
-        &self.file.file
     }
     pub fn entries(&self) -> usize {
         self.file.entries
@@ -339,9 +360,6 @@ impl TimeIndex {
 
     pub fn path(&self) -> &Path {
         &self.file.path
-    }
-    pub fn file(&self) -> &File {
-        &self.file.file
     }
     pub fn entries(&self) -> usize {
         self.file.entries

@@ -8,7 +8,7 @@ use super::StorageError;
 use super::cleaner::{self, CleanStats};
 use super::epoch::LeaderEpochCache;
 use super::producer_state::{self, Admission, CompletedTxn, ProducerState};
-use super::segment::{BatchLocation, Segment, SegmentRead};
+use super::segment::{self, BatchLocation, Segment, SegmentRead};
 use super::txn_index::{AbortedTxn, TxnIndex};
 use crate::config::LogConfig;
 use crate::record::validate::MAX_DECOMPRESSED_BYTES;
@@ -38,7 +38,8 @@ pub struct AppendInfo {
 /// the group commit.
 #[derive(Debug)]
 pub struct FlushJob {
-    files: Vec<std::fs::File>,
+    /// The `.log` files to fsync (their indexes were synced when the job was made).
+    files: Vec<std::sync::Arc<std::fs::File>>,
     end_offset: i64,
 }
 
@@ -48,8 +49,7 @@ impl FlushJob {
         self.end_offset
     }
 
-    /// Fsyncs the segment and index files (index pages written through the mmap are in the
-    /// same page cache, so fsync of the file covers them).
+    /// Fsyncs the segment files.
     pub fn sync(&self) -> std::io::Result<()> {
         for file in &self.files {
             file.sync_data()?;
@@ -79,6 +79,9 @@ pub struct Log {
     last_flush_ms: i64,
     flushes: u64,
     failed: bool,
+    /// The log directory's space gate (set by the log manager): appends are refused while
+    /// the disk is full.
+    space: Option<std::sync::Arc<super::space::SpaceGate>>,
     /// Compaction has processed the sealed segments below this offset.
     cleaned_up_to: i64,
     /// Idempotent and transactional producers writing to this partition.
@@ -132,6 +135,7 @@ impl Log {
             leader_epochs,
             high_watermark: 0,
             replicated: false,
+            space: None,
         })
     }
 
@@ -244,6 +248,7 @@ impl Log {
             leader_epochs: LeaderEpochCache::load(dir)?,
             high_watermark: 0,
             replicated: false,
+            space: None,
         };
         let end = log.log_end_offset();
         log.recovery_point = if clean_shutdown {
@@ -482,11 +487,33 @@ impl Log {
         self.failed = true;
     }
 
+    /// Joins the log directory's space gate.
+    pub fn set_space_gate(&mut self, gate: std::sync::Arc<super::space::SpaceGate>) {
+        self.space = Some(gate);
+    }
+
+    fn check_space(&self, now_ms: i64) -> Result<(), StorageError> {
+        self.space
+            .as_ref()
+            .map_or(Ok(()), |gate| gate.admit(now_ms))
+    }
+
     /// Marks the log failed on I/O errors, so nothing is written on top of an unknown state.
+    /// An exhausted resource (no descriptor, no space) only refuses the operation: the
+    /// operations undo what they had done when one fails that way.
     fn guard<T>(&mut self, result: Result<T, StorageError>) -> Result<T, StorageError> {
-        if let Err(StorageError::Io(e)) = &result {
-            tracing::error!(partition = %self.tp, error = %e, "I/O error; log taken offline");
-            self.failed = true;
+        if let (Err(e), Some(space)) = (&result, &self.space) {
+            space.note(e, crate::types::now_ms());
+        }
+        match &result {
+            Err(e @ StorageError::Io(_)) if e.is_transient() => {
+                tracing::warn!(partition = %self.tp, error = %e, "write refused for now: out of a resource");
+            }
+            Err(StorageError::Io(e)) => {
+                tracing::error!(partition = %self.tp, error = %e, "I/O error; log taken offline");
+                self.failed = true;
+            }
+            _ => {}
         }
         result
     }
@@ -513,6 +540,7 @@ impl Log {
         max_timestamp: Option<i64>,
     ) -> Result<AppendInfo, StorageError> {
         self.check_online()?;
+        self.check_space(now_ms)?;
         let result = self.append_inner(batch, leader_epoch, now_ms, max_timestamp);
         self.guard(result)
     }
@@ -589,6 +617,7 @@ impl Log {
         now_ms: i64,
     ) -> Result<Option<i64>, StorageError> {
         self.check_online()?;
+        self.check_space(now_ms)?;
         let mut expected = self.log_end_offset();
         let mut batches = Vec::new();
         for batch in record::BatchIter::new(records) {
@@ -735,13 +764,27 @@ impl Log {
         if let Some(active) = self.segments.values_mut().next_back() {
             active.seal()?;
         }
-        let segment = Segment::create(
+        let created = Segment::create(
             &self.dir,
             next,
             self.config.segment_index_bytes,
             self.config.index_interval_bytes,
             now_ms,
-        )?;
+        );
+        let segment = match created {
+            Ok(segment) => segment,
+            Err(e) => {
+                // No new segment (no descriptor or space for it): the sealed one takes the
+                // next append again, and files half-created are removed.
+                if let Some(active) = self.segments.values_mut().next_back() {
+                    active.reopen_for_append(self.config.segment_index_bytes)?;
+                }
+                for ext in ["log", "index", "timeindex"] {
+                    let _ = std::fs::remove_file(self.dir.join(segment::file_name(next, ext)));
+                }
+                return Err(e);
+            }
+        };
         self.segments.insert(next, segment);
         // Kafka's snapshot at roll: an unclean restart replays at most the active segment.
         producer_state::write_snapshot(&self.dir, next, next, &self.producers)?;
@@ -1062,12 +1105,12 @@ impl Log {
             .next_back()
             .map(|(b, _)| *b)
             .unwrap_or(0);
-        let handles: Result<Vec<Vec<std::fs::File>>, StorageError> = self
+        let files: Result<Vec<_>, StorageError> = self
             .segments
             .range(from..)
-            .map(|(_, segment)| segment.sync_handles())
+            .map(|(_, segment)| segment.prepare_sync())
             .collect();
-        let files = self.guard(handles)?.into_iter().flatten().collect();
+        let files = self.guard(files)?;
         self.unflushed_messages = 0;
         self.last_flush_ms = now_ms;
         Ok(Some(FlushJob { files, end_offset }))

@@ -46,6 +46,8 @@ pub struct LogManager {
     clean_startup: bool,
     /// `num.recovery.threads.per.data.dir`: loads logs at startup, closes them at shutdown.
     threads: usize,
+    /// Shared by every log here: appends stop while the disk is full.
+    space: Arc<super::space::SpaceGate>,
 }
 
 /// A partition directory found at startup, with what its load needs.
@@ -272,6 +274,7 @@ impl LogManager {
                 config,
             });
         }
+        let space = super::space::SpaceGate::new(dir);
         let mut logs = HashMap::new();
         let mut reports = Vec::new();
         for (log, report) in on_threads(to_load, threads, |next| {
@@ -285,6 +288,7 @@ impl LogManager {
                 now_ms,
             )?;
             log.set_high_watermark(next.high_watermark);
+            log.set_space_gate(space.clone());
             Ok((log, report))
         })? {
             let tp = log.topic_partition().clone();
@@ -305,6 +309,7 @@ impl LogManager {
             _lock: lock,
             clean_startup: clean,
             threads: threads.max(1),
+            space,
         };
         Ok((manager, reports))
     }
@@ -346,7 +351,8 @@ impl LogManager {
         if let Some(log) = logs.get(tp) {
             return Ok(log.clone());
         }
-        let log = Log::create(&self.dir.join(tp.dir_name()), tp.clone(), config, now_ms)?;
+        let mut log = Log::create(&self.dir.join(tp.dir_name()), tp.clone(), config, now_ms)?;
+        log.set_space_gate(self.space.clone());
         let shared = Arc::new(Mutex::new(log));
         logs.insert(tp.clone(), shared.clone());
         Ok(shared)

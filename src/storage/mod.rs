@@ -20,6 +20,7 @@ pub mod log;
 pub mod manager;
 pub mod producer_state;
 pub mod segment;
+pub mod space;
 pub mod txn_index;
 
 use crate::record::RecordError;
@@ -83,4 +84,27 @@ pub enum StorageError {
     /// Replicated batches that do not continue the log (Kafka's `UnexpectedAppendOffset`).
     #[error("replicated batch at offset {got} does not continue the log at {expected}")]
     UnexpectedAppendOffset { expected: i64, got: i64 },
+}
+
+impl StorageError {
+    /// An exhausted resource rather than a failing disk: no descriptor left (EMFILE, ENFILE),
+    /// no memory (ENOMEM), no space or quota (ENOSPC, EDQUOT). The operation is refused and
+    /// may be tried again; the log stays online, since nothing it holds is in doubt.
+    pub fn is_transient(&self) -> bool {
+        use rustix::io::Errno;
+        let StorageError::Io(e) = self else {
+            return false;
+        };
+        e.raw_os_error().is_some_and(|code| {
+            [
+                Errno::MFILE,
+                Errno::NFILE,
+                Errno::NOMEM,
+                Errno::NOSPC,
+                Errno::DQUOT,
+            ]
+            .iter()
+            .any(|errno| errno.raw_os_error() == code)
+        })
+    }
 }

@@ -311,9 +311,20 @@ impl Segment {
             last_offset: view.last_offset(),
             max_timestamp: view.max_timestamp(),
         };
-        self.log.write_all_at(batch, self.size as u64)?;
+        let written = self.log.write_all_at(batch, self.size as u64);
+        self.undo_partial_write(written)?;
         self.size += batch.len() as u32;
         self.index_batch(&location)
+    }
+
+    /// After a failed write (a full disk), cuts off whatever part of it reached the file, so
+    /// the segment ends where its last whole batch does and a later append goes there.
+    fn undo_partial_write(&self, written: io::Result<()>) -> Result<(), StorageError> {
+        if let Err(e) = written {
+            self.log.set_len(self.size as u64)?;
+            return Err(e.into());
+        }
+        Ok(())
     }
 
     /// Appends a batch given as its (rewritten) header and the records after it, as they
@@ -336,15 +347,17 @@ impl Segment {
             max_timestamp,
         };
         let at = self.size as u64;
-        if records.len() <= JOIN_BELOW_BYTES {
+        let written = if records.len() <= JOIN_BELOW_BYTES {
             let mut joined = Vec::with_capacity(size);
             joined.extend_from_slice(header);
             joined.extend_from_slice(records);
-            self.log.write_all_at(&joined, at)?;
+            self.log.write_all_at(&joined, at)
         } else {
-            self.log.write_all_at(header, at)?;
-            self.log.write_all_at(records, at + HEADER_LEN as u64)?;
-        }
+            self.log
+                .write_all_at(header, at)
+                .and_then(|()| self.log.write_all_at(records, at + HEADER_LEN as u64))
+        };
+        self.undo_partial_write(written)?;
         self.size += size as u32;
         self.index_batch(&location)
     }
@@ -354,11 +367,23 @@ impl Segment {
     fn index_batch(&mut self, batch: &BatchLocation) -> Result<(), StorageError> {
         self.observe(batch);
         if self.bytes_since_last_index_entry > self.index_interval_bytes {
-            self.offset_index
-                .append(batch.base_offset, batch.position)?;
-            self.time_index
-                .maybe_append(self.max_timestamp, self.offset_of_max_timestamp)?;
-            self.bytes_since_last_index_entry = 0;
+            // The batch is written: an index that cannot grow now (a full disk) only misses
+            // an entry, which lookups cover by reading a little further; failing the append
+            // would make its retry a duplicate.
+            let indexed = self
+                .offset_index
+                .append(batch.base_offset, batch.position)
+                .and_then(|_| {
+                    self.time_index
+                        .maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+                });
+            match indexed {
+                Ok(_) => self.bytes_since_last_index_entry = 0,
+                Err(e) => {
+                    tracing::warn!(segment = %self.log_path.display(), error = %e, "index entry skipped");
+                    return Ok(());
+                }
+            }
         }
         self.bytes_since_last_index_entry += batch.size as u64;
         Ok(())
@@ -577,10 +602,6 @@ impl Segment {
         Ok(())
     }
 
-    /// Whether the stored indexes look sane; if not the segment must be recovered. After a
-    /// clean shutdown only their last entries are checked, as Kafka's `sanityCheck` does:
-    /// a full scan reads every index page of every log, from disk when evicted, and a
-    /// cleanly closed index was written and synced whole. `thorough` scans every entry.
     /// Whether the batches after the last offset-index entry are whole, CRC-valid v2
     /// batches with consecutive offsets that end exactly at the end of the file. After a
     /// clean shutdown this is all loading checks of the active segment (a few batches, not a
@@ -602,6 +623,10 @@ impl Segment {
         Ok(position == self.size)
     }
 
+    /// Whether the stored indexes look sane; if not the segment must be recovered. After a
+    /// clean shutdown only their last entries are checked, as Kafka's `sanityCheck` does:
+    /// a full scan reads every index page of every log, from disk when evicted, and a
+    /// cleanly closed index was written and synced whole. `thorough` scans every entry.
     pub fn indexes_consistent(&self, thorough: bool) -> bool {
         if thorough {
             self.offset_index.is_consistent(self.size as u64) && self.time_index.is_consistent()
@@ -610,13 +635,13 @@ impl Segment {
         }
     }
 
-    /// Duplicated handles of the segment's files, to fsync without holding the log.
-    pub fn sync_handles(&self) -> Result<Vec<File>, StorageError> {
-        Ok(vec![
-            self.log.try_clone()?,
-            self.offset_index.file().try_clone()?,
-            self.time_index.file().try_clone()?,
-        ])
+    /// Makes the indexes durable (msync of their mappings: no descriptor needed) and
+    /// returns the `.log` handle to fsync without holding the log (shared, not duplicated:
+    /// a flush needs no new descriptor, even when none are left).
+    pub fn prepare_sync(&self) -> Result<Arc<File>, StorageError> {
+        self.offset_index.flush()?;
+        self.time_index.flush()?;
+        Ok(self.log.clone())
     }
 
     pub fn flush(&self) -> Result<(), StorageError> {

@@ -43,7 +43,7 @@ impl Broker {
     pub fn start_with_failpoints(overrides: &[(&str, &str)], failpoints: &str) -> Self {
         let temp = tempfile::tempdir().expect("temp dir");
         let dir = temp.path().to_path_buf();
-        let (mut broker, lines) = Self::spawn_with(&dir, overrides, "info", failpoints);
+        let (mut broker, lines) = Self::spawn_with(&dir, overrides, "info", failpoints, None);
         broker.wait_listening(&lines);
         broker._temp = Some(temp);
         broker
@@ -67,7 +67,17 @@ impl Broker {
         overrides: &[(&str, &str)],
         filter: &str,
     ) -> (Self, mpsc::Receiver<String>) {
-        Self::spawn_with(dir, overrides, filter, "")
+        Self::spawn_with(dir, overrides, filter, "", None)
+    }
+
+    /// A fresh broker whose open-file limit (soft and hard) is `limit`.
+    pub fn start_with_fd_limit(limit: u32, overrides: &[(&str, &str)]) -> Self {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let dir = temp.path().to_path_buf();
+        let (mut broker, lines) = Self::spawn_with(&dir, overrides, "info", "", Some(limit));
+        broker.wait_listening(&lines);
+        broker._temp = Some(temp);
+        broker
     }
 
     fn spawn_with(
@@ -75,8 +85,20 @@ impl Broker {
         overrides: &[(&str, &str)],
         filter: &str,
         failpoints: &str,
+        fd_limit: Option<u32>,
     ) -> (Self, mpsc::Receiver<String>) {
-        let mut command = Command::new(broker_binary());
+        let mut command = match fd_limit {
+            // The shell sets the limit and becomes the broker (same pid).
+            Some(limit) => {
+                let mut shell = Command::new("bash");
+                shell
+                    .arg("-c")
+                    .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
+                    .arg(broker_binary());
+                shell
+            }
+            None => Command::new(broker_binary()),
+        };
         command
             .arg("--override")
             .arg("listeners=PLAINTEXT://127.0.0.1:0")
@@ -497,5 +519,43 @@ impl Cluster {
             }
         }
         best.map(|(_, i)| i)
+    }
+}
+
+/// A tmpfs of `megabytes` mounted on a new temporary directory (the tests run as root), for
+/// running a broker out of disk space; unmounted when dropped, also when a test fails.
+pub struct Tmpfs {
+    dir: Option<tempfile::TempDir>,
+}
+
+impl Tmpfs {
+    pub fn mount(megabytes: u32) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .expect("mount");
+        assert!(
+            status.success(),
+            "mounting a tmpfs needs root (the tests run as root here and in CI)"
+        );
+        Self { dir: Some(dir) }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir
+            .as_ref()
+            .map(|d| d.path())
+            .unwrap_or(Path::new("/"))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            let _ = Command::new("umount").arg("-l").arg(dir.path()).status();
+            drop(dir);
+        }
     }
 }
