@@ -89,6 +89,10 @@ struct Options {
     /// Data the `restart` scenario writes before restarting, in GB.
     #[arg(long, default_value_t = 10.0)]
     restart_gb: f64,
+    /// The broker binary to start (default: this build's); another build to compare with,
+    /// e.g. an older commit's (`bench/hardening.sh` runs both in one go).
+    #[arg(long)]
+    broker_bin: Option<PathBuf>,
     /// Extra broker overrides for a broker the benchmark starts (`key=value`, repeatable).
     #[arg(long = "override")]
     overrides: Vec<String>,
@@ -113,12 +117,13 @@ struct OwnedBroker {
     clean_start: bool,
     overrides: Vec<String>,
     dir: tempfile::TempDir,
+    binary: PathBuf,
 }
 
 impl OwnedBroker {
-    fn start(overrides: &[String]) -> Self {
+    fn start(binary: PathBuf, overrides: &[String]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let (child, bootstrap, startup, clean_start) = Self::spawn(dir.path(), overrides);
+        let (child, bootstrap, startup, clean_start) = Self::spawn(&binary, dir.path(), overrides);
         Self {
             child,
             bootstrap,
@@ -126,11 +131,16 @@ impl OwnedBroker {
             clean_start,
             overrides: overrides.to_vec(),
             dir,
+            binary,
         }
     }
 
-    fn spawn(dir: &std::path::Path, overrides: &[String]) -> (Child, String, Duration, bool) {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
+    fn spawn(
+        binary: &std::path::Path,
+        dir: &std::path::Path,
+        overrides: &[String],
+    ) -> (Child, String, Duration, bool) {
+        let mut command = Command::new(binary);
         command
             .args(["--override", "listeners=PLAINTEXT://127.0.0.1:0"])
             .arg("--override")
@@ -179,7 +189,7 @@ impl OwnedBroker {
             .status();
         let _ = self.child.wait();
         let (child, bootstrap, startup, clean_start) =
-            Self::spawn(self.dir.path(), &self.overrides);
+            Self::spawn(&self.binary, self.dir.path(), &self.overrides);
         self.child = child;
         self.bootstrap = bootstrap;
         self.startup = startup;
@@ -665,10 +675,13 @@ fn main() {
         create_topic(bootstrap, topic, options.partitions, &[]);
         return;
     }
-    let mut owned = options
-        .bootstrap
-        .is_none()
-        .then(|| OwnedBroker::start(&options.overrides));
+    let mut owned = options.bootstrap.is_none().then(|| {
+        let binary = options
+            .broker_bin
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_sluice")));
+        OwnedBroker::start(binary, &options.overrides)
+    });
     let mut bootstrap = options
         .bootstrap
         .clone()

@@ -623,9 +623,6 @@ async fn kip848_group_state_is_replayed_after_kill_nine() {
 fn a_stale_commit_during_a_rebalance_is_an_illegal_generation() {
     use common::raw::{call, connect};
     use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
-    use kafka_protocol::messages::offset_commit_request::{
-        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-    };
     use kafka_protocol::messages::*;
     use kafka_protocol::protocol::StrBytes;
     let broker = Broker::start(&[("group.initial.rebalance.delay.ms", "0")]);
@@ -655,44 +652,23 @@ fn a_stale_commit_during_a_rebalance_is_an_illegal_generation() {
         join.error_code == 0
     }));
     // No SyncGroup yet: the group is in CompletingRebalance.
-    let commit = |generation: i32, member: &StrBytes, stream: &mut std::net::TcpStream| {
-        let response: OffsetCommitResponse = call(
-            stream,
-            ApiKey::OffsetCommit,
-            7,
-            &OffsetCommitRequest::default()
-                .with_group_id(group.clone())
-                .with_generation_id_or_member_epoch(generation)
-                .with_member_id(member.clone())
-                .with_topics(vec![
-                    OffsetCommitRequestTopic::default()
-                        .with_name(TopicName(StrBytes::from_static_str("t")))
-                        .with_partitions(vec![
-                            OffsetCommitRequestPartition::default()
-                                .with_partition_index(0)
-                                .with_committed_offset(1),
-                        ]),
-                ]),
-        );
-        response.topics[0].partitions[0].error_code
+    let member = join.member_id.to_string();
+    let commit = |generation: i32, member: &str, stream: &mut std::net::TcpStream| {
+        common::raw::offset_commit(stream, "g", generation, member, 1)
     };
     const ILLEGAL_GENERATION: i16 = 22;
     const UNKNOWN_MEMBER_ID: i16 = 25;
     const REBALANCE_IN_PROGRESS: i16 = 27;
     assert_eq!(
-        commit(join.generation_id - 1, &join.member_id, &mut stream),
+        commit(join.generation_id - 1, &member, &mut stream),
         ILLEGAL_GENERATION
     );
     assert_eq!(
-        commit(
-            join.generation_id,
-            &StrBytes::from_static_str("ghost"),
-            &mut stream
-        ),
+        commit(join.generation_id, "ghost", &mut stream),
         UNKNOWN_MEMBER_ID
     );
     assert_eq!(
-        commit(join.generation_id, &join.member_id, &mut stream),
+        commit(join.generation_id, &member, &mut stream),
         REBALANCE_IN_PROGRESS
     );
 }

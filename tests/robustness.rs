@@ -444,26 +444,6 @@ fn decompressing_a_large_batch_does_not_stall_other_connections() {
     assert!(max < Duration::from_millis(1_000), "max {max:?}");
 }
 
-/// ListOffsets for one timestamp (or special timestamp) of partition 0.
-fn list_offset(stream: &mut std::net::TcpStream, topic: &str, timestamp: i64) -> i64 {
-    use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-    let request = ListOffsetsRequest::default()
-        .with_replica_id(BrokerId(-1))
-        .with_topics(vec![
-            ListOffsetsTopic::default()
-                .with_name(TopicName(StrBytes::from_string(topic.into())))
-                .with_partitions(vec![
-                    ListOffsetsPartition::default()
-                        .with_partition_index(0)
-                        .with_timestamp(timestamp),
-                ]),
-        ]);
-    let response: ListOffsetsResponse = call(stream, ApiKey::ListOffsets, 7, &request);
-    let partition = &response.topics[0].partitions[0];
-    assert_eq!(partition.error_code, 0);
-    partition.offset
-}
-
 fn put_varint(buf: &mut Vec<u8>, value: i32) {
     let mut zigzag = ((value << 1) ^ (value >> 31)) as u32;
     while zigzag >= 0x80 {
@@ -503,12 +483,7 @@ fn garbage_after_a_clean_shutdown_is_cut_off_before_new_writes() {
     garbage[8..12].copy_from_slice(&188i32.to_be_bytes());
     garbage[16] = 0x9d;
     garbage[23..27].copy_from_slice(&3i32.to_be_bytes());
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&segment)
-        .unwrap()
-        .write_all(&garbage)
-        .unwrap();
+    append_to_file(&segment, &garbage);
 
     let mut restarted = Broker::start_in(broker.dir(), &flush);
     let mut stream = connect(&restarted);
@@ -565,27 +540,17 @@ fn a_broker_whose_quorum_failed_stops_on_sigterm() {
 }
 
 fn simple_commit(stream: &mut std::net::TcpStream, group: &str, offset: i64) -> i16 {
-    use kafka_protocol::messages::offset_commit_request::{
-        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-    };
-    let response: OffsetCommitResponse = call(
-        stream,
-        ApiKey::OffsetCommit,
-        7,
-        &OffsetCommitRequest::default()
-            .with_group_id(GroupId(StrBytes::from_string(group.into())))
-            .with_generation_id_or_member_epoch(-1)
-            .with_topics(vec![
-                OffsetCommitRequestTopic::default()
-                    .with_name(TopicName(StrBytes::from_static_str("t")))
-                    .with_partitions(vec![
-                        OffsetCommitRequestPartition::default()
-                            .with_partition_index(0)
-                            .with_committed_offset(offset),
-                    ]),
-            ]),
-    );
-    response.topics[0].partitions[0].error_code
+    offset_commit(stream, group, -1, "", offset)
+}
+
+/// Appends `bytes` to the file at `path` (damage done behind the broker's back).
+fn append_to_file(path: &std::path::Path, bytes: &[u8]) {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(bytes)
+        .unwrap();
 }
 
 fn committed(stream: &mut std::net::TcpStream, group: &str) -> i64 {
@@ -657,12 +622,7 @@ fn garbage_in_consumer_offsets_is_refused_and_skipped_at_load() {
     garbage[..8].copy_from_slice(&end.to_be_bytes());
     garbage[61..66].copy_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x7f]);
     fix_crc(&mut garbage);
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(&segment)
-        .unwrap()
-        .write_all(&garbage)
-        .unwrap();
+    append_to_file(&segment, &garbage);
 
     let mut restarted = Broker::start_in(broker.dir(), &settings);
     let mut stream = connect(&restarted);

@@ -143,10 +143,29 @@ pub enum DispatchError {
 
 /// Declares the supported APIs once: the version table and the dispatcher come from it.
 macro_rules! api_table {
-    ($apis:ident, $dispatch:ident; $( $key:ident => $module:ident, $request:ty ),* $(,)?) => {
+    ($apis:ident, $dispatch:ident, $decode:ident; $( $key:ident => $module:ident, $request:ty ),* $(,)?) => {
         /// Every supported API with the versions `kafka-protocol` decodes for it.
         pub fn $apis() -> Vec<(ApiKey, i16, i16)> {
             vec![$( (ApiKey::$key, <$request as Message>::VERSIONS.min, <$request as Message>::VERSIONS.max) ),*]
+        }
+
+        /// Decodes a request body as the dispatcher would, without handling it (the fuzz
+        /// targets' way in: decoding must refuse bad input, never abort).
+        pub fn $decode(api: ApiKey, version: i16, mut body: Bytes) -> Result<(), DispatchError> {
+            match api {
+                $(
+                    ApiKey::$key => {
+                        let range = <$request as Message>::VERSIONS;
+                        if version < range.min || version > range.max {
+                            return Err(DispatchError::UnsupportedVersion { api, version });
+                        }
+                        <$request as Decodable>::decode(&mut body, version)
+                            .map(drop)
+                            .map_err(|e| DispatchError::Decode { api, version, reason: e.to_string() })
+                    }
+                )*
+                other => Err(DispatchError::UnknownApiKey(other as i16)),
+            }
         }
 
         /// Decodes the body, runs the handler and encodes the complete response frame (size,
@@ -177,7 +196,7 @@ macro_rules! api_table {
 use kafka_protocol::messages as m;
 
 api_table! {
-    supported_apis, dispatch;
+    supported_apis, dispatch, decode_request;
     Produce => produce, m::ProduceRequest,
     Fetch => fetch, m::FetchRequest,
     ListOffsets => list_offsets, m::ListOffsetsRequest,
@@ -226,7 +245,7 @@ api_table! {
 // The controller listener: what brokers ask of the active controller, and the topic
 // administration they forward to it.
 api_table! {
-    controller_apis, dispatch_controller;
+    controller_apis, dispatch_controller, decode_controller_request;
     ApiVersions => api_versions, m::ApiVersionsRequest,
     BrokerRegistration => broker_registration, m::BrokerRegistrationRequest,
     BrokerHeartbeat => broker_heartbeat, m::BrokerHeartbeatRequest,

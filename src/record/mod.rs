@@ -418,6 +418,9 @@ impl<'a> Iterator for BatchIter<'a> {
         let rest = &self.buf[self.position..];
         let (_, size, batch_length) = peek_offset_and_size(rest)?;
         if batch_length < (HEADER_LEN - LOG_OVERHEAD) as i32 {
+            // Nothing after it can be framed: the iteration ends with this error (a caller
+            // that skips errors must not get the same one for ever).
+            self.position = self.buf.len();
             return Some(Err(RecordError::Corrupt(
                 "batch length smaller than header",
             )));
@@ -711,5 +714,18 @@ mod tests {
         assert!(it.next().unwrap().is_ok());
         assert!(it.next().is_none());
         assert_eq!(it.position(), full);
+    }
+
+    /// Found by the `record_batch` fuzz target: a length smaller than a header was returned
+    /// as an error again and again, so a caller skipping errors never finished.
+    #[test]
+    fn iterator_ends_after_an_unframeable_batch() {
+        let mut buf = batch(0, 1, 0, 10);
+        buf.extend_from_slice(&[0u8; 8]);
+        buf.extend_from_slice(&5i32.to_be_bytes());
+        buf.extend_from_slice(&[0u8; 60]);
+        let results: Vec<_> = BatchIter::new(&buf).take(10).collect();
+        assert_eq!(results.len(), 2);
+        assert!(results[0].is_ok() && results[1].is_err());
     }
 }

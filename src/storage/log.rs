@@ -1,8 +1,11 @@
 //! One partition's log: an ordered set of segments, the log start offset, the recovery point
 //! and the flush policy (Kafka's `UnifiedLog` + `LocalLog` + `LogLoader`). Synchronous and
-//! single-writer: the caller serialises access. Any I/O error marks the log failed, after which
+//! single-writer: the caller serialises access. An I/O error marks the log failed, after which
 //! every operation returns [`StorageError::Offline`]: a log whose on-disk state is unknown is
-//! never written again.
+//! never written again. Running out of a resource (no space, no descriptor: see
+//! [`StorageError::is_transient`]) only refuses the operation, which undoes its partial work
+//! (a partial write is cut off, a failed roll keeps the old segment); while the log
+//! directory's disk is full, appends are refused before they write ([`super::space`]).
 
 use super::StorageError;
 use super::cleaner::{self, CleanStats};
@@ -1117,7 +1120,8 @@ impl Log {
     }
 
     /// Records the outcome of a job's fsync: success advances the recovery point; failure
-    /// takes the log offline, since what reached the disk is unknown.
+    /// takes the log offline, since what reached the disk is unknown (unless it was only
+    /// out of a resource: the next flush tries again).
     pub fn complete_flush(
         &mut self,
         job: &FlushJob,

@@ -11,6 +11,7 @@
 //! | `cleaner.rs` | log compaction: latest record per key |
 //! | `producer_state.rs` | idempotent producers: sequences, duplicates, snapshots |
 //! | `epoch.rs` | the leader-epoch cache and its `leader-epoch-checkpoint` |
+//! | `space.rs` | a full disk: appends refused until space is freed, the metadata log's reserve |
 
 pub mod checkpoint;
 pub mod cleaner;

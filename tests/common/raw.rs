@@ -200,6 +200,11 @@ pub fn produce(
 }
 
 pub fn latest_offset(stream: &mut TcpStream, topic: &str) -> i64 {
+    list_offset(stream, topic, -1)
+}
+
+/// ListOffsets of partition 0 for a timestamp (or a special one: -1 latest, -3 max timestamp).
+pub fn list_offset(stream: &mut TcpStream, topic: &str, timestamp: i64) -> i64 {
     let request = ListOffsetsRequest::default()
         .with_replica_id(BrokerId(-1))
         .with_topics(vec![
@@ -208,11 +213,45 @@ pub fn latest_offset(stream: &mut TcpStream, topic: &str) -> i64 {
                 .with_partitions(vec![
                     ListOffsetsPartition::default()
                         .with_partition_index(0)
-                        .with_timestamp(-1),
+                        .with_timestamp(timestamp),
                 ]),
         ]);
     let response: ListOffsetsResponse = call(stream, ApiKey::ListOffsets, 7, &request);
-    response.topics[0].partitions[0].offset
+    let partition = &response.topics[0].partitions[0];
+    assert_eq!(partition.error_code, 0, "ListOffsets {timestamp}");
+    partition.offset
+}
+
+/// OffsetCommit v7 of `offset` for partition 0 of topic `t`; the partition's error code.
+pub fn offset_commit(
+    stream: &mut TcpStream,
+    group: &str,
+    generation: i32,
+    member: &str,
+    offset: i64,
+) -> i16 {
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    let response: OffsetCommitResponse = call(
+        stream,
+        ApiKey::OffsetCommit,
+        7,
+        &OffsetCommitRequest::default()
+            .with_group_id(GroupId(StrBytes::from_string(group.into())))
+            .with_generation_id_or_member_epoch(generation)
+            .with_member_id(StrBytes::from_string(member.into()))
+            .with_topics(vec![
+                OffsetCommitRequestTopic::default()
+                    .with_name(TopicName(StrBytes::from_static_str("t")))
+                    .with_partitions(vec![
+                        OffsetCommitRequestPartition::default()
+                            .with_partition_index(0)
+                            .with_committed_offset(offset),
+                    ]),
+            ]),
+    );
+    response.topics[0].partitions[0].error_code
 }
 
 pub fn fetch(

@@ -1,0 +1,41 @@
+//! A produced partition's records, validated as the leader does (header checks, then every
+//! record walked, all codecs, compressed payloads streamed within the bound), and read as the
+//! coordinators' loaders read their topics. Refusing is fine; a panic, an abort or an
+//! allocation the input sizes is not.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use sluice::record::validate::{ValidationPolicy, validate_records};
+use sluice::record::{BatchView, codec, control, records};
+
+fuzz_target!(|bytes: &[u8]| {
+    for policy in [
+        ValidationPolicy {
+            compacted: false,
+            log_append_time: false,
+            timestamp_before_max_ms: i64::MAX,
+            timestamp_after_max_ms: 3_600_000,
+        },
+        ValidationPolicy {
+            compacted: true,
+            log_append_time: true,
+            timestamp_before_max_ms: 0,
+            timestamp_after_max_ms: 0,
+        },
+    ] {
+        if sluice::record::validate_produced(bytes, 1 << 20).is_ok()
+            && let Ok(batch) = BatchView::new(bytes)
+        {
+            let _ = validate_records(&batch, &policy, 1_700_000_000_000);
+        }
+    }
+    // Stored batches as the coordinators replay them (control records included).
+    for batch in sluice::record::BatchIter::new(bytes).flatten() {
+        let _ = control::read_marker(&batch);
+        if let Ok(codec) = batch.compression()
+            && let Ok(payload) = codec::decompress(codec, batch.records_payload())
+        {
+            let _ = records::parse_records(&payload, batch.records_count());
+        }
+    }
+});
