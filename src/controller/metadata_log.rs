@@ -519,6 +519,25 @@ mod tests {
         }
     }
 
+    /// An entry larger than `max.message.bytes` (the records of one topic of 7,500
+    /// partitions are 2.2 MB) survives a restart: recovery had truncated it, and the broker
+    /// then removed every log of the topic as a stray.
+    #[test]
+    fn an_entry_over_max_message_bytes_survives_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = vec![7u8; 3 << 20];
+        let mut log = MetadataLog::open(dir.path(), &[1], config()).unwrap();
+        log.append(&[entry(1, 1, b"a"), entry(2, 1, &big), entry(3, 1, b"c")])
+            .unwrap();
+        drop(log);
+        let log = MetadataLog::open(dir.path(), &[1], config()).unwrap();
+        assert_eq!(log.last(), 3);
+        let all = log
+            .entries(1, 4, None, GetEntriesContext::empty(false))
+            .unwrap();
+        assert_eq!(all[1].data.len(), big.len());
+    }
+
     #[test]
     fn entries_state_and_snapshots_survive_a_restart() {
         let dir = tempfile::tempdir().unwrap();

@@ -111,6 +111,9 @@ pub struct Segment {
     created_ms: i64,
 }
 
+/// The largest batch recovery always accepts (it bounds what a garbage length can make it read).
+pub const RECOVERABLE_BATCH_BYTES: usize = 64 * 1024 * 1024;
+
 pub fn file_name(base_offset: i64, extension: &str) -> String {
     format!("{base_offset:020}.{extension}")
 }
@@ -525,6 +528,10 @@ impl Segment {
 
     /// Re-reads every batch: validates framing, CRC, size and offset order, rebuilds both
     /// indexes, and truncates the file at the first invalid byte. Returns the bytes dropped.
+    /// Batches up to `max_message_bytes` or [`RECOVERABLE_BATCH_BYTES`], whichever is
+    /// larger, are recovered: a topic whose `max.message.bytes` was lowered keeps the larger
+    /// batches it took before, and the metadata log keeps entries of large topics (7,500
+    /// partitions make a 2.2 MB entry: it was truncated away at each start, losing the topic).
     pub fn recover(&mut self, max_message_bytes: usize) -> Result<u64, StorageError> {
         self.offset_index.clear();
         self.time_index.clear();
@@ -541,7 +548,8 @@ impl Segment {
         while let Some(location) = self.read_location(position)? {
             if location.base_offset < expected_offset
                 || location.last_offset < location.base_offset
-                || location.size as usize > max_message_bytes.max(HEADER_LEN) + LOG_OVERHEAD
+                || location.size as usize
+                    > max_message_bytes.max(RECOVERABLE_BATCH_BYTES) + LOG_OVERHEAD
             {
                 break;
             }
