@@ -1661,33 +1661,7 @@ impl Broker {
     ) -> Result<(i64, i64, i32), Error> {
         let partition = self.replicas.get(tp)?;
         let leader_epoch = partition.check_leader_epoch(current_leader_epoch)?;
-        let (offset, timestamp) = match timestamp {
-            -1 | -2 | -4 | -5 => {
-                let log = lock(partition.log());
-                match timestamp {
-                    -1 if read_committed => (log.last_stable_offset(), -1),
-                    -1 => (log.high_watermark(), -1),
-                    -2 | -4 => (log.log_start_offset(), -1),
-                    // Latest tiered offset: without tiered storage Kafka answers -1.
-                    _ => (-1, -1),
-                }
-            }
-            t if t < 0 && t != -3 => {
-                return Err(Error::InvalidRequest(format!(
-                    "unknown special timestamp {t}"
-                )));
-            }
-            // By timestamp, a batch's records are read (and decompressed): off the workers.
-            t => crate::offload::run(move || {
-                let log = lock(partition.log());
-                match t {
-                    -3 => log.max_timestamp_record(),
-                    t => log.offset_for_timestamp(t),
-                }
-            })
-            .await??
-            .unwrap_or((-1, -1)),
-        };
+        let (offset, timestamp) = partition.list_offset(timestamp, read_committed).await?;
         Ok((offset, timestamp, leader_epoch))
     }
 

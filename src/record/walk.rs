@@ -15,6 +15,7 @@
 //! After the declared number of records the section must end: bytes left over (or records
 //! missing) are Kafka's "Incorrect declared batch size".
 
+use super::validate::MAX_DECOMPRESSED_BYTES;
 use super::{BatchView, Compression};
 use std::io::{BufRead, BufReader, Read};
 use std::ops::ControlFlow;
@@ -360,4 +361,52 @@ fn read_varlong(source: &mut impl Source) -> Result<i64, Fault> {
         }
     }
     Err(invalid("varlong overflows 64 bits"))
+}
+
+/// ListOffsets by timestamp in one batch: the first record at or after `timestamp` and at or
+/// after `min_offset` (the log start), as (offset, timestamp). A LogAppendTime batch has one
+/// timestamp for all its records.
+pub fn first_at_or_after(
+    batch: &BatchView<'_>,
+    timestamp: i64,
+    min_offset: i64,
+) -> Result<Option<(i64, i64)>, WalkError> {
+    if batch.is_log_append_time() {
+        return Ok(Some((
+            batch.base_offset().max(min_offset),
+            batch.max_timestamp(),
+        )));
+    }
+    let mut found = None;
+    walk_records(batch, MAX_DECOMPRESSED_BYTES, |record| {
+        let offset = batch.base_offset() + i64::from(record.offset_delta);
+        let record_ts = batch
+            .base_timestamp()
+            .saturating_add(record.timestamp_delta);
+        if record_ts >= timestamp && offset >= min_offset {
+            found = Some((offset, record_ts));
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    })?;
+    Ok(found)
+}
+
+/// ListOffsets -3 in one batch: the record with the largest timestamp (the first of equals).
+pub fn max_timestamp_record(batch: &BatchView<'_>) -> Result<Option<(i64, i64)>, WalkError> {
+    if batch.is_log_append_time() {
+        return Ok(Some((batch.last_offset(), batch.max_timestamp())));
+    }
+    let mut best: Option<(i64, i64)> = None;
+    walk_records(batch, MAX_DECOMPRESSED_BYTES, |record| {
+        let offset = batch.base_offset() + i64::from(record.offset_delta);
+        let record_ts = batch
+            .base_timestamp()
+            .saturating_add(record.timestamp_delta);
+        if best.is_none_or(|(_, t)| record_ts > t) {
+            best = Some((offset, record_ts));
+        }
+        ControlFlow::Continue(())
+    })?;
+    Ok(best)
 }

@@ -17,6 +17,7 @@
 pub mod alter_partition;
 pub mod fetch_session;
 pub mod fetcher;
+pub mod list_offsets;
 pub mod produce;
 
 use crate::error::Error;

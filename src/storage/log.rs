@@ -10,16 +10,14 @@
 use super::StorageError;
 use super::cleaner::{self, CleanStats};
 use super::epoch::LeaderEpochCache;
+pub use super::flush::FlushJob;
 use super::producer_state::{self, Admission, CompletedTxn, ProducerState};
 use super::segment::{self, BatchLocation, Segment, SegmentRead};
 use super::txn_index::{AbortedTxn, TxnIndex};
 use crate::config::LogConfig;
-use crate::record::validate::MAX_DECOMPRESSED_BYTES;
-use crate::record::walk::walk_records;
 use crate::record::{self, BatchView};
 use crate::types::TopicPartition;
 use std::collections::BTreeMap;
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 /// The outcome of an append.
@@ -33,32 +31,6 @@ pub struct AppendInfo {
     /// `flush.messages` is reached: the caller must flush up to `last_offset + 1` (see
     /// [`Log::prepare_flush`]) before acknowledging.
     pub flush_due: bool,
-}
-
-/// An fsync taken out of the log: the file handles to sync and the offset they make durable.
-/// Prepared under the log's lock, synced without it (appends go on meanwhile), then completed
-/// under the lock again. Concurrent appenders waiting for durability share one job: that is
-/// the group commit.
-#[derive(Debug)]
-pub struct FlushJob {
-    /// The `.log` files to fsync (their indexes were synced when the job was made).
-    files: Vec<std::sync::Arc<std::fs::File>>,
-    end_offset: i64,
-}
-
-impl FlushJob {
-    /// The offset below which everything is durable once [`FlushJob::sync`] succeeds.
-    pub fn end_offset(&self) -> i64 {
-        self.end_offset
-    }
-
-    /// Fsyncs the segment files.
-    pub fn sync(&self) -> std::io::Result<()> {
-        for file in &self.files {
-            file.sync_data()?;
-        }
-        Ok(())
-    }
 }
 
 /// What loading found.
@@ -861,24 +833,8 @@ impl Log {
         }
         let bytes = segment.read_batch(location)?;
         let view = BatchView::new(&bytes)?;
-        if view.is_log_append_time() {
-            return Ok(Some((
-                view.base_offset().max(self.log_start_offset),
-                view.max_timestamp(),
-            )));
-        }
-        let mut found = None;
-        walk_records(&view, MAX_DECOMPRESSED_BYTES, |record| {
-            let offset = view.base_offset() + i64::from(record.offset_delta);
-            let record_ts = view.base_timestamp().saturating_add(record.timestamp_delta);
-            if record_ts >= timestamp && offset >= self.log_start_offset {
-                found = Some((offset, record_ts));
-                return ControlFlow::Break(());
-            }
-            ControlFlow::Continue(())
-        })
-        .map_err(|e| StorageError::Record(e.into()))?;
-        Ok(found)
+        record::walk::first_at_or_after(&view, timestamp, self.log_start_offset)
+            .map_err(|e| StorageError::Record(e.into()))
     }
 
     /// The offset and timestamp of the record with the largest timestamp (ListOffsets -3).
@@ -897,20 +853,7 @@ impl Log {
         };
         let bytes = segment.read_batch(&location)?;
         let view = BatchView::new(&bytes)?;
-        if view.is_log_append_time() {
-            return Ok(Some((view.last_offset(), view.max_timestamp())));
-        }
-        let mut best: Option<(i64, i64)> = None;
-        walk_records(&view, MAX_DECOMPRESSED_BYTES, |record| {
-            let offset = view.base_offset() + i64::from(record.offset_delta);
-            let record_ts = view.base_timestamp().saturating_add(record.timestamp_delta);
-            if best.is_none_or(|(_, t)| record_ts > t) {
-                best = Some((offset, record_ts));
-            }
-            ControlFlow::Continue(())
-        })
-        .map_err(|e| StorageError::Record(e.into()))?;
-        Ok(best)
+        record::walk::max_timestamp_record(&view).map_err(|e| StorageError::Record(e.into()))
     }
 
     /// Moves the log start offset forward (DeleteRecords); whole segments below it are
@@ -1116,7 +1059,7 @@ impl Log {
         let files = self.guard(files)?;
         self.unflushed_messages = 0;
         self.last_flush_ms = now_ms;
-        Ok(Some(FlushJob { files, end_offset }))
+        Ok(Some(FlushJob::new(files, end_offset)))
     }
 
     /// Records the outcome of a job's fsync: success advances the recovery point; failure
@@ -1128,7 +1071,7 @@ impl Log {
         synced: std::io::Result<()>,
     ) -> Result<(), StorageError> {
         self.guard(synced.map_err(StorageError::from))?;
-        self.recovery_point = self.recovery_point.max(job.end_offset);
+        self.recovery_point = self.recovery_point.max(job.end_offset());
         self.flushes += 1;
         Ok(())
     }

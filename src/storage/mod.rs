@@ -11,11 +11,13 @@
 //! | `cleaner.rs` | log compaction: latest record per key |
 //! | `producer_state.rs` | idempotent producers: sequences, duplicates, snapshots |
 //! | `epoch.rs` | the leader-epoch cache and its `leader-epoch-checkpoint` |
+//! | `flush.rs` | a flush job: fsyncs prepared under the log's lock, run without it |
 //! | `space.rs` | a full disk: appends refused until space is freed, the metadata log's reserve |
 
 pub mod checkpoint;
 pub mod cleaner;
 pub mod epoch;
+pub mod flush;
 pub mod index;
 pub mod log;
 pub mod manager;
