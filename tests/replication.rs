@@ -655,7 +655,9 @@ async fn a_leader_cut_off_the_network_loses_nothing_acknowledged_and_rejoins() {
 /// restart. Its leader asks to add it as soon as it caught up, which can be before the
 /// controller unfenced its new registration (INELIGIBLE_REPLICA); on b1a30df that refusal
 /// was never retried until something else changed the partition (106 s in one run). Now a
-/// refused change is retried with backoff. Three rounds of kill -9 and restart.
+/// refused change is retried with backoff. Three rounds of kill -9 and restart; whether a
+/// round meets a refusal is a race (b1a30df failed one run in two), so the refusal is also
+/// forced, deterministically, by `a_follower_refused_while_fenced_rejoins_the_isr_once_unfenced`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_follower_rejoins_the_isr_promptly() {
     let mut cluster = Cluster::start(3, &[("replica.lag.time.max.ms", "2000")]);
@@ -704,4 +706,81 @@ async fn a_restarted_follower_rejoins_the_isr_promptly() {
         );
         assert!(back, "node {follower_id} not back in the ISR after 30 s");
     }
+}
+
+/// The node the cluster's active controller is, as `bootstrap` reports it.
+fn active_controller(bootstrap: &str) -> i32 {
+    let response: MetadataResponse = raw_call(
+        bootstrap,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(Some(vec![])),
+    );
+    response.controller_id.0
+}
+
+/// Defect 8 of the hardening issue, made deterministic. A follower's requests to the active
+/// controller are cut (its fetches and Raft messages are not): its session runs out, it is
+/// fenced and leaves the ISR, and the leader's request to take it back — it keeps fetching
+/// and is caught up — is refused with INELIGIBLE_REPLICA. Once its heartbeats flow again it
+/// is unfenced, and the refused change must be sent again: it used to wait for an unrelated
+/// change of the partition (106 s in the run that found it; for ever here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_refused_while_fenced_rejoins_the_isr_once_unfenced() {
+    let cluster = Cluster::start_partitionable(
+        3,
+        &[
+            ("replica.lag.time.max.ms", "2000"),
+            ("broker.session.timeout.ms", "3000"),
+        ],
+    );
+    let bootstrap = cluster.bootstrap();
+    create_replicated(&bootstrap, "fenced").await;
+    let ask = cluster.nodes[0].bootstrap.clone();
+    assert!(wait_until(Duration::from_secs(30), || {
+        partition_state(&ask, "fenced").is_some_and(|(_, isr)| isr.len() == 3)
+    }));
+    let (leader, _) = partition_state(&ask, "fenced").unwrap();
+    let controller = active_controller(&ask);
+    // A follower that is not the active controller: its heartbeats cross the network.
+    let follower = (1..=3).find(|n| *n != leader && *n != controller).unwrap();
+    let leader_node = &cluster.nodes[leader as usize - 1];
+    let refusals = || leader_node.log_text().matches("ISR change refused").count();
+    let refused_before = refusals();
+
+    cluster
+        .network()
+        .cut_client(&format!("sluice-broker-{follower}"));
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            partition_state(&leader_node.bootstrap, "fenced")
+                .is_some_and(|(_, isr)| !isr.contains(&follower))
+        }),
+        "node {follower} not fenced out of the ISR"
+    );
+    assert!(
+        wait_until(Duration::from_secs(30), || refusals() > refused_before),
+        "the leader never asked to take fenced node {follower} back"
+    );
+    assert_eq!(
+        active_controller(&ask),
+        controller,
+        "the active controller moved"
+    );
+
+    cluster.network().heal();
+    let healed = Instant::now();
+    let back = wait_until(Duration::from_secs(20), || {
+        partition_state(&leader_node.bootstrap, "fenced")
+            .is_some_and(|(_, isr)| isr.contains(&follower))
+    });
+    eprintln!(
+        "node {follower} back in the ISR: {back} after {:?} ({} refusals)",
+        healed.elapsed(),
+        refusals() - refused_before
+    );
+    assert!(
+        back,
+        "node {follower} not back in the ISR 20 s after it was unfenced"
+    );
 }

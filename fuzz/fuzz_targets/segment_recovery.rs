@@ -8,6 +8,15 @@ use libfuzzer_sys::fuzz_target;
 use sluice::config::{BrokerConfig, LogConfig};
 use sluice::storage::log::Log;
 use sluice::types::TopicPartition;
+use std::sync::OnceLock;
+
+fn log_config() -> &'static LogConfig {
+    static CONFIG: OnceLock<LogConfig> = OnceLock::new();
+    CONFIG.get_or_init(|| {
+        let broker = BrokerConfig::with_overrides(&[]).expect("config");
+        LogConfig::resolve(&broker.topic_defaults, &Default::default())
+    })
+}
 
 fuzz_target!(|input: &[u8]| {
     let Some((&[a, b], rest)) = input.split_first_chunk::<2>().map(|(h, r)| (h, r)) else {
@@ -17,8 +26,7 @@ fuzz_target!(|input: &[u8]| {
     let (log_bytes, index_bytes) = rest.split_at(split);
     let (offset_index, time_index) = index_bytes.split_at(index_bytes.len() / 2);
     let dir = tempfile::tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir()).expect("dir");
-    let broker = BrokerConfig::with_overrides(&[]).expect("config");
-    let config = LogConfig::resolve(&broker.topic_defaults, &Default::default());
+    let config = log_config();
     for clean in [true, false] {
         let partition = dir.path().join(format!("t-{}", u8::from(clean)));
         std::fs::create_dir_all(&partition).expect("dir");

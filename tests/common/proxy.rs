@@ -8,6 +8,10 @@
 //! proxies; a test plays a client on its side of the cut by connecting to the node's own
 //! listener.
 //!
+//! A cut can also be narrower: one kind of a node's connections, named by client id (say
+//! `sluice-broker-2`, node 2's requests to the active controller, while its replica fetches
+//! and Raft messages go on).
+//!
 //! Cut traffic is black-holed, as in a real partition: bytes are read and dropped, so the
 //! sender sees no error and waits for its timeouts. At heal, the black-holed connections are
 //! reset (their byte streams lost data and cannot resume) and new connections flow again.
@@ -28,6 +32,8 @@ pub struct Network {
 #[derive(Default)]
 struct State {
     isolated: Mutex<HashSet<u32>>,
+    /// Client ids whose connections are cut, wherever they go.
+    cut_client_ids: Mutex<HashSet<String>>,
     connections: Mutex<Vec<Arc<Connection>>>,
     stopping: AtomicBool,
 }
@@ -35,6 +41,7 @@ struct State {
 struct Connection {
     /// The node that opened it, `None` for a client.
     source: Option<u32>,
+    client_id: String,
     target: u32,
     downstream: TcpStream,
     upstream: TcpStream,
@@ -59,7 +66,13 @@ impl State {
             return false;
         }
         let isolated = self.isolated.lock().unwrap();
-        if cut(&isolated, connection.source, connection.target) {
+        if cut(&isolated, connection.source, connection.target)
+            || self
+                .cut_client_ids
+                .lock()
+                .unwrap()
+                .contains(&connection.client_id)
+        {
             // Set under the lock: `heal` clears the cut under it and then resets every
             // connection marked here.
             connection.blackholed.store(true, Ordering::SeqCst);
@@ -115,9 +128,27 @@ impl Network {
         }
     }
 
+    /// Cuts every connection whose client id is `client_id`, open or opened later.
+    pub fn cut_client(&self, client_id: &str) {
+        let _isolated = self.state.isolated.lock().unwrap();
+        self.state
+            .cut_client_ids
+            .lock()
+            .unwrap()
+            .insert(client_id.to_string());
+        for connection in self.state.connections.lock().unwrap().iter() {
+            if connection.client_id == client_id {
+                connection.blackholed.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
     /// Removes every cut; connections that lost bytes to one are reset.
     pub fn heal(&self) {
-        self.state.isolated.lock().unwrap().clear();
+        let mut isolated = self.state.isolated.lock().unwrap();
+        isolated.clear();
+        self.state.cut_client_ids.lock().unwrap().clear();
+        drop(isolated);
         let mut connections = self.state.connections.lock().unwrap();
         for connection in connections.iter() {
             if connection.blackholed.load(Ordering::SeqCst) {
@@ -177,6 +208,7 @@ fn serve(state: Arc<State>, mut downstream: TcpStream, target: u32, upstream_por
     let _ = downstream.set_nodelay(true);
     let connection = Arc::new(Connection {
         source: node_of_client_id(&client_id),
+        client_id,
         target,
         downstream: downstream.try_clone().unwrap(),
         upstream: upstream.try_clone().unwrap(),
