@@ -31,6 +31,9 @@ pub enum Error {
     /// than one request may create).
     #[error("{0}")]
     PolicyViolation(String),
+    /// A codec the request's version may not use (zstd before Produce v7).
+    #[error("{0}")]
+    UnsupportedCompressionType(String),
     #[error("invalid required acks {0}")]
     InvalidRequiredAcks(i16),
     #[error("not enough replicas: {isr} in sync, min.insync.replicas is {required}")]
@@ -264,6 +267,7 @@ pub mod code {
     pub const NO_REASSIGNMENT_IN_PROGRESS: i16 = 85;
     pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
     pub const INVALID_RECORD: i16 = 87;
+    pub const UNSUPPORTED_COMPRESSION_TYPE: i16 = 76;
     pub const UNKNOWN_TOPIC_ID: i16 = 100;
     pub const FENCED_MEMBER_EPOCH: i16 = 110;
     pub const UNRELEASED_INSTANCE_ID: i16 = 111;
@@ -296,6 +300,7 @@ impl Error {
             Error::InvalidConfig(_) => code::INVALID_CONFIG,
             Error::InvalidRequest(_) => code::INVALID_REQUEST,
             Error::PolicyViolation(_) => code::POLICY_VIOLATION,
+            Error::UnsupportedCompressionType(_) => code::UNSUPPORTED_COMPRESSION_TYPE,
             Error::InvalidRequiredAcks(_) => code::INVALID_REQUIRED_ACKS,
             Error::NotEnoughReplicas { .. } => code::NOT_ENOUGH_REPLICAS,
             Error::TopicDeletionDisabled => code::TOPIC_DELETION_DISABLED,
@@ -362,6 +367,7 @@ impl Error {
             code::INVALID_CONFIG => Error::InvalidConfig(text),
             code::INVALID_REQUEST => Error::InvalidRequest(text),
             code::POLICY_VIOLATION => Error::PolicyViolation(text),
+            code::UNSUPPORTED_COMPRESSION_TYPE => Error::UnsupportedCompressionType(text),
             code::TOPIC_DELETION_DISABLED => Error::TopicDeletionDisabled,
             code::ELECTION_NOT_NEEDED => Error::ElectionNotNeeded,
             code::PREFERRED_LEADER_NOT_AVAILABLE => Error::PreferredLeaderNotAvailable,
@@ -450,6 +456,10 @@ mod tests {
             (code::INVALID_CONFIG, R::InvalidConfig),
             (code::INVALID_REQUEST, R::InvalidRequest),
             (code::POLICY_VIOLATION, R::PolicyViolation),
+            (
+                code::UNSUPPORTED_COMPRESSION_TYPE,
+                R::UnsupportedCompressionType,
+            ),
             (code::INVALID_TIMESTAMP, R::InvalidTimestamp),
             (code::LEADER_NOT_AVAILABLE, R::LeaderNotAvailable),
             (code::REPLICA_NOT_AVAILABLE, R::ReplicaNotAvailable),

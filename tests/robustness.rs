@@ -300,6 +300,45 @@ fn compression_bombs_and_undecodable_payloads_are_refused() {
     api_versions_ok(&broker);
 }
 
+/// What a Produce version may carry is checked before the log, as Kafka's
+/// `ProduceRequest.validateRecords` does: zstd only from v7 on (UNSUPPORTED_COMPRESSION_TYPE),
+/// magic 2 only (INVALID_RECORD; b1a30df answered UNSUPPORTED_FOR_MESSAGE_FORMAT, and took
+/// zstd at any version).
+#[test]
+fn produce_versions_refuse_batches_they_cannot_carry() {
+    const UNSUPPORTED_COMPRESSION_TYPE: i16 = 76;
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "versions", 1, &[]);
+    let zstd = keyed(&[Some("a"), Some("b")], Codec::Zstd);
+    for version in 3..=6 {
+        let response = produce_version(&mut stream, "versions", 1, zstd.clone(), version).unwrap();
+        assert_eq!(
+            response.error_code, UNSUPPORTED_COMPRESSION_TYPE,
+            "v{version}"
+        );
+    }
+    assert_eq!(latest_offset(&mut stream, "versions"), 0);
+    for version in [7, 9] {
+        let response = produce_version(&mut stream, "versions", 1, zstd.clone(), version).unwrap();
+        assert_eq!(response.error_code, 0, "v{version}");
+    }
+    let mut legacy = BytesMut::from(&keyed(&[Some("a")], Codec::None)[..]);
+    legacy[16] = 1;
+    for version in [3, 9] {
+        let response = produce_version(
+            &mut stream,
+            "versions",
+            1,
+            Bytes::from(legacy.to_vec()),
+            version,
+        )
+        .unwrap();
+        assert_eq!(response.error_code, INVALID_RECORD, "v{version}");
+    }
+    assert_eq!(latest_offset(&mut stream, "versions"), 4);
+}
+
 /// Defect 2 (librdkafka's `0011 produce_batch`, `test_message_single_partition_record_fail`):
 /// on a compacted topic a record without a key is INVALID_RECORD, and `record_errors` names
 /// each such record by its index (b1a30df always named index 0 and wrote the batch).

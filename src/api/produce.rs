@@ -40,16 +40,19 @@ pub async fn handle(
             let result = match (&name, matches!(acks, -1..=1)) {
                 (_, false) => Err(Error::InvalidRequiredAcks(acks)),
                 (Err(_), _) => Err(Error::UnknownTopicId),
-                (Ok(name), true) => {
-                    append(
-                        ctx,
-                        &TopicPartition::new(name, data.index),
-                        data.records,
-                        acks,
-                        request.transactional_id.as_deref().map(|id| id.as_str()),
-                    )
-                    .await
-                }
+                (Ok(name), true) => match check_records_for_version(&data.records, version) {
+                    Err(e) => Err(e),
+                    Ok(()) => {
+                        append(
+                            ctx,
+                            &TopicPartition::new(name, data.index),
+                            data.records,
+                            acks,
+                            request.transactional_id.as_deref().map(|id| id.as_str()),
+                        )
+                        .await
+                    }
+                },
             };
             if let Ok((partition, info)) = &result {
                 appended.push((responses.len(), partitions.len(), partition.clone(), *info));
@@ -132,6 +135,33 @@ async fn complete(
         partition
             .wait_for_replication(info.last_offset + 1, timeout)
             .await?;
+    }
+    Ok(())
+}
+
+/// What the request's version allows of its batch (Kafka's `ProduceRequest.validateRecords`,
+/// before the log sees it): magic 2 only (every version served is v3+), and zstd from v7
+/// on. A batch too short to tell is left to the log's validation.
+fn check_records_for_version(records: &Option<bytes::Bytes>, version: i16) -> Result<(), Error> {
+    let Some(bytes) = records.as_deref() else {
+        return Ok(());
+    };
+    if crate::record::peek_magic(bytes).is_some_and(|m| m != crate::record::MAGIC_V2) {
+        return Err(Error::Record(crate::record::RecordError::Invalid(format!(
+            "Produce requests with version {version} are only allowed to contain record batches with magic version 2"
+        ))));
+    }
+    // The first batch (Kafka checks that one; more than one is refused by the log).
+    let first = crate::record::peek_offset_and_size(bytes)
+        .and_then(|(_, size, _)| bytes.get(..size))
+        .and_then(|first| crate::record::BatchView::new(first).ok());
+    let Some(batch) = first else {
+        return Ok(());
+    };
+    if version < 7 && batch.compression() == Ok(crate::record::Compression::Zstd) {
+        return Err(Error::UnsupportedCompressionType(format!(
+            "Produce requests with version {version} are not allowed to use ZStandard compression"
+        )));
     }
     Ok(())
 }

@@ -159,6 +159,12 @@ pub fn peek_offset_and_size(buf: &[u8]) -> Option<(i64, usize, i32)> {
     Some((base_offset, size, batch_length))
 }
 
+/// The magic byte of the batch (or legacy message set) starting at `buf[0]`: it sits at the
+/// same place in every format. `None` when the bytes end before it.
+pub fn peek_magic(buf: &[u8]) -> Option<i8> {
+    buf.get(MAGIC).map(|&b| b as i8)
+}
+
 /// A borrowed view of one complete record batch (header + records).
 #[derive(Debug, Clone, Copy)]
 pub struct BatchView<'a> {

@@ -177,6 +177,17 @@ pub fn produce(
     acks: i16,
     records: Bytes,
 ) -> Option<produce_response::PartitionProduceResponse> {
+    produce_version(stream, topic, acks, records, 9)
+}
+
+/// [`produce`] at Produce `version`.
+pub fn produce_version(
+    stream: &mut TcpStream,
+    topic: &str,
+    acks: i16,
+    records: Bytes,
+    version: i16,
+) -> Option<produce_response::PartitionProduceResponse> {
     let request = ProduceRequest::default()
         .with_acks(acks)
         .with_timeout_ms(10_000)
@@ -191,11 +202,11 @@ pub fn produce(
         ]);
     if acks == 0 {
         stream
-            .write_all(&frame(ApiKey::Produce, 9, 7, &request))
+            .write_all(&frame(ApiKey::Produce, version, 7, &request))
             .unwrap();
         return None;
     }
-    let response: ProduceResponse = call(stream, ApiKey::Produce, 9, &request);
+    let response: ProduceResponse = call(stream, ApiKey::Produce, version, &request);
     Some(response.responses[0].partition_responses[0].clone())
 }
 
