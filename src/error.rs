@@ -31,6 +31,10 @@ pub enum Error {
     /// than one request may create).
     #[error("{0}")]
     PolicyViolation(String),
+    /// Transactional records in a Produce without a transactional id (Kafka answers this
+    /// before any ACL is consulted).
+    #[error("transactional records without a transactional id")]
+    TransactionalIdAuthorizationFailed,
     /// A codec the request's version may not use (zstd before Produce v7).
     #[error("{0}")]
     UnsupportedCompressionType(String),
@@ -268,6 +272,7 @@ pub mod code {
     pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
     pub const INVALID_RECORD: i16 = 87;
     pub const UNSUPPORTED_COMPRESSION_TYPE: i16 = 76;
+    pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
     pub const UNKNOWN_TOPIC_ID: i16 = 100;
     pub const FENCED_MEMBER_EPOCH: i16 = 110;
     pub const UNRELEASED_INSTANCE_ID: i16 = 111;
@@ -301,6 +306,9 @@ impl Error {
             Error::InvalidRequest(_) => code::INVALID_REQUEST,
             Error::PolicyViolation(_) => code::POLICY_VIOLATION,
             Error::UnsupportedCompressionType(_) => code::UNSUPPORTED_COMPRESSION_TYPE,
+            Error::TransactionalIdAuthorizationFailed => {
+                code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            }
             Error::InvalidRequiredAcks(_) => code::INVALID_REQUIRED_ACKS,
             Error::NotEnoughReplicas { .. } => code::NOT_ENOUGH_REPLICAS,
             Error::TopicDeletionDisabled => code::TOPIC_DELETION_DISABLED,
@@ -368,6 +376,9 @@ impl Error {
             code::INVALID_REQUEST => Error::InvalidRequest(text),
             code::POLICY_VIOLATION => Error::PolicyViolation(text),
             code::UNSUPPORTED_COMPRESSION_TYPE => Error::UnsupportedCompressionType(text),
+            code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED => {
+                Error::TransactionalIdAuthorizationFailed
+            }
             code::TOPIC_DELETION_DISABLED => Error::TopicDeletionDisabled,
             code::ELECTION_NOT_NEEDED => Error::ElectionNotNeeded,
             code::PREFERRED_LEADER_NOT_AVAILABLE => Error::PreferredLeaderNotAvailable,
@@ -459,6 +470,10 @@ mod tests {
             (
                 code::UNSUPPORTED_COMPRESSION_TYPE,
                 R::UnsupportedCompressionType,
+            ),
+            (
+                code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                R::TransactionalIdAuthorizationFailed,
             ),
             (code::INVALID_TIMESTAMP, R::InvalidTimestamp),
             (code::LEADER_NOT_AVAILABLE, R::LeaderNotAvailable),

@@ -339,6 +339,33 @@ fn produce_versions_refuse_batches_they_cannot_carry() {
     assert_eq!(latest_offset(&mut stream, "versions"), 4);
 }
 
+/// Transactional records in a Produce without a transactional id: Kafka refuses the whole
+/// request with TRANSACTIONAL_ID_AUTHORIZATION_FAILED before appending anything (b1a30df
+/// wrote the batch, outside any transaction the coordinator knows of).
+#[test]
+fn transactional_records_without_a_transactional_id_are_refused() {
+    const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "txn-less", 1, &[]);
+    let mut transactional = record(0, 1_000, None, Some(Bytes::from_static(b"v")));
+    transactional.transactional = true;
+    transactional.producer_id = 4_000;
+    transactional.producer_epoch = 0;
+    transactional.sequence = 0;
+    let batch = encode_batch(&[transactional], Compression::None).freeze();
+    let response = produce(&mut stream, "txn-less", 1, batch).unwrap();
+    assert_eq!(response.error_code, TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    assert_eq!(latest_offset(&mut stream, "txn-less"), 0);
+    let plain = keyed(&[Some("a")], Codec::None);
+    assert_eq!(
+        produce(&mut stream, "txn-less", 1, plain)
+            .unwrap()
+            .error_code,
+        0
+    );
+}
+
 /// Defect 2 (librdkafka's `0011 produce_batch`, `test_message_single_partition_record_fail`):
 /// on a compacted topic a record without a key is INVALID_RECORD, and `record_errors` names
 /// each such record by its index (b1a30df always named index 0 and wrote the batch).

@@ -205,14 +205,18 @@ fn consume(bootstrap: &str, topic: &str, isolation: &str, expected: usize) -> Ve
 
 #[test]
 fn read_committed_consumers_see_committed_transactions_only() {
-    let broker = Broker::start(&[]);
+    // The log's side of transactions alone: batches written without a coordinator (no
+    // KIP-890 verification) and ended by markers sent as a coordinator would.
+    let broker = Broker::start(&[("transaction.partition.verification.enable", "false")]);
     let bootstrap = broker.bootstrap.clone();
     create_topic(&bootstrap, "tx");
     let (committer, aborter) = (7_001, 7_002);
-    produce(&bootstrap, "tx", batch(&["c1", "c2"], committer, 0, true)); // 0-1
+    let write =
+        |id: &str, records| assert_eq!(produce_transactional(&bootstrap, "tx", id, records), 0);
+    write("committer", batch(&["c1", "c2"], committer, 0, true)); // 0-1
     produce(&bootstrap, "tx", batch(&["plain"], -1, -1, false)); // 2
-    produce(&bootstrap, "tx", batch(&["x1", "x2"], aborter, 0, true)); // 3-4
-    produce(&bootstrap, "tx", batch(&["c3"], committer, 2, true)); // 5
+    write("aborter", batch(&["x1", "x2"], aborter, 0, true)); // 3-4
+    write("committer", batch(&["c3"], committer, 2, true)); // 5
 
     // Both transactions are open: read_committed readers stop before the first.
     assert_eq!(latest(&bootstrap, "tx", false), 6);

@@ -25,6 +25,13 @@ pub async fn handle(
     let mut appended = Vec::new();
     let mut responses = Vec::with_capacity(request.topic_data.len());
     let mut names = Vec::with_capacity(request.topic_data.len());
+    // Kafka refuses the whole request (every partition) before anything is appended.
+    let transactional_without_id = request.transactional_id.is_none()
+        && request.topic_data.iter().any(|topic| {
+            topic.partition_data.iter().any(|data| {
+                first_batch(&data.records).is_some_and(|batch| batch.is_transactional())
+            })
+        });
     for topic in request.topic_data {
         // v13+ names topics by id.
         let name: Result<String, Error> = if version >= 13 {
@@ -38,6 +45,7 @@ pub async fn handle(
         let mut partitions = Vec::with_capacity(topic.partition_data.len());
         for data in topic.partition_data {
             let result = match (&name, matches!(acks, -1..=1)) {
+                _ if transactional_without_id => Err(Error::TransactionalIdAuthorizationFailed),
                 (_, false) => Err(Error::InvalidRequiredAcks(acks)),
                 (Err(_), _) => Err(Error::UnknownTopicId),
                 (Ok(name), true) => match check_records_for_version(&data.records, version) {
@@ -151,11 +159,7 @@ fn check_records_for_version(records: &Option<bytes::Bytes>, version: i16) -> Re
             "Produce requests with version {version} are only allowed to contain record batches with magic version 2"
         ))));
     }
-    // The first batch (Kafka checks that one; more than one is refused by the log).
-    let first = crate::record::peek_offset_and_size(bytes)
-        .and_then(|(_, size, _)| bytes.get(..size))
-        .and_then(|first| crate::record::BatchView::new(first).ok());
-    let Some(batch) = first else {
+    let Some(batch) = first_batch(records) else {
         return Ok(());
     };
     if version < 7 && batch.compression() == Ok(crate::record::Compression::Zstd) {
@@ -164,6 +168,14 @@ fn check_records_for_version(records: &Option<bytes::Bytes>, version: i16) -> Re
         )));
     }
     Ok(())
+}
+
+/// The first batch of a partition's records (Kafka looks at that one; more than one is
+/// refused by the log), when it is whole.
+fn first_batch(records: &Option<bytes::Bytes>) -> Option<crate::record::BatchView<'_>> {
+    let bytes = records.as_deref()?;
+    let (_, size, _) = crate::record::peek_offset_and_size(bytes)?;
+    crate::record::BatchView::new(bytes.get(..size)?).ok()
 }
 
 async fn append(
