@@ -10,16 +10,20 @@
 //! partition directory, as Kafka does; loading takes the newest snapshot at or below the log
 //! end and replays the batches after it (after an unclean stop: at most the active segment).
 //! One snapshot is kept per segment, and those below the log start go with retention.
-//! Snapshot layout, big-endian:
+//! The file is Kafka's (`ProducerStateManager`, version 1), so Kafka's tools read it and a
+//! partition directory moves between Kafka and Sluice. Big-endian:
 //!
 //! ```text
-//! version: i16 (2) | count: i32 | count x entry
-//! entry = producer_id: i64 | epoch: i16 | last_timestamp: i64 | coordinator_epoch: i32 |
-//!         txn_first_offset: i64 (-1: none) | batches: i32 | batches x
-//!         (first_seq: i32 | last_seq: i32 | base_offset: i64 | last_offset: i64)
+//! version: i16 (1) | crc: u32 (CRC32C of what follows) | count: i32 | count x entry
+//! entry = producer_id: i64 | epoch: i16 | last_sequence: i32 | last_offset: i64 |
+//!         offset_delta: i32 | timestamp: i64 | coordinator_epoch: i32 |
+//!         current_txn_first_offset: i64 (-1: none)
 //! ```
 //!
-//! Version 1 snapshots (no `coordinator_epoch`, `txn_first_offset`) are still read.
+//! As in Kafka, only each producer's last batch is in the file (a retry of an older one
+//! after a restart is answered from the batches replayed after the snapshot, or not at all).
+//! Snapshots Sluice wrote before in its own layout (version 1 without a CRC, version 2) are
+//! still read.
 
 use super::StorageError;
 use crate::record::BatchView;
@@ -31,7 +35,12 @@ use thiserror::Error;
 
 /// Batches remembered per producer for duplicate detection (Kafka's value).
 const BATCHES_KEPT: usize = 5;
-const SNAPSHOT_VERSION: i16 = 2;
+/// Kafka's producer snapshot version.
+const SNAPSHOT_VERSION: i16 = 1;
+/// Sluice's own layout before it wrote Kafka's.
+const LEGACY_SNAPSHOT_VERSION: i16 = 2;
+const SNAPSHOT_ENTRIES_AT: usize = 6;
+const SNAPSHOT_ENTRY_LEN: usize = 46;
 
 #[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
 pub enum ProducerError {
@@ -304,33 +313,99 @@ impl ProducerState {
         });
     }
 
+    /// The snapshot file's bytes, in Kafka's layout.
     pub fn encode(&self) -> Vec<u8> {
-        let mut buf = BytesMut::new();
+        let mut ids: Vec<&i64> = self.producers.keys().collect();
+        ids.sort_unstable();
+        let mut buf =
+            BytesMut::with_capacity(SNAPSHOT_ENTRIES_AT + 4 + ids.len() * SNAPSHOT_ENTRY_LEN);
         buf.put_i16(SNAPSHOT_VERSION);
-        buf.put_i32(self.producers.len() as i32);
-        for (id, e) in &self.producers {
+        buf.put_u32(0);
+        buf.put_i32(ids.len() as i32);
+        for id in ids {
+            let e = &self.producers[id];
+            let (last_seq, last_offset, offset_delta) = e.batches.back().map_or((-1, -1, 0), |b| {
+                (
+                    b.last_seq,
+                    b.last_offset,
+                    (b.last_offset - b.base_offset) as i32,
+                )
+            });
             buf.put_i64(*id);
             buf.put_i16(e.epoch);
+            buf.put_i32(last_seq);
+            buf.put_i64(last_offset);
+            buf.put_i32(offset_delta);
             buf.put_i64(e.last_timestamp);
             buf.put_i32(e.coordinator_epoch);
             buf.put_i64(e.txn_first_offset.unwrap_or(-1));
-            buf.put_i32(e.batches.len() as i32);
-            for b in &e.batches {
-                buf.put_i32(b.first_seq);
-                buf.put_i32(b.last_seq);
-                buf.put_i64(b.base_offset);
-                buf.put_i64(b.last_offset);
-            }
         }
+        let crc = crc32c::crc32c(&buf[SNAPSHOT_ENTRIES_AT..]);
+        buf[2..SNAPSHOT_ENTRIES_AT].copy_from_slice(&crc.to_be_bytes());
         buf.to_vec()
     }
 
-    pub fn decode(mut buf: &[u8]) -> Option<Self> {
+    /// Reads a snapshot file: Kafka's layout, or Sluice's older one. `None` when it is
+    /// neither (the state is then rebuilt from the log).
+    pub fn decode(buf: &[u8]) -> Option<Self> {
+        if buf.len() >= SNAPSHOT_ENTRIES_AT + 4
+            && i16::from_be_bytes([buf[0], buf[1]]) == SNAPSHOT_VERSION
+            && u32::from_be_bytes([buf[2], buf[3], buf[4], buf[5]])
+                == crc32c::crc32c(&buf[SNAPSHOT_ENTRIES_AT..])
+        {
+            return Self::decode_kafka(&buf[SNAPSHOT_ENTRIES_AT..]);
+        }
+        Self::decode_legacy(buf)
+    }
+
+    fn decode_kafka(mut buf: &[u8]) -> Option<Self> {
+        let count = buf.get_i32();
+        if count < 0 || count as usize * SNAPSHOT_ENTRY_LEN != buf.remaining() {
+            return None;
+        }
+        let mut state = Self::default();
+        for _ in 0..count {
+            let id = buf.get_i64();
+            let epoch = buf.get_i16();
+            let last_seq = buf.get_i32();
+            let last_offset = buf.get_i64();
+            let offset_delta = buf.get_i32();
+            let last_timestamp = buf.get_i64();
+            let coordinator_epoch = buf.get_i32();
+            let txn_first_offset = Some(buf.get_i64()).filter(|first| *first >= 0);
+            let mut batches = VecDeque::new();
+            if last_offset >= 0 && offset_delta >= 0 {
+                batches.push_back(BatchMetadata {
+                    first_seq: decrement_sequence(last_seq, offset_delta),
+                    last_seq,
+                    base_offset: last_offset - i64::from(offset_delta),
+                    last_offset,
+                });
+            }
+            if let Some(first) = txn_first_offset {
+                state.ongoing.insert(first, id);
+            }
+            state.producers.insert(
+                id,
+                ProducerEntry {
+                    epoch,
+                    last_timestamp,
+                    batches,
+                    coordinator_epoch,
+                    txn_first_offset,
+                },
+            );
+        }
+        Some(state)
+    }
+
+    /// Sluice's layout before Kafka's: version 1 or 2, no CRC, up to five batches each.
+    fn decode_legacy(mut buf: &[u8]) -> Option<Self> {
         if buf.remaining() < 6 {
             return None;
         }
         let version = buf.get_i16();
-        if !(1..=SNAPSHOT_VERSION).contains(&version) {
+        if !(1..=LEGACY_SNAPSHOT_VERSION).contains(&version) {
             return None;
         }
         let count = buf.get_i32();
@@ -379,6 +454,16 @@ impl ProducerState {
             ongoing,
             unreplicated: BTreeMap::new(),
         })
+    }
+}
+
+/// `sequence - decrement`, wrapping below 0 to the top of the sequence range (Kafka's
+/// `DefaultRecordBatch.decrementSequence`).
+fn decrement_sequence(sequence: i32, decrement: i32) -> i32 {
+    if sequence < decrement {
+        i32::MAX - (decrement - sequence) + 1
+    } else {
+        sequence - decrement
     }
 }
 
@@ -545,6 +630,10 @@ mod tests {
         write_snapshot(dir.path(), 10, 10, &state).unwrap();
         write_snapshot(dir.path(), 14, 10, &state).unwrap();
         write_snapshot(dir.path(), 20, 10, &state).unwrap();
+        // As in Kafka's file, only the last batch of each producer is kept.
+        let mut state = state;
+        let entry = state.producers.get_mut(&9).unwrap();
+        entry.batches.drain(..entry.batches.len() - 1);
         assert!(
             !snapshot_path(dir.path(), 14).exists(),
             "older ones within the segment go"
@@ -565,5 +654,62 @@ mod tests {
         assert!(!snapshot_path(dir.path(), 20).exists());
         delete_snapshots_before(dir.path(), 11).unwrap();
         assert_eq!(latest_snapshot(dir.path(), 19).unwrap(), None);
+    }
+
+    /// The file is Kafka's `ProducerStateManager` snapshot, byte for byte.
+    #[test]
+    fn snapshots_are_kafkas_layout() {
+        let mut state = ProducerState::default();
+        let b = idempotent(100, 3, 42, 7, 10);
+        state.update(&BatchView::new(&b).unwrap(), 100);
+        let bytes = state.encode();
+        let mut expected = vec![0u8, 1, 0, 0, 0, 0, 0, 0, 0, 1];
+        expected.extend_from_slice(&42i64.to_be_bytes());
+        expected.extend_from_slice(&7i16.to_be_bytes());
+        expected.extend_from_slice(&12i32.to_be_bytes()); // last sequence
+        expected.extend_from_slice(&102i64.to_be_bytes()); // last offset
+        expected.extend_from_slice(&2i32.to_be_bytes()); // offset delta
+        expected.extend_from_slice(&state.entry(42).unwrap().last_timestamp.to_be_bytes());
+        expected.extend_from_slice(&(-1i32).to_be_bytes()); // coordinator epoch
+        expected.extend_from_slice(&(-1i64).to_be_bytes()); // no open transaction
+        let crc = crc32c::crc32c(&expected[6..]);
+        expected[2..6].copy_from_slice(&crc.to_be_bytes());
+        assert_eq!(bytes, expected);
+        let decoded = ProducerState::decode(&bytes).unwrap();
+        assert_eq!(decoded, state);
+        let mut corrupt = bytes.clone();
+        corrupt[20] ^= 1;
+        assert_eq!(
+            ProducerState::decode(&corrupt),
+            None,
+            "a bad CRC is refused"
+        );
+        assert_eq!(decrement_sequence(1, 3), i32::MAX - 1);
+    }
+
+    /// Snapshots in Sluice's own earlier layout (version 2: five batches, no CRC) still load.
+    #[test]
+    fn sluice_s_earlier_snapshots_are_read() {
+        let mut legacy = Vec::new();
+        legacy.extend_from_slice(&2i16.to_be_bytes());
+        legacy.extend_from_slice(&1i32.to_be_bytes());
+        legacy.extend_from_slice(&5i64.to_be_bytes()); // producer id
+        legacy.extend_from_slice(&1i16.to_be_bytes()); // epoch
+        legacy.extend_from_slice(&1_000i64.to_be_bytes()); // last timestamp
+        legacy.extend_from_slice(&3i32.to_be_bytes()); // coordinator epoch
+        legacy.extend_from_slice(&40i64.to_be_bytes()); // open transaction from 40
+        legacy.extend_from_slice(&2i32.to_be_bytes());
+        for (first, last, base) in [(0, 1, 38i64), (2, 4, 40)] {
+            legacy.extend_from_slice(&(first as i32).to_be_bytes());
+            legacy.extend_from_slice(&(last as i32).to_be_bytes());
+            legacy.extend_from_slice(&base.to_be_bytes());
+            legacy.extend_from_slice(&(base + (last - first) as i64).to_be_bytes());
+        }
+        let state = ProducerState::decode(&legacy).unwrap();
+        let entry = state.entry(5).unwrap();
+        assert_eq!((entry.epoch, entry.coordinator_epoch), (1, 3));
+        assert_eq!(entry.txn_first_offset, Some(40));
+        assert_eq!(entry.batches.len(), 2);
+        assert_eq!(state.first_unstable_offset(), Some(40));
     }
 }
