@@ -147,31 +147,39 @@ async fn complete(
     Ok(())
 }
 
-/// What the request's version allows of its batch (Kafka's `ProduceRequest.validateRecords`,
-/// before the log sees it): magic 2 only (every version served is v3+), and zstd from v7
-/// on. A batch too short to tell is left to the log's validation.
+/// What Kafka checks of a partition's records before the log sees them
+/// (`ProduceRequest.validateRecords`, in its order): one whole batch is there (INVALID_RECORD,
+/// or CORRUPT_MESSAGE for a length below any record's), of magic 2 (every version served is
+/// v3+), zstd only from v7 on, and no second batch.
 fn check_records_for_version(records: &Option<bytes::Bytes>, version: i16) -> Result<(), Error> {
+    use crate::record::{Compression, MAGIC_V2, RecordError, frame_first_batch};
     let Some(bytes) = records.as_deref() else {
         return Ok(());
     };
-    if crate::record::peek_magic(bytes).is_some_and(|m| m != crate::record::MAGIC_V2) {
-        return Err(Error::Record(crate::record::RecordError::Invalid(format!(
+    let Some(first) = frame_first_batch(bytes)? else {
+        return Err(Error::Record(RecordError::Invalid(format!(
+            "Produce requests with version {version} must have at least one record batch per partition"
+        ))));
+    };
+    if first.magic != MAGIC_V2 {
+        return Err(Error::Record(RecordError::Invalid(format!(
             "Produce requests with version {version} are only allowed to contain record batches with magic version 2"
         ))));
     }
-    let Some(batch) = first_batch(records) else {
-        return Ok(());
-    };
-    if version < 7 && batch.compression() == Ok(crate::record::Compression::Zstd) {
+    if version < 7 && first.compression == Some(Compression::Zstd) {
         return Err(Error::UnsupportedCompressionType(format!(
             "Produce requests with version {version} are not allowed to use ZStandard compression"
         )));
     }
+    if frame_first_batch(&bytes[first.size..])?.is_some() {
+        return Err(Error::Record(RecordError::Invalid(format!(
+            "Produce requests with version {version} are only allowed to contain exactly one record batch per partition"
+        ))));
+    }
     Ok(())
 }
 
-/// The first batch of a partition's records (Kafka looks at that one; more than one is
-/// refused by the log), when it is whole.
+/// The first batch of a partition's records, when it is whole.
 fn first_batch(records: &Option<bytes::Bytes>) -> Option<crate::record::BatchView<'_>> {
     let bytes = records.as_deref()?;
     let (_, size, _) = crate::record::peek_offset_and_size(bytes)?;

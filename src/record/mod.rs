@@ -159,10 +159,43 @@ pub fn peek_offset_and_size(buf: &[u8]) -> Option<(i64, usize, i32)> {
     Some((base_offset, size, batch_length))
 }
 
-/// The magic byte of the batch (or legacy message set) starting at `buf[0]`: it sits at the
-/// same place in every format. `None` when the bytes end before it.
-pub fn peek_magic(buf: &[u8]) -> Option<i8> {
-    buf.get(MAGIC).map(|&b| b as i8)
+/// The first batch of a produced partition's records as Kafka frames it before anything else
+/// is checked (`ByteBufferLogInputStream.nextBatch`): `Ok(None)` when no whole batch is there
+/// (fewer bytes than a header up to the magic byte, or than the declared length), an error
+/// when the declared length is below the smallest record of any format.
+pub fn frame_first_batch(buf: &[u8]) -> Result<Option<FramedBatch>, RecordError> {
+    /// Kafka's `HEADER_SIZE_UP_TO_MAGIC`.
+    const UP_TO_MAGIC: usize = MAGIC + 1;
+    /// Kafka's `LegacyRecord.RECORD_OVERHEAD_V0`.
+    const SMALLEST_RECORD: i32 = 14;
+    if buf.len() < UP_TO_MAGIC {
+        return Ok(None);
+    }
+    let length = read_i32(buf, BATCH_LENGTH);
+    if length < SMALLEST_RECORD {
+        return Err(RecordError::Corrupt(
+            "record size is less than the minimum record overhead (14)",
+        ));
+    }
+    let size = length as usize + LOG_OVERHEAD;
+    if buf.len() < size {
+        return Ok(None);
+    }
+    let attributes = (size > ATTRIBUTES + 1).then(|| read_i16(buf, ATTRIBUTES));
+    Ok(Some(FramedBatch {
+        size,
+        magic: buf[MAGIC] as i8,
+        compression: attributes.and_then(|a| Compression::from_attributes(a).ok()),
+    }))
+}
+
+/// What [`frame_first_batch`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FramedBatch {
+    pub size: usize,
+    pub magic: i8,
+    /// The codec in a v2 header's attributes, when the batch is long enough to have them.
+    pub compression: Option<Compression>,
 }
 
 /// A borrowed view of one complete record batch (header + records).
