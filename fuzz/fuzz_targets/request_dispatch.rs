@@ -1,7 +1,8 @@
 //! A request frame through the whole broker in process (no sockets): decoded, handled by
 //! the API layer and the core, answered. One broker lives for the whole run, in a temporary
-//! directory, with a topic `t` to aim at; each request gets at most 200 ms (long polls and
-//! acks=all waits are cut short). Nothing a frame holds may panic, abort or hang the broker.
+//! directory, with a topic `t` to aim at; each request gets at most 20 ms (long polls,
+//! acks=all and rebalance waits are cut short: what comes before a wait is what a frame can
+//! reach, and a longer cut only idles the fuzzer). Nothing a frame holds may panic, abort or hang the broker.
 #![no_main]
 
 use bytes::Bytes;
@@ -29,6 +30,7 @@ fn harness() -> &'static Harness {
             let config = sluice::config::BrokerConfig::with_overrides(&[
                 ("log.dirs", &dir.path().display().to_string()),
                 ("auto.create.topics.enable", "false"),
+                ("group.initial.rebalance.delay.ms", "0"),
             ])
             .expect("config");
             let broker = sluice::broker::Broker::open(config).expect("broker");
@@ -67,7 +69,7 @@ fuzz_target!(|frame: &[u8]| {
     let frame = Bytes::copy_from_slice(frame);
     harness.runtime.block_on(async {
         let _ = tokio::time::timeout(
-            Duration::from_millis(200),
+            Duration::from_millis(20),
             sluice::server::codec::handle_frame(&harness.ctx, frame),
         )
         .await;
