@@ -910,6 +910,62 @@ fn a_full_disk_refuses_writes_keeps_reads_and_recovers_when_space_is_freed() {
     );
 }
 
+/// Connections until the broker has no descriptor left to accept one with (a connect into a
+/// full listen backlog waits for a SYN retry: those are given up after 2 s).
+fn exhaust_descriptors(broker: &Broker) -> Vec<std::net::TcpStream> {
+    use std::time::Duration;
+    let address: std::net::SocketAddr = broker.bootstrap.parse().unwrap();
+    let mut flood = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !broker.log_text().contains("accept failed")
+        && std::time::Instant::now() < deadline
+        && flood.len() < 2_000
+    {
+        if let Ok(s) = std::net::TcpStream::connect_timeout(&address, Duration::from_secs(2)) {
+            flood.push(s);
+        }
+    }
+    assert!(
+        broker.log_text().contains("accept failed"),
+        "{} connections did not exhaust the descriptors",
+        flood.len()
+    );
+    flood
+}
+
+/// Defect 10 as the issue met it, without a crash point: b1a30df's controller quorum failed
+/// when a topic was created while the descriptors were exhausted ("controller quorum failed;
+/// this node no longer takes part in it"), and the broker then ignored SIGTERM. Now the
+/// quorum survives that, and SIGTERM stops the broker in bounded time either way.
+#[test]
+fn sigterm_stops_a_broker_after_a_descriptor_flood_during_a_create() {
+    use std::time::{Duration, Instant};
+    let mut broker = Broker::start_with_fd_limit(256, &[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "before", 1, &[]);
+    let flood = exhaust_descriptors(&broker);
+    stream
+        .write_all(&frame(
+            ApiKey::CreateTopics,
+            7,
+            9,
+            &CreateTopicsRequest::default()
+                .with_topics(vec![topic_named("during", 50)])
+                .with_timeout_ms(30_000),
+        ))
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    drop(flood);
+    std::thread::sleep(Duration::from_secs(1));
+    let quorum_failed = broker.log_text().contains("controller quorum failed");
+    let started = Instant::now();
+    let code = broker.stop();
+    let took = started.elapsed();
+    eprintln!("quorum failed: {quorum_failed}; stopped in {took:?} with {code:?}");
+    assert!(!quorum_failed, "the quorum gave up for want of descriptors");
+    assert!(took < Duration::from_secs(29), "{took:?}");
+}
+
 /// Defect 6: running out of file descriptors is not a disk failure. On b1a30df, with a
 /// 512-descriptor limit, 600 idle connections made produce answer KAFKA_STORAGE_ERROR and
 /// took logs offline until a restart. Here, with a 256 limit, 400 connections exhaust the
@@ -929,24 +985,7 @@ fn running_out_of_descriptors_takes_no_log_offline() {
             .error_code,
         0
     );
-    // Connections until the broker has no descriptor left to accept one with (a connect
-    // into a full listen backlog waits for a SYN retry: those are given up after 2 s).
-    let address: std::net::SocketAddr = broker.bootstrap.parse().unwrap();
-    let mut flood = Vec::new();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !broker.log_text().contains("accept failed")
-        && std::time::Instant::now() < deadline
-        && flood.len() < 2_000
-    {
-        if let Ok(s) = std::net::TcpStream::connect_timeout(&address, Duration::from_secs(2)) {
-            flood.push(s);
-        }
-    }
-    assert!(
-        broker.log_text().contains("accept failed"),
-        "{} connections did not exhaust the descriptors",
-        flood.len()
-    );
+    let flood = exhaust_descriptors(&broker);
     // The descriptors are gone: the existing log still takes writes.
     assert_eq!(
         produce(&mut stream, "steady", 1, small())
