@@ -391,7 +391,15 @@ impl Partition {
     fn register(&self, waiter: &Arc<Notify>) {
         let mut waiters = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
         waiters.retain(|w| w.strong_count() > 0);
-        waiters.push(Arc::downgrade(waiter));
+        // A fetch naming the partition many times registers once: the list stays as long as
+        // the fetches waiting, not as the partitions they name (a 1,000,000-partition fetch
+        // of four partitions was quadratic here: 60 s).
+        if !waiters
+            .iter()
+            .any(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(waiter)))
+        {
+            waiters.push(Arc::downgrade(waiter));
+        }
     }
 
     fn wake_waiters(&self) {
