@@ -631,7 +631,6 @@ mod tests {
         write_snapshot(dir.path(), 14, 10, &state).unwrap();
         write_snapshot(dir.path(), 20, 10, &state).unwrap();
         // As in Kafka's file, only the last batch of each producer is kept.
-        let mut state = state;
         let entry = state.producers.get_mut(&9).unwrap();
         entry.batches.drain(..entry.batches.len() - 1);
         assert!(
@@ -699,9 +698,9 @@ mod tests {
         legacy.extend_from_slice(&3i32.to_be_bytes()); // coordinator epoch
         legacy.extend_from_slice(&40i64.to_be_bytes()); // open transaction from 40
         legacy.extend_from_slice(&2i32.to_be_bytes());
-        for (first, last, base) in [(0, 1, 38i64), (2, 4, 40)] {
-            legacy.extend_from_slice(&(first as i32).to_be_bytes());
-            legacy.extend_from_slice(&(last as i32).to_be_bytes());
+        for (first, last, base) in [(0i32, 1i32, 38i64), (2, 4, 40)] {
+            legacy.extend_from_slice(&first.to_be_bytes());
+            legacy.extend_from_slice(&last.to_be_bytes());
             legacy.extend_from_slice(&base.to_be_bytes());
             legacy.extend_from_slice(&(base + (last - first) as i64).to_be_bytes());
         }
