@@ -716,25 +716,26 @@ fn rss_bytes(pid: u32) -> u64 {
     kb * 1024
 }
 
-/// Defect 7, the case with the default settings: 40 connections each sending 60 MiB
-/// of a declared 100 MiB frame and stalling held 2.49 GB on b1a30df. The request memory pool
-/// (`queued.max.request.bytes`, 512 MiB by default) takes in five such frames; the others
-/// wait, unread, in TCP flow control. The broker's memory stays within the pool and small
-/// requests are still served.
-#[test]
-fn half_received_requests_hold_bounded_memory() {
+/// Opens `connections` connections that each declare a `frame_mib` MiB frame, send up to
+/// `sent_mib` MiB of it (as far as the broker reads) and stall; returns them with the
+/// broker's memory growth half a second later.
+fn stall_frames(
+    broker: &Broker,
+    connections: usize,
+    frame_mib: i32,
+    sent_mib: usize,
+) -> (Vec<std::net::TcpStream>, u64) {
     use std::time::Duration;
-    let broker = Broker::start(&[]);
     let baseline = rss_bytes(broker.pid());
     let chunk = vec![0u8; 1 << 20];
-    let stalled: Vec<_> = (0..40)
+    let stalled: Vec<_> = (0..connections)
         .map(|_| {
-            let mut stream = connect(&broker);
+            let mut stream = connect(broker);
             stream
                 .set_write_timeout(Some(Duration::from_millis(100)))
                 .unwrap();
-            let _ = stream.write_all(&(100i32 << 20).to_be_bytes());
-            for _ in 0..60 {
+            let _ = stream.write_all(&(frame_mib << 20).to_be_bytes());
+            for _ in 0..sent_mib {
                 if stream.write_all(&chunk).is_err() {
                     break;
                 }
@@ -745,9 +746,21 @@ fn half_received_requests_hold_bounded_memory() {
     std::thread::sleep(Duration::from_millis(500));
     let held = rss_bytes(broker.pid()).saturating_sub(baseline);
     eprintln!(
-        "40 connections stalled 60 MiB into 100 MiB frames: {} MiB over the baseline",
+        "{connections} connections stalled {sent_mib} MiB into {frame_mib} MiB frames: {} MiB over the baseline",
         held >> 20
     );
+    (stalled, held)
+}
+
+/// Defect 7, the case with the default settings: 40 connections each sending 60 MiB
+/// of a declared 100 MiB frame and stalling held 2.49 GB on b1a30df. The request memory pool
+/// (`queued.max.request.bytes`, 512 MiB by default) takes in five such frames; the others
+/// wait, unread, in TCP flow control. The broker's memory stays within the pool and small
+/// requests are still served.
+#[test]
+fn half_received_requests_hold_bounded_memory() {
+    let broker = Broker::start(&[]);
+    let (stalled, held) = stall_frames(&broker, 40, 100, 60);
     assert!(held < 600 << 20, "{} MiB", held >> 20);
     api_versions_ok(&broker);
     drop(stalled);
@@ -756,31 +769,8 @@ fn half_received_requests_hold_bounded_memory() {
 /// The same with a small pool: 64 MiB takes in one 50 MiB frame.
 #[test]
 fn a_small_request_pool_holds_one_large_frame() {
-    use std::time::Duration;
     let broker = Broker::start(&[("queued.max.request.bytes", "67108864")]);
-    let baseline = rss_bytes(broker.pid());
-    let chunk = vec![0u8; 1 << 20];
-    let stalled: Vec<_> = (0..20)
-        .map(|_| {
-            let mut stream = connect(&broker);
-            stream
-                .set_write_timeout(Some(Duration::from_millis(100)))
-                .unwrap();
-            let _ = stream.write_all(&(50i32 << 20).to_be_bytes());
-            for _ in 0..10 {
-                if stream.write_all(&chunk).is_err() {
-                    break;
-                }
-            }
-            stream
-        })
-        .collect();
-    std::thread::sleep(Duration::from_millis(500));
-    let held = rss_bytes(broker.pid()).saturating_sub(baseline);
-    eprintln!(
-        "20 stalled 50 MiB frames: {} MiB over the baseline",
-        held >> 20
-    );
+    let (stalled, held) = stall_frames(&broker, 20, 50, 10);
     assert!(held < 100 << 20, "{} MiB", held >> 20);
     api_versions_ok(&broker);
     drop(stalled);
