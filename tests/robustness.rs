@@ -943,6 +943,21 @@ fn a_fetch_naming_a_million_partitions_is_answered_promptly() {
     api_versions_ok(&broker);
 }
 
+/// Sends a CreateTopics of the 50-partition topic `during` without waiting for its answer
+/// (which may take until descriptors return).
+fn send_create_of_during(stream: &mut std::net::TcpStream) {
+    stream
+        .write_all(&frame(
+            ApiKey::CreateTopics,
+            7,
+            9,
+            &CreateTopicsRequest::default()
+                .with_topics(vec![topic_named("during", 50)])
+                .with_timeout_ms(30_000),
+        ))
+        .unwrap();
+}
+
 /// Connections until the broker has no descriptor left to accept one with (a connect into a
 /// full listen backlog waits for a SYN retry: those are given up after 2 s).
 fn exhaust_descriptors(broker: &Broker) -> Vec<std::net::TcpStream> {
@@ -977,16 +992,7 @@ fn sigterm_stops_a_broker_after_a_descriptor_flood_during_a_create() {
     let mut stream = connect(&broker);
     create_topic(&mut stream, "before", 1, &[]);
     let flood = exhaust_descriptors(&broker);
-    stream
-        .write_all(&frame(
-            ApiKey::CreateTopics,
-            7,
-            9,
-            &CreateTopicsRequest::default()
-                .with_topics(vec![topic_named("during", 50)])
-                .with_timeout_ms(30_000),
-        ))
-        .unwrap();
+    send_create_of_during(&mut stream);
     std::thread::sleep(Duration::from_secs(2));
     drop(flood);
     std::thread::sleep(Duration::from_secs(1));
@@ -1027,16 +1033,7 @@ fn running_out_of_descriptors_takes_no_log_offline() {
         0
     );
     // Created meanwhile; not waited for (the answer may take until descriptors return).
-    stream
-        .write_all(&frame(
-            ApiKey::CreateTopics,
-            7,
-            9,
-            &CreateTopicsRequest::default()
-                .with_topics(vec![topic_named("during", 50)])
-                .with_timeout_ms(30_000),
-        ))
-        .unwrap();
+    send_create_of_during(&mut stream);
     std::thread::sleep(Duration::from_millis(500));
     drop(flood);
     let produce_to = |stream: &mut std::net::TcpStream, partition: i32| {
