@@ -44,6 +44,27 @@ fn api_versions_every_version_and_unsupported_version() {
             (list_transactions.min_version, list_transactions.max_version),
             (0, 2)
         );
+        // From v3 the feature levels: the Java Admin's describeFeatures and Kafka's
+        // kafka-features tool read them (they were missing, found by compat/java).
+        if version >= 3 {
+            let finalized: Vec<_> = response
+                .finalized_features
+                .iter()
+                .map(|f| (f.name.to_string(), f.max_version_level))
+                .collect();
+            assert!(
+                finalized.contains(&("metadata.version".into(), 25))
+                    && finalized.contains(&("group.version".into(), 1)),
+                "{finalized:?}"
+            );
+            assert!(response.finalized_features_epoch >= 0);
+            assert!(
+                response
+                    .supported_features
+                    .iter()
+                    .any(|f| f.name.as_str() == "metadata.version" && f.min_version == 7)
+            );
+        }
     }
     // A version newer than the broker knows: a v0 response with UNSUPPORTED_VERSION.
     // Header v2 by hand (the client library refuses to encode v99): key, version,

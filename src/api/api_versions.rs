@@ -1,11 +1,15 @@
 //! ApiVersions: the supported APIs and versions, generated from the dispatch table. A request
 //! of a version this broker does not know is answered by the server layer with a v0 response
 //! carrying UNSUPPORTED_VERSION and the full list (Kafka's rule, so clients can downgrade).
+//! From v3 it also carries the supported and finalized feature levels.
 
 use super::{ApiContext, controller_apis, supported_apis};
 use crate::error::code;
+use crate::metadata::features::{FEATURES, FINALIZED_FEATURES_EPOCH};
 use kafka_protocol::messages::ApiKey;
-use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::api_versions_response::{
+    ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
+};
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
 
 pub async fn handle(
@@ -48,9 +52,32 @@ fn response_listing(error_code: i16, apis: Vec<(ApiKey, i16, i16)>) -> ApiVersio
         })
         .collect();
     api_keys.sort_by_key(|a| a.api_key);
+    let supported_features = FEATURES
+        .iter()
+        .map(|f| {
+            SupportedFeatureKey::default()
+                .with_name(f.name.into())
+                .with_min_version(f.min_supported)
+                .with_max_version(f.max_supported)
+        })
+        .collect();
+    // Kafka reports a finalized range as its one level, and leaves out features at level 0.
+    let finalized_features = FEATURES
+        .iter()
+        .filter(|f| f.finalized > 0)
+        .map(|f| {
+            FinalizedFeatureKey::default()
+                .with_name(f.name.into())
+                .with_min_version_level(f.finalized)
+                .with_max_version_level(f.finalized)
+        })
+        .collect();
     ApiVersionsResponse::default()
         .with_error_code(error_code)
         .with_api_keys(api_keys)
+        .with_supported_features(supported_features)
+        .with_finalized_features_epoch(FINALIZED_FEATURES_EPOCH)
+        .with_finalized_features(finalized_features)
 }
 
 /// Kafka's pattern for client software name and version: `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
@@ -93,5 +120,16 @@ mod tests {
                 .iter()
                 .any(|k| k.api_key == 18 && k.max_version == 4)
         );
+        let finalized = |name: &str| {
+            response
+                .finalized_features
+                .iter()
+                .find(|f| f.name.as_str() == name)
+                .map(|f| (f.min_version_level, f.max_version_level))
+        };
+        assert_eq!(finalized("metadata.version"), Some((25, 25)));
+        assert_eq!(finalized("group.version"), Some((1, 1)));
+        assert_eq!(finalized("transaction.version"), None);
+        assert_eq!(response.supported_features.len(), FEATURES.len());
     }
 }

@@ -11,10 +11,11 @@
 //!
 //! Those topic files are what a single node kept before the metadata log: they are read once,
 //! imported into the log, and renamed `topics.imported`. Submodules: the metadata log's
-//! records ([`records`]), the image they build ([`image`]) and this broker's current view of
-//! it ([`cache`]).
+//! records ([`records`]), the image they build ([`image`]), this broker's current view of it
+//! ([`cache`]) and the feature levels it runs at ([`features`]).
 
 pub mod cache;
+pub mod features;
 pub mod image;
 pub mod records;
 

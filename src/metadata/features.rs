@@ -1,0 +1,58 @@
+//! The feature levels this broker supports and runs at (KIP-584), as ApiVersions reports them
+//! and `Admin.describeFeatures` / `kafka-features describe` show them. They are fixed by what
+//! Sluice implements, so they are finalized at build time and never change (no UpdateFeatures).
+//!
+//! `metadata.version` 4.0-IV3 (level 25) is the Kafka release whose broker behaviour Sluice
+//! follows; operators' tools (Strimzi among them) read it to tell a KRaft cluster's version.
+//! `group.version` 1 is the KIP-848 consumer group protocol (ConsumerGroupHeartbeat).
+//! `transaction.version` is left out, which clients read as 0: level 2 (KIP-890 part 2,
+//! partitions added to a transaction by Produce and an epoch bump per EndTxn) is not built,
+//! and a Java client finding it finalized would rely on it.
+
+/// One feature: the range this broker supports and the level the cluster runs at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Feature {
+    pub name: &'static str,
+    pub min_supported: i16,
+    pub max_supported: i16,
+    pub finalized: i16,
+}
+
+/// Kafka's oldest metadata.version a 4.x broker accepts (3.3-IV3).
+const METADATA_VERSION_MINIMUM: i16 = 7;
+/// 4.0-IV3.
+const METADATA_VERSION: i16 = 25;
+
+pub const FEATURES: &[Feature] = &[
+    Feature {
+        name: "group.version",
+        min_supported: 0,
+        max_supported: 1,
+        finalized: 1,
+    },
+    Feature {
+        name: "metadata.version",
+        min_supported: METADATA_VERSION_MINIMUM,
+        max_supported: METADATA_VERSION,
+        finalized: METADATA_VERSION,
+    },
+];
+
+/// The epoch of the finalized levels: they were set once, when the binary was built.
+pub const FINALIZED_FEATURES_EPOCH: i64 = 0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finalized_levels_lie_in_the_supported_ranges() {
+        for feature in FEATURES {
+            assert!(
+                feature.min_supported <= feature.finalized
+                    && feature.finalized <= feature.max_supported,
+                "{feature:?}"
+            );
+        }
+    }
+}
