@@ -672,3 +672,62 @@ fn a_stale_commit_during_a_rebalance_is_an_illegal_generation() {
         REBALANCE_IN_PROGRESS
     );
 }
+
+/// A KIP-848 regex subscription is matched against every topic, internal ones included, as
+/// Kafka's coordinator does: franz-go's `Test848RegexBrokerResolves` subscribes to
+/// `__consumer_offsets` by regex and waits to be assigned it (Sluice skipped topics named `__*`).
+#[test]
+fn a_kip848_regex_subscription_can_name_an_internal_topic() {
+    use common::raw::{call, connect};
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::StrBytes;
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    common::raw::create_topic(&mut stream, "orders", 1, &[]);
+    // The first FindCoordinator creates __consumer_offsets (50 partitions).
+    let _: FindCoordinatorResponse = call(
+        &mut stream,
+        ApiKey::FindCoordinator,
+        3,
+        &FindCoordinatorRequest::default().with_key(StrBytes::from_static_str("regex")),
+    );
+    let heartbeat = |member_id: &str, epoch: i32, stream: &mut std::net::TcpStream| {
+        let request = ConsumerGroupHeartbeatRequest::default()
+            .with_group_id(GroupId(StrBytes::from_static_str("regex")))
+            .with_member_id(StrBytes::from_string(member_id.to_string()))
+            .with_member_epoch(epoch)
+            .with_rebalance_timeout_ms(30_000)
+            .with_subscribed_topic_regex(Some(StrBytes::from_static_str(
+                "orders|__consumer_offsets",
+            )));
+        let response: ConsumerGroupHeartbeatResponse =
+            call(stream, ApiKey::ConsumerGroupHeartbeat, 1, &request);
+        response
+    };
+    let member = "member-of-regex";
+    let mut response = ConsumerGroupHeartbeatResponse::default();
+    let mut epoch = 0;
+    let assigned = wait_until(Duration::from_secs(20), || {
+        response = heartbeat(member, epoch, &mut stream);
+        if response.error_code == 0 {
+            epoch = response.member_epoch;
+        }
+        response
+            .assignment
+            .as_ref()
+            .is_some_and(|a| a.topic_partitions.len() == 2)
+    });
+    let assignment = response.assignment.unwrap_or_default();
+    assert!(
+        assigned,
+        "assigned {} topics, error {}",
+        assignment.topic_partitions.len(),
+        response.error_code
+    );
+    let partitions: usize = assignment
+        .topic_partitions
+        .iter()
+        .map(|t| t.partitions.len())
+        .sum();
+    assert_eq!(partitions, 51, "orders' 1 and __consumer_offsets' 50");
+}

@@ -274,15 +274,12 @@ impl ConsumerGroup {
             .filter(|t| topics.partitions_of(t).is_some())
             .cloned()
             .collect();
+        // Kafka matches a regex against every topic in the image, internal ones included
+        // (GroupMetadataManager.refreshRegularExpressions; franz-go's tests rely on it).
         if let Some(pattern) = &member.subscribed_topic_regex
             && let Ok(re) = regex::Regex::new(&format!("^(?:{pattern})$"))
         {
-            out.extend(
-                topics
-                    .topic_names()
-                    .into_iter()
-                    .filter(|t| !t.starts_with("__") && re.is_match(t)),
-            );
+            out.extend(topics.topic_names().into_iter().filter(|t| re.is_match(t)));
         }
         out
     }
@@ -1037,6 +1034,32 @@ mod tests {
             count(r.assignment.as_ref().unwrap()),
             3,
             "the new matching topic is assigned"
+        );
+    }
+
+    #[test]
+    fn a_regex_matches_internal_topics_as_kafkas_does() {
+        let now = Instant::now();
+        let topics = Topics(
+            [
+                ("__consumer_offsets".to_string(), 2),
+                ("orders".to_string(), 1),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
+        let join = Heartbeat {
+            member_id: "a".into(),
+            member_epoch: 0,
+            subscribed_topic_regex: Some("orders|__consumer_offsets".into()),
+            rebalance_timeout_ms: 1000,
+            ..Heartbeat::default()
+        };
+        let r = beat(&mut g, join, &topics, now).unwrap();
+        assert_eq!(
+            r.assignment.unwrap().keys().collect::<Vec<_>>(),
+            vec!["__consumer_offsets", "orders"]
         );
     }
 }
