@@ -18,7 +18,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -135,12 +134,28 @@ public final class Cases {
         if (!condition) throw new AssertionError(String.format(format, args));
     }
 
-    static void waitFor(String what, BooleanSupplier condition) throws InterruptedException {
+    interface Condition {
+        boolean holds() throws Exception;
+    }
+
+    static void waitFor(String what, Condition condition) throws Exception {
         long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!condition.getAsBoolean()) {
+        while (!condition.holds()) {
             if (System.nanoTime() > deadline) throw new AssertionError("timed out waiting for " + what);
             Thread.sleep(50);
         }
+    }
+
+    /** The future fails, with an error of class `expected` (what Kafka answers). */
+    static void expectError(org.apache.kafka.common.KafkaFuture<?> future, Class<? extends Throwable> expected, String ifItSucceeds)
+            throws Exception {
+        try {
+            future.get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            check(expected.isInstance(e.getCause()), "expected %s, got %s", expected.getSimpleName(), e.getCause());
+            return;
+        }
+        throw new AssertionError(ifItSucceeds);
     }
 
     static String topic(String name) {
@@ -156,6 +171,12 @@ public final class Cases {
     static void createTopic(Admin admin, String name, int partitions, Map<String, String> configs) throws Exception {
         admin.createTopics(List.of(new NewTopic(name, Optional.of(partitions), Optional.empty()).configs(configs)))
                 .all().get(30, TimeUnit.SECONDS);
+    }
+
+    static void createTopic(String name, int partitions) throws Exception {
+        try (Admin admin = admin()) {
+            createTopic(admin, name, partitions, Map.of());
+        }
     }
 
     static Properties producerProps() {
@@ -224,9 +245,7 @@ public final class Cases {
 
     static void produceAndConsume(String codec) throws Exception {
         String topic = topic("codec-" + codec);
-        try (Admin admin = admin()) {
-            createTopic(admin, topic, 2, Map.of());
-        }
+        createTopic(topic, 2);
         int n = 2000;
         try (KafkaProducer<String, String> p = producer(Map.of(ProducerConfig.COMPRESSION_TYPE_CONFIG, codec))) {
             for (int i = 0; i < n; i++) {
@@ -273,9 +292,7 @@ public final class Cases {
 
     static void transactionsCommitAbort() throws Exception {
         String topic = topic("txn");
-        try (Admin admin = admin()) {
-            createTopic(admin, topic, 1, Map.of());
-        }
+        createTopic(topic, 1);
         try (KafkaProducer<String, String> p = transactional("java-txn-" + RUN)) {
             p.initTransactions();
             for (String outcome : List.of("commit", "abort", "commit")) {
@@ -302,9 +319,7 @@ public final class Cases {
     static void transactionsFencing() throws Exception {
         String topic = topic("fence");
         String id = "java-fence-" + RUN;
-        try (Admin admin = admin()) {
-            createTopic(admin, topic, 1, Map.of());
-        }
+        createTopic(topic, 1);
         try (KafkaProducer<String, String> zombie = transactional(id)) {
             zombie.initTransactions();
             zombie.beginTransaction();
@@ -423,7 +438,7 @@ public final class Cases {
         }
     }
 
-    static void waitForSplit(String what, List<Member> members, int partitions) throws InterruptedException {
+    static void waitForSplit(String what, List<Member> members, int partitions) throws Exception {
         waitFor(what, () -> {
             for (Member m : members) if (m.failure != null) throw new AssertionError("a member failed: " + m.failure);
             Set<TopicPartition> union = new HashSet<>();
@@ -440,9 +455,7 @@ public final class Cases {
     static void classicGroup(String assignor, boolean cooperative) throws Exception {
         String topic = topic(cooperative ? "coop" : "eager");
         String group = "java-" + (cooperative ? "coop-" : "eager-") + RUN;
-        try (Admin admin = admin()) {
-            createTopic(admin, topic, 4, Map.of());
-        }
+        createTopic(topic, 4);
         Map<String, String> props = Map.of(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor,
                 ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
         try (Member first = new Member(topic, consumerProps(group, props))) {
@@ -491,9 +504,7 @@ public final class Cases {
     static void staticMembership() throws Exception {
         String topic = topic("static");
         String group = "java-static-" + RUN;
-        try (Admin admin = admin()) {
-            createTopic(admin, topic, 4, Map.of());
-        }
+        createTopic(topic, 4);
         Properties a = consumerProps(group, Map.of(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "a",
                 ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "30000", ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic"));
         Properties b = consumerProps(group, Map.of(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "b",
@@ -519,9 +530,7 @@ public final class Cases {
     static void commitAndResume() throws Exception {
         String topic = topic("resume");
         String group = "java-resume-" + RUN;
-        try (Admin admin = admin()) {
-            createTopic(admin, topic, 1, Map.of());
-        }
+        createTopic(topic, 1);
         try (KafkaProducer<String, String> p = producer(Map.of())) {
             for (int i = 0; i < 20; i++) p.send(new ProducerRecord<>(topic, "v" + i));
         }
@@ -544,9 +553,7 @@ public final class Cases {
 
     static void seekAndOffsetsForTimes() throws Exception {
         String topic = topic("times");
-        try (Admin admin = admin()) {
-            createTopic(admin, topic, 1, Map.of());
-        }
+        createTopic(topic, 1);
         long base = System.currentTimeMillis() - 60_000;
         try (KafkaProducer<String, String> p = producer(Map.of())) {
             for (int i = 0; i < 10; i++) p.send(new ProducerRecord<>(topic, 0, base + i * 1000L, null, "t" + i));
@@ -581,27 +588,13 @@ public final class Cases {
             check(d.partitions().size() == 3, "partitions %s", d.partitions());
             check(d.topicId() != null && !d.topicId().toString().isEmpty(), "topic id");
             d.partitions().forEach(p -> check(p.leader() != null && p.isr().size() == p.replicas().size(), "partition %s", p));
-            var dup = admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all();
-            try {
-                dup.get(30, TimeUnit.SECONDS);
-                check(false, "creating an existing topic succeeded");
-            } catch (ExecutionException e) {
-                check(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException, "duplicate create: %s", e.getCause());
-            }
+            expectError(admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all(),
+                    org.apache.kafka.common.errors.TopicExistsException.class, "creating an existing topic succeeded");
             admin.deleteTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
             waitFor("the deleted topic to leave listTopics", () -> {
-                try {
-                    return !admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(topic);
-                } catch (Exception e) {
-                    throw new RuntimeException(e);
-                }
+                return !admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(topic);
             });
-            try {
-                admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS);
-                check(false, "describing a deleted topic succeeded");
-            } catch (ExecutionException e) {
-                check(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException, "describe deleted: %s", e.getCause());
-            }
+            expectError(admin.describeTopics(List.of(topic)).allTopicNames(), org.apache.kafka.common.errors.UnknownTopicOrPartitionException.class, "describing a deleted topic succeeded");
         }
     }
 
@@ -611,22 +604,13 @@ public final class Cases {
             createTopic(admin, topic, 1, Map.of());
             admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(3))).all().get(30, TimeUnit.SECONDS);
             waitFor("3 partitions", () -> {
-                try {
-                    return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size() == 3;
-                } catch (Exception e) {
-                    throw new RuntimeException(e);
-                }
+                return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size() == 3;
             });
             try (KafkaProducer<String, String> p = producer(Map.of())) {
                 RecordMetadata m = p.send(new ProducerRecord<>(topic, 2, null, "to the new partition")).get(30, TimeUnit.SECONDS);
                 check(m.partition() == 2 && m.offset() == 0, "produced to %s", m);
             }
-            try {
-                admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(2))).all().get(30, TimeUnit.SECONDS);
-                check(false, "decreasing the partition count succeeded");
-            } catch (ExecutionException e) {
-                check(e.getCause() instanceof org.apache.kafka.common.errors.InvalidPartitionsException, "decrease: %s", e.getCause());
-            }
+            expectError(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(2))).all(), org.apache.kafka.common.errors.InvalidPartitionsException.class, "decreasing the partition count succeeded");
         }
     }
 
@@ -685,20 +669,11 @@ public final class Cases {
                 check(d.members().iterator().next().assignment().topicPartitions().equals(Set.of(p0, p1)), "assignment %s", d.members());
                 Collection<GroupListing> listed = admin.listGroups().all().get(30, TimeUnit.SECONDS);
                 check(listed.stream().anyMatch(g -> g.groupId().equals(group)), "listGroups lacks %s", group);
-                try {
-                    admin.deleteConsumerGroups(List.of(group)).all().get(30, TimeUnit.SECONDS);
-                    check(false, "deleting a group with a member succeeded");
-                } catch (ExecutionException e) {
-                    check(e.getCause() instanceof org.apache.kafka.common.errors.GroupNotEmptyException, "delete non-empty: %s", e.getCause());
-                }
+                expectError(admin.deleteConsumerGroups(List.of(group)).all(), org.apache.kafka.common.errors.GroupNotEmptyException.class, "deleting a group with a member succeeded");
             }
             waitFor("the committed offsets 5/5", () -> {
-                try {
-                    Map<TopicPartition, OffsetAndMetadata> o = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-                    return o.get(p0) != null && o.get(p0).offset() == 5 && o.get(p1) != null && o.get(p1).offset() == 5;
-                } catch (Exception e) {
-                    throw new RuntimeException(e);
-                }
+                Map<TopicPartition, OffsetAndMetadata> o = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+                return o.get(p0) != null && o.get(p0).offset() == 5 && o.get(p1) != null && o.get(p1).offset() == 5;
             });
             admin.alterConsumerGroupOffsets(group, Map.of(p0, new OffsetAndMetadata(2))).all().get(30, TimeUnit.SECONDS);
             admin.deleteConsumerGroupOffsets(group, Set.of(p1)).all().get(30, TimeUnit.SECONDS);
@@ -726,12 +701,7 @@ public final class Cases {
             check(earliest == 6, "earliest offset %d after deleteRecords", earliest);
             List<ConsumerRecord<String, String>> rest = readAll(topic, 4, IsolationLevel.READ_UNCOMMITTED);
             check(rest.size() == 4 && rest.get(0).offset() == 6, "read %s", rest.stream().map(ConsumerRecord::offset).collect(Collectors.toList()));
-            try {
-                admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(11))).all().get(30, TimeUnit.SECONDS);
-                check(false, "deleting beyond the high watermark succeeded");
-            } catch (ExecutionException e) {
-                check(e.getCause() instanceof org.apache.kafka.common.errors.OffsetOutOfRangeException, "beyond the end: %s", e.getCause());
-            }
+            expectError(admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(11))).all(), org.apache.kafka.common.errors.OffsetOutOfRangeException.class, "deleting beyond the high watermark succeeded");
         }
     }
 
@@ -780,12 +750,8 @@ public final class Cases {
             }
             // The abort marker is written after EndTxn is answered (on Kafka too).
             waitFor("the abort marker to close the transaction", () -> {
-                try {
-                    List<ProducerState> states = admin.describeProducers(List.of(tp)).partitionResult(tp).get().activeProducers();
-                    return states.size() == 1 && states.get(0).currentTransactionStartOffset().isEmpty();
-                } catch (Exception e) {
-                    throw new RuntimeException(e);
-                }
+                List<ProducerState> states = admin.describeProducers(List.of(tp)).partitionResult(tp).get().activeProducers();
+                return states.size() == 1 && states.get(0).currentTransactionStartOffset().isEmpty();
             });
         }
     }
@@ -810,12 +776,8 @@ public final class Cases {
                 p.commitTransaction();
             }
             waitFor("the transaction to show CompleteCommit", () -> {
-                try {
-                    return admin.describeTransactions(List.of(id)).description(id).get().state()
-                            == org.apache.kafka.clients.admin.TransactionState.COMPLETE_COMMIT;
-                } catch (Exception e) {
-                    throw new RuntimeException(e);
-                }
+                return admin.describeTransactions(List.of(id)).description(id).get().state()
+                        == org.apache.kafka.clients.admin.TransactionState.COMPLETE_COMMIT;
             });
         }
     }
@@ -846,12 +808,7 @@ public final class Cases {
             Map<TopicPartition, Optional<Throwable>> result = admin.electLeaders(ElectionType.PREFERRED, Set.of(tp)).partitions().get(30, TimeUnit.SECONDS);
             check(result.get(tp) != null && result.get(tp).isPresent() && result.get(tp).get() instanceof ElectionNotNeededException,
                     "preferred election on a partition led by its preferred replica: %s", result);
-            try {
-                admin.electLeaders(ElectionType.PREFERRED, Set.of(new TopicPartition(topic, 7))).all().get(30, TimeUnit.SECONDS);
-                check(false, "electing on a partition that does not exist succeeded");
-            } catch (ExecutionException e) {
-                check(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException, "missing partition: %s", e.getCause());
-            }
+            expectError(admin.electLeaders(ElectionType.PREFERRED, Set.of(new TopicPartition(topic, 7))).all(), org.apache.kafka.common.errors.UnknownTopicOrPartitionException.class, "electing on a partition that does not exist succeeded");
         }
     }
 
@@ -864,24 +821,10 @@ public final class Cases {
                     .partitions().get(0).replicas().stream().map(Node::id).collect(Collectors.toList());
             admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(replicas)))).all().get(30, TimeUnit.SECONDS);
             waitFor("no reassignment in progress", () -> {
-                try {
-                    return admin.listPartitionReassignments().reassignments().get().isEmpty();
-                } catch (Exception e) {
-                    throw new RuntimeException(e);
-                }
+                return admin.listPartitionReassignments().reassignments().get().isEmpty();
             });
-            try {
-                admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(12345))))).all().get(30, TimeUnit.SECONDS);
-                check(false, "a reassignment to a broker that does not exist succeeded");
-            } catch (ExecutionException e) {
-                check(e.getCause() instanceof org.apache.kafka.common.errors.InvalidReplicaAssignmentException, "unknown broker: %s", e.getCause());
-            }
-            try {
-                admin.alterPartitionReassignments(Map.of(tp, Optional.empty())).all().get(30, TimeUnit.SECONDS);
-                check(false, "cancelling a reassignment that is not in progress succeeded");
-            } catch (ExecutionException e) {
-                check(e.getCause() instanceof org.apache.kafka.common.errors.NoReassignmentInProgressException, "cancel: %s", e.getCause());
-            }
+            expectError(admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(List.of(12345))))).all(), org.apache.kafka.common.errors.InvalidReplicaAssignmentException.class, "a reassignment to a broker that does not exist succeeded");
+            expectError(admin.alterPartitionReassignments(Map.of(tp, Optional.empty())).all(), org.apache.kafka.common.errors.NoReassignmentInProgressException.class, "cancelling a reassignment that is not in progress succeeded");
         }
     }
 
