@@ -78,7 +78,9 @@ PY
   bootstrap=""
   t0=$(now_ms)
   for ((i = 1; i <= nodes; i++)); do
-    local args=(--override "log.dirs=$work/sluice-$i")
+    # The peer's settings that are not Kafka's defaults (compat/kafka-peer/kafka), so both
+    # brokers start consumer groups alike.
+    local args=(--override "log.dirs=$work/sluice-$i" --override group.initial.rebalance.delay.ms=0)
     if (( nodes == 1 )); then
       args+=(--override "listeners=PLAINTEXT://127.0.0.1:${ports[i]}")
     else
@@ -106,9 +108,9 @@ produce() { # topic count size acks -> "msgs/s MB/s"
     --producer-props bootstrap.servers="$bootstrap" acks="$4" linger.ms=5 batch.size=262144 max.request.size=16777216 \
     | tail -1 | sed -nE 's/.* records sent, ([0-9.]+) records\/sec \(([0-9.]+) MB\/sec\).*/\1 \2/p'
 }
-consume() { # topic count -> "msgs/s MB/s"
+consume() { # topic count -> "msgs/s MB/s fetch-MB/s" (the last without the group's join)
   t kafka-consumer-perf-test --bootstrap-server "$bootstrap" --topic "$1" --messages "$2" --timeout 60000 \
-    | tail -1 | awk -F', *' '{print $6, $4}'
+    | tail -1 | awk -F', *' '{print $6, $4, $9}'
 }
 latency() { # topic -> "p50 p99 p99.9" (ms)
   t kafka-e2e-latency "$bootstrap" "$1" 10000 1 100 | sed -nE 's/.*50th = ([0-9.]+), 99th = ([0-9.]+), 99.9th = ([0-9.]+).*/\1 \2 \3/p'
@@ -128,8 +130,10 @@ for round in $(seq 1 "$rounds"); do
     cpu0=$(cpu_s "$broker_pid")
     read -r m mb <<<"$(produce small 2000000 100 1)"; record "$system" produce-100B-msgs/s "$m"; record "$system" produce-100B-MB/s "$mb"
     read -r m mb <<<"$(produce large 20000 16384 1)"; record "$system" produce-16KiB-msgs/s "$m"; record "$system" produce-16KiB-MB/s "$mb"
-    read -r m mb <<<"$(consume small 2000000)"; record "$system" consume-100B-msgs/s "$m"; record "$system" consume-100B-MB/s "$mb"
-    read -r m mb <<<"$(consume large 20000)"; record "$system" consume-16KiB-msgs/s "$m"; record "$system" consume-16KiB-MB/s "$mb"
+    read -r m mb fmb <<<"$(consume small 2000000)"; record "$system" consume-100B-msgs/s "$m"; record "$system" consume-100B-MB/s "$mb"
+    record "$system" consume-100B-fetch-MB/s "$fmb"
+    read -r m mb fmb <<<"$(consume large 20000)"; record "$system" consume-16KiB-msgs/s "$m"; record "$system" consume-16KiB-MB/s "$mb"
+    record "$system" consume-16KiB-fetch-MB/s "$fmb"
     cpu1=$(cpu_s "$broker_pid")
     gb=$(python3 -c 'print(2 * (2000000 * 100 + 20000 * 16384) / 1e9)')
     record "$system" broker-cpu-s-per-GB "$(python3 -c "print(round(($cpu1 - $cpu0) / $gb, 2))")"
