@@ -39,10 +39,7 @@ func main() {
 		only[name] = true
 	}
 	var cases []testCase
-	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
-		codec := codec
-		cases = append(cases, testCase{"sarama-produce-" + codec, func() error { return saramaProduce(codec) }})
-	}
+	cases = append(cases, perCodec("sarama-produce-", saramaProduce)...)
 	cases = append(cases,
 		testCase{"sarama-transactions", saramaTransactions},
 		testCase{"sarama-consumer-group", saramaConsumerGroup},
@@ -50,10 +47,7 @@ func main() {
 		testCase{"kafka-go-writer-and-group-reader", kafkaGoWriterReader},
 		testCase{"kafka-go-topics", kafkaGoTopics},
 	)
-	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
-		codec := codec
-		cases = append(cases, testCase{"kgo-produce-" + codec, func() error { return kgoProduce(codec) }})
-	}
+	cases = append(cases, perCodec("kgo-produce-", kgoProduce)...)
 	cases = append(cases,
 		testCase{"kgo-consumer-group", kgoConsumerGroup},
 		testCase{"kgo-transactions", kgoTransactions},
@@ -79,6 +73,15 @@ func main() {
 		}
 		fmt.Fprintf(os.Stderr, "-- %s took %d ms\n", c.name, time.Since(start).Milliseconds())
 	}
+}
+
+// One case per codec: prefix + codec name, running fn(codec).
+func perCodec(prefix string, fn func(codec string) error) []testCase {
+	var out []testCase
+	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
+		out = append(out, testCase{prefix + codec, func() error { return fn(codec) }})
+	}
+	return out
 }
 
 func topicName(name string) string { return "go-" + name + "-" + run }
