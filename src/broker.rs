@@ -148,6 +148,7 @@ pub struct Broker {
     logs: LogManager,
     replicas: Arc<ReplicaManager>,
     groups: Arc<GroupCoordinator>,
+    shares: Arc<crate::share::ShareCoordinator>,
     metadata: Arc<MetadataCache>,
     controller: ControllerHandle,
     /// Committed images from the controller, for the publisher.
@@ -283,9 +284,13 @@ impl Broker {
             metadata.clone(),
         );
         let fetch_sessions = FetchSessionCache::new(config.fetch_session_cache_slots);
+        let config = Arc::new(config);
+        let shares =
+            crate::share::ShareCoordinator::new(config.clone(), replicas.clone(), metadata.clone());
         let broker = Arc::new(Self {
             fetch_sessions,
-            config: Arc::new(config),
+            config,
+            shares,
             cluster_id: Mutex::new(stored_cluster_id.unwrap_or(bootstrap_cluster_id)),
             logs,
             replicas,
@@ -1042,6 +1047,40 @@ impl Broker {
         Ok(&self.groups)
     }
 
+    /// The share coordinator, creating `__share_group_state` on first use and loading the
+    /// state it holds.
+    pub async fn shares(&self) -> Result<&Arc<crate::share::ShareCoordinator>, Error> {
+        use crate::share::SHARE_STATE_TOPIC;
+        if self.metadata.topic(SHARE_STATE_TOPIC).is_none() {
+            let configs = [
+                ("cleanup.policy", "compact".to_string()),
+                (
+                    "segment.bytes",
+                    self.config.share.state_topic_segment_bytes.to_string(),
+                ),
+                ("compression.type", "producer".to_string()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+            self.create_internal_topic(NewTopic {
+                name: SHARE_STATE_TOPIC.to_string(),
+                partitions: self.config.share.state_topic_partitions,
+                replication_factor: self.config.cluster.offsets_topic_replication_factor as i16,
+                assignments: Vec::new(),
+                configs,
+            })
+            .await?;
+        }
+        self.shares.load();
+        Ok(&self.shares)
+    }
+
+    /// The share coordinator without creating anything.
+    pub fn share_coordinator(&self) -> &Arc<crate::share::ShareCoordinator> {
+        &self.shares
+    }
+
     /// Creates a coordinator's internal topic on its first use.
     async fn create_internal_topic(&self, request: NewTopic) -> Result<(), Error> {
         let name = request.name.clone();
@@ -1486,6 +1525,30 @@ impl Broker {
         if !validate_only {
             self.await_visible(|image| image.topic(name).is_some_and(|t| t.configs == configs))
                 .await;
+        }
+        Ok(())
+    }
+
+    /// A group's dynamic configs (the GROUP config resource) become exactly `configs`.
+    pub async fn set_group_configs(
+        &self,
+        group: &str,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<(), Error> {
+        crate::config::validate_group_configs(&self.config, &configs)
+            .map_err(|e| Error::InvalidConfig(e.to_string()))?;
+        let op = ControllerOp::SetGroupConfigs {
+            group: group.to_string(),
+            configs: configs.clone(),
+            validate_only,
+        };
+        self.call_active_controller(op).await?;
+        if !validate_only {
+            self.await_visible(|image| {
+                image.group_configs.get(group).cloned().unwrap_or_default() == configs
+            })
+            .await;
         }
         Ok(())
     }

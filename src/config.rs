@@ -274,6 +274,17 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.consumer.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Heartbeat interval given to KIP-848 consumer group members."),
     def!("group.consumer.assignors", List, Some("uniform,range"), Validator::ListOf(&["uniform", "range"]), None, "Server-side assignors; the first is the default."),
     def!("group.consumer.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a KIP-848 consumer group may have."),
+    def!("group.share.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Session timeout of share group members (KIP-932)."),
+    def!("group.share.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Heartbeat interval given to share group members."),
+    def!("group.share.record.lock.duration.ms", Int, Some("30000"), Validator::AtLeast(1000), None, "How long a share group member holds the records it acquired before they are released to others."),
+    def!("group.share.min.record.lock.duration.ms", Int, Some("15000"), Validator::AtLeast(1000), None, "Smallest share.record.lock.duration.ms a group may set."),
+    def!("group.share.max.record.lock.duration.ms", Int, Some("60000"), Validator::AtLeast(1000), None, "Largest share.record.lock.duration.ms a group may set."),
+    def!("group.share.delivery.count.limit", Int, Some("5"), Validator::AtLeast(2), None, "Deliveries of a record to share group members after which it is archived instead of delivered again."),
+    def!("group.share.partition.max.record.locks", Int, Some("2000"), Validator::AtLeast(100), None, "Most in-flight records (between the share-partition start and end offsets) of one share-partition."),
+    def!("group.share.max.size", Int, Some("200"), Validator::AtLeast(1), None, "Most members a share group may have."),
+    def!("group.share.max.share.sessions", Int, Some("2000"), Validator::AtLeast(1), None, "Most share sessions this broker keeps."),
+    def!("share.coordinator.state.topic.num.partitions", Int, Some("50"), Validator::AtLeast(1), None, "Partitions of __share_group_state (fixed once the topic exists)."),
+    def!("share.coordinator.state.topic.segment.bytes", Int, Some("104857600"), Validator::AtLeast(14), None, "segment.bytes of __share_group_state."),
     def!("process.roles", List, Some("broker,controller"), Validator::ListOf(&["broker", "controller"]), None, "This node's roles: broker (serves clients and hosts partitions), controller (votes in the metadata quorum), or both."),
     def!("controller.quorum.voters", List, None, Validator::Any, None, "The controller quorum as id@host:port,...; unset on a single node, which is then its own one-voter quorum."),
     def!("controller.quorum.bootstrap.servers", List, None, Validator::Any, None, "host:port of controllers a broker-only node contacts when controller.quorum.voters is unset."),
@@ -303,6 +314,182 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("transactional.id.expiration.ms", Int, Some("604800000"), Validator::AtLeast(1), None, "A transactional id whose last transaction is complete and that has not been used for this long is forgotten (its producer id with it)."),
     def!("transaction.remove.expired.transaction.cleanup.interval.ms", Int, Some("3600000"), Validator::AtLeast(1), None, "How often expired transactional ids are looked for and removed."),
 ];
+
+/// Group configs (Kafka's `GroupConfig`, the GROUP config resource): per-group overrides of the
+/// broker's `group.share.*` settings. The consumer-group ones (`consumer.*`) are not built.
+pub static GROUP_CONFIGS: &[ConfigDef] = &[
+    def!(
+        "share.session.timeout.ms",
+        Int,
+        Some("45000"),
+        Validator::AtLeast(1),
+        Some("group.share.session.timeout.ms"),
+        "Session timeout of the share group's members."
+    ),
+    def!(
+        "share.heartbeat.interval.ms",
+        Int,
+        Some("5000"),
+        Validator::AtLeast(1),
+        Some("group.share.heartbeat.interval.ms"),
+        "Heartbeat interval given to the share group's members."
+    ),
+    def!(
+        "share.record.lock.duration.ms",
+        Int,
+        Some("30000"),
+        Validator::AtLeast(1000),
+        Some("group.share.record.lock.duration.ms"),
+        "How long a member holds the records it acquired (within group.share.min/max.record.lock.duration.ms)."
+    ),
+    def!(
+        "share.auto.offset.reset",
+        String,
+        Some("latest"),
+        Validator::Any,
+        None,
+        "Where a share group starts on a partition it has no state for: latest, earliest or by_duration:<ISO-8601 duration>."
+    ),
+    def!(
+        "share.isolation.level",
+        String,
+        Some("read_uncommitted"),
+        Validator::OneOf(&["read_uncommitted", "read_committed"]),
+        None,
+        "Whether the share group reads records of open and aborted transactions."
+    ),
+];
+
+pub fn group_config_def(name: &str) -> Option<&'static ConfigDef> {
+    GROUP_CONFIGS.iter().find(|d| d.name == name)
+}
+
+/// Parses `by_duration:` durations of `share.auto.offset.reset` (ISO-8601 `PnDTnHnMn.nS`, as
+/// Java's `Duration.parse`).
+pub fn parse_iso_duration(text: &str) -> Option<std::time::Duration> {
+    let rest = text.strip_prefix('P').or_else(|| text.strip_prefix('p'))?;
+    let (days, time) = match rest.split_once(['T', 't']) {
+        Some((d, t)) => (d, Some(t)),
+        None => (rest, None),
+    };
+    let mut millis: f64 = 0.0;
+    let mut any = false;
+    if !days.is_empty() {
+        let n: f64 = days.strip_suffix(['D', 'd'])?.parse().ok()?;
+        millis += n * 86_400_000.0;
+        any = true;
+    }
+    if let Some(mut time) = time {
+        if time.is_empty() {
+            return None;
+        }
+        for (unit, scale) in [('H', 3_600_000.0), ('M', 60_000.0), ('S', 1_000.0)] {
+            if let Some(at) = time.find([unit, unit.to_ascii_lowercase()]) {
+                let n: f64 = time[..at].parse().ok()?;
+                millis += n * scale;
+                time = &time[at + 1..];
+                any = true;
+            }
+        }
+        if !time.is_empty() {
+            return None;
+        }
+    }
+    (any && millis.is_finite() && millis >= 0.0)
+        .then(|| std::time::Duration::from_millis(millis as u64))
+}
+
+/// Validates a group's config overrides against the broker's limits.
+pub fn validate_group_configs(
+    broker: &BrokerConfig,
+    configs: &BTreeMap<String, String>,
+) -> Result<(), ConfigError> {
+    for (name, value) in configs {
+        let def = group_config_def(name).ok_or_else(|| ConfigError::Unknown(name.clone()))?;
+        validate_value(def, value)?;
+        let invalid = |reason: String| ConfigError::Invalid {
+            name: name.clone(),
+            value: value.clone(),
+            reason,
+        };
+        match name.as_str() {
+            "share.record.lock.duration.ms" => {
+                let (min, max) = (
+                    broker.share.min_record_lock_duration_ms,
+                    broker.share.max_record_lock_duration_ms,
+                );
+                let ms: i64 = value.trim().parse().unwrap_or(-1);
+                if ms < min as i64 || ms > max as i64 {
+                    return Err(invalid(format!(
+                        "must be within group.share.min.record.lock.duration.ms ({min}) and group.share.max.record.lock.duration.ms ({max})"
+                    )));
+                }
+            }
+            "share.auto.offset.reset" => {
+                let value = value.trim();
+                let ok = matches!(value, "latest" | "earliest")
+                    || value
+                        .strip_prefix("by_duration:")
+                        .and_then(parse_iso_duration)
+                        .is_some();
+                if !ok {
+                    return Err(invalid(
+                        "must be latest, earliest or by_duration:<ISO-8601 duration>".into(),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Every group config with its effective value: the group's override, else the broker's.
+pub fn describe_group_configs(
+    broker: &BrokerConfig,
+    overrides: &BTreeMap<String, String>,
+) -> Vec<DescribedConfig> {
+    GROUP_CONFIGS
+        .iter()
+        .map(|def| {
+            let mut synonyms = Vec::new();
+            if let Some(v) = overrides.get(def.name) {
+                synonyms.push((
+                    def.name.to_string(),
+                    Some(v.clone()),
+                    ConfigSource::GroupOverride,
+                ));
+            }
+            let fallback = match def.broker_synonym {
+                Some(synonym) => {
+                    let current = broker.values.get(synonym).cloned().unwrap_or(ConfigValue {
+                        value: def.default.map(str::to_string),
+                        source: ConfigSource::Default,
+                    });
+                    synonyms.push((synonym.to_string(), current.value.clone(), current.source));
+                    current
+                }
+                None => ConfigValue {
+                    value: def.default.map(str::to_string),
+                    source: ConfigSource::Default,
+                },
+            };
+            let (value, source) = match overrides.get(def.name) {
+                Some(v) => (Some(v.clone()), ConfigSource::GroupOverride),
+                None => (fallback.value, fallback.source),
+            };
+            DescribedConfig {
+                name: def.name,
+                value,
+                source,
+                kind: def.kind,
+                read_only: false,
+                doc: def.doc,
+                synonyms,
+            }
+        })
+        .collect()
+}
 
 /// Properties of Kafka's stock `server.properties` that tune its JVM thread pools and socket
 /// buffers, or belong to features not built yet. Accepted so existing config files load; each
@@ -799,6 +986,7 @@ pub struct BrokerConfig {
     pub consumer_heartbeat_interval_ms: i32,
     pub consumer_assignors: Vec<String>,
     pub consumer_max_size: usize,
+    pub share: ShareGroupDefaults,
     pub producer_id_expiration_ms: i64,
     pub cluster: ClusterConfig,
     /// Every known broker property with its effective value and whether it was set explicitly.
@@ -807,6 +995,22 @@ pub struct BrokerConfig {
     pub topic_defaults: BTreeMap<&'static str, ConfigValue>,
     /// Properties from [`ACCEPTED_WITHOUT_EFFECT`] that were set.
     pub without_effect: Vec<String>,
+}
+
+/// The broker's `group.share.*` settings: the defaults of every share group (KIP-932).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareGroupDefaults {
+    pub session_timeout_ms: i32,
+    pub heartbeat_interval_ms: i32,
+    pub record_lock_duration_ms: i32,
+    pub min_record_lock_duration_ms: i32,
+    pub max_record_lock_duration_ms: i32,
+    pub delivery_count_limit: i16,
+    pub max_record_locks: usize,
+    pub max_size: usize,
+    pub max_sessions: usize,
+    pub state_topic_partitions: i32,
+    pub state_topic_segment_bytes: i32,
 }
 
 /// An effective value and where it came from.
@@ -820,6 +1024,8 @@ pub struct ConfigValue {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfigSource {
     TopicOverride,
+    /// A dynamic group config (Kafka's DYNAMIC_GROUP_CONFIG).
+    GroupOverride,
     StaticBroker,
     Default,
 }
@@ -1019,6 +1225,21 @@ impl BrokerConfig {
                 .filter(|a| !a.is_empty())
                 .collect(),
             consumer_max_size: int("group.consumer.max.size").max(1) as usize,
+            share: ShareGroupDefaults {
+                session_timeout_ms: int("group.share.session.timeout.ms") as i32,
+                heartbeat_interval_ms: int("group.share.heartbeat.interval.ms") as i32,
+                record_lock_duration_ms: int("group.share.record.lock.duration.ms") as i32,
+                min_record_lock_duration_ms: int("group.share.min.record.lock.duration.ms") as i32,
+                max_record_lock_duration_ms: int("group.share.max.record.lock.duration.ms") as i32,
+                delivery_count_limit: int("group.share.delivery.count.limit").clamp(2, 10) as i16,
+                max_record_locks: int("group.share.partition.max.record.locks").max(100) as usize,
+                max_size: int("group.share.max.size").max(1) as usize,
+                max_sessions: int("group.share.max.share.sessions").max(1) as usize,
+                state_topic_partitions: int("share.coordinator.state.topic.num.partitions").max(1)
+                    as i32,
+                state_topic_segment_bytes: int("share.coordinator.state.topic.segment.bytes")
+                    as i32,
+            },
             producer_id_expiration_ms: int("producer.id.expiration.ms").max(1),
             cluster,
             values,
@@ -1440,7 +1661,8 @@ mod readme_tests {
     #[test]
     fn readme_lists_every_property() {
         let readme = include_str!("../README.md");
-        for def in super::BROKER_CONFIGS.iter().chain(super::TOPIC_CONFIGS) {
+        let all = super::BROKER_CONFIGS.iter().chain(super::TOPIC_CONFIGS);
+        for def in all.chain(super::GROUP_CONFIGS) {
             assert!(
                 readme.contains(&format!("| `{}` |", def.name)),
                 "README is missing {}",

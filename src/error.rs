@@ -210,6 +210,45 @@ impl GroupError {
     }
 }
 
+/// What share groups (KIP-932) answer besides success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum ShareError {
+    #[error(transparent)]
+    Group(#[from] GroupError),
+    #[error("no share session for this member")]
+    ShareSessionNotFound,
+    #[error("the share session epoch is not the session's")]
+    InvalidShareSessionEpoch,
+    #[error("too many share sessions")]
+    ShareSessionLimitReached,
+    #[error("the records are not acquired by this member")]
+    InvalidRecordState,
+    #[error("unknown topic id")]
+    UnknownTopicId,
+    #[error("not the leader of the partition")]
+    NotLeaderOrFollower,
+    #[error("the share state could not be written")]
+    Storage,
+    #[error("share groups are not offered by this cluster")]
+    Unsupported,
+}
+
+impl ShareError {
+    pub fn code(self) -> i16 {
+        match self {
+            ShareError::Group(e) => e.code(),
+            ShareError::ShareSessionNotFound => code::SHARE_SESSION_NOT_FOUND,
+            ShareError::InvalidShareSessionEpoch => code::INVALID_SHARE_SESSION_EPOCH,
+            ShareError::ShareSessionLimitReached => code::SHARE_SESSION_LIMIT_REACHED,
+            ShareError::InvalidRecordState => code::INVALID_RECORD_STATE,
+            ShareError::UnknownTopicId => code::UNKNOWN_TOPIC_ID,
+            ShareError::NotLeaderOrFollower => code::NOT_LEADER_OR_FOLLOWER,
+            ShareError::Storage => code::KAFKA_STORAGE_ERROR,
+            ShareError::Unsupported => code::UNSUPPORTED_VERSION,
+        }
+    }
+}
+
 /// Kafka error codes used by this broker.
 pub mod code {
     pub const NONE: i16 = 0;
@@ -280,6 +319,10 @@ pub mod code {
     pub const STALE_MEMBER_EPOCH: i16 = 113;
     pub const UNSUPPORTED_ENDPOINT_TYPE: i16 = 115;
     pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
+    pub const INVALID_RECORD_STATE: i16 = 121;
+    pub const SHARE_SESSION_NOT_FOUND: i16 = 122;
+    pub const INVALID_SHARE_SESSION_EPOCH: i16 = 123;
+    pub const SHARE_SESSION_LIMIT_REACHED: i16 = 133;
     pub const REQUEST_TIMED_OUT: i16 = 7;
     pub const NOT_ENOUGH_REPLICAS_AFTER_APPEND: i16 = 20;
     pub const NOT_CONTROLLER: i16 = 41;

@@ -11,6 +11,7 @@
 //! | [`controller`] | the controller quorum: decisions, metadata log, Raft voter, transport |
 //! | [`replica`] | hosted partitions: append with acks, fetch with long-poll, follower fetchers |
 //! | [`broker`] | the node: lifecycle with the controller, applying metadata, topic administration |
+//! | [`share`] | share groups (KIP-932): membership, share-partitions, sessions, their state |
 //! | [`api`] | one file per Kafka API, wire types <-> core; the dispatch table |
 //! | [`server`] | listener, connections, framing |
 //! | [`net`] | the client side: requests to other nodes, the liveness probe |
@@ -36,6 +37,7 @@ pub mod offload;
 pub mod record;
 pub mod replica;
 pub mod server;
+pub mod share;
 pub mod storage;
 pub mod telemetry;
 pub mod txn;

@@ -11,7 +11,8 @@ mod common;
 use common::{Cluster, raw_call, wait_until};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::{
-    ApiKey, CreateTopicsRequest, CreateTopicsResponse, MetadataRequest, MetadataResponse, TopicName,
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreateTopicsRequest, CreateTopicsResponse,
+    MetadataRequest, MetadataResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::Message;
@@ -67,6 +68,35 @@ async fn three_nodes_form_one_cluster_and_clients_use_every_broker() {
         "one cluster id and one controller: {views:?}"
     );
     assert!((1..=3).contains(&views.iter().next().unwrap().1));
+
+    // Share groups keep their state on the node that serves them: a cluster of several
+    // brokers does not offer them (ApiVersions lists neither the APIs nor share.version).
+    let versions: ApiVersionsResponse = raw_call(
+        &cluster.nodes[0].bootstrap,
+        ApiKey::ApiVersions,
+        3,
+        &ApiVersionsRequest::default()
+            .with_client_software_name(StrBytes::from_static_str("t"))
+            .with_client_software_version(StrBytes::from_static_str("1")),
+    );
+    let keys: BTreeSet<i16> = versions.api_keys.iter().map(|k| k.api_key).collect();
+    assert!(keys.contains(&(ApiKey::Fetch as i16)));
+    for share in [
+        ApiKey::ShareGroupHeartbeat,
+        ApiKey::ShareFetch,
+        ApiKey::ShareAcknowledge,
+    ] {
+        assert!(
+            !keys.contains(&(share as i16)),
+            "{share:?} offered by a cluster"
+        );
+    }
+    assert!(
+        versions
+            .finalized_features
+            .iter()
+            .all(|f| f.name.as_str() != "share.version")
+    );
 
     // Created through whichever node: forwarded to the active controller.
     for (i, node) in cluster.nodes.iter().enumerate() {

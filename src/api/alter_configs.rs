@@ -1,7 +1,8 @@
-//! AlterConfigs (the legacy, non-incremental form): a topic's overrides are replaced by
-//! exactly the configs given. Broker configs are static here, so broker resources are refused.
+//! AlterConfigs (the legacy, non-incremental form): a topic's or a group's overrides are
+//! replaced by exactly the configs given. Broker configs are static here, so broker resources
+//! are refused.
 
-use super::describe_configs::{RESOURCE_BROKER, RESOURCE_TOPIC, broker_resource};
+use super::describe_configs::{RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC, broker_resource};
 use super::{ApiContext, wire_str};
 use crate::error::{Error, code};
 use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
@@ -15,7 +16,7 @@ pub async fn handle(
 ) -> Option<AlterConfigsResponse> {
     let mut responses = Vec::with_capacity(request.resources.len());
     for resource in request.resources {
-        let topic_configs = || {
+        let new_configs = |_current: BTreeMap<String, String>| {
             let mut configs = BTreeMap::new();
             for config in &resource.configs {
                 if let Some(value) = &config.value
@@ -36,7 +37,7 @@ pub async fn handle(
             resource.resource_type,
             &resource.resource_name,
             request.validate_only,
-            topic_configs,
+            new_configs,
         )
         .await;
         let response = AlterConfigsResourceResponse::default()
@@ -52,21 +53,45 @@ pub async fn handle(
     Some(AlterConfigsResponse::default().with_responses(responses))
 }
 
-/// Routes an alteration by resource type (shared with IncrementalAlterConfigs): a topic's
-/// overrides become what `topic_configs` computes; this broker's resource is refused, since broker configs are static here;
-/// other types are invalid.
+/// Routes an alteration by resource type (shared with IncrementalAlterConfigs): a topic's or
+/// a group's overrides become what `new_configs` computes from the current ones; this
+/// broker's resource is refused, since broker configs are static here; other types are
+/// invalid.
 pub(super) async fn route(
     ctx: &ApiContext,
     resource_type: i8,
     resource_name: &str,
     validate_only: bool,
-    topic_configs: impl FnOnce() -> Result<BTreeMap<String, String>, Error>,
+    new_configs: impl FnOnce(BTreeMap<String, String>) -> Result<BTreeMap<String, String>, Error>,
 ) -> Result<(), Error> {
     match resource_type {
         RESOURCE_TOPIC => {
-            let configs = topic_configs()?;
+            let topic = ctx
+                .broker
+                .topic(resource_name)
+                .ok_or(Error::UnknownTopicOrPartition)?;
+            let configs = new_configs(topic.configs.clone())?;
             ctx.broker
                 .set_topic_configs(resource_name, configs, validate_only)
+                .await
+        }
+        RESOURCE_GROUP => {
+            if resource_name.is_empty() {
+                return Err(Error::InvalidRequest(
+                    "a group config needs a group id".into(),
+                ));
+            }
+            let current = ctx
+                .broker
+                .metadata()
+                .image()
+                .group_configs
+                .get(resource_name)
+                .cloned()
+                .unwrap_or_default();
+            let configs = new_configs(current)?;
+            ctx.broker
+                .set_group_configs(resource_name, configs, validate_only)
                 .await
         }
         RESOURCE_BROKER => {

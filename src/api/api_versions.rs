@@ -5,7 +5,7 @@
 
 use super::{ApiContext, controller_apis, supported_apis};
 use crate::error::code;
-use crate::metadata::features::{FEATURES, FINALIZED_FEATURES_EPOCH};
+use crate::metadata::features::{FEATURES, FINALIZED_FEATURES_EPOCH, SHARE_VERSION};
 use kafka_protocol::messages::ApiKey;
 use kafka_protocol::messages::api_versions_response::{
     ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
@@ -21,7 +21,7 @@ pub async fn handle(
         && !(valid_software_field(&request.client_software_name)
             && valid_software_field(&request.client_software_version))
     {
-        return Some(response(code::INVALID_REQUEST));
+        return Some(response_for(ctx, code::INVALID_REQUEST));
     }
     Some(response_for(ctx, code::NONE))
 }
@@ -30,18 +30,38 @@ pub async fn handle(
 /// controller APIs.
 pub fn response_for(ctx: &ApiContext, error_code: i16) -> ApiVersionsResponse {
     if ctx.is_controller_listener() {
-        response_listing(error_code, controller_apis())
+        response_listing(error_code, controller_apis(), false)
     } else {
-        response(error_code)
+        let shares = ctx.broker.share_coordinator().offered();
+        let apis = supported_apis()
+            .into_iter()
+            .filter(|(key, _, _)| shares || !SHARE_APIS.contains(key))
+            .collect();
+        response_listing(error_code, apis, shares)
     }
 }
 
+/// The share group APIs (KIP-932), listed only where share groups are offered.
+pub const SHARE_APIS: &[ApiKey] = &[
+    ApiKey::ShareGroupHeartbeat,
+    ApiKey::ShareGroupDescribe,
+    ApiKey::ShareFetch,
+    ApiKey::ShareAcknowledge,
+    ApiKey::DescribeShareGroupOffsets,
+    ApiKey::AlterShareGroupOffsets,
+    ApiKey::DeleteShareGroupOffsets,
+];
+
 /// The full response with `error_code`.
 pub fn response(error_code: i16) -> ApiVersionsResponse {
-    response_listing(error_code, supported_apis())
+    response_listing(error_code, supported_apis(), true)
 }
 
-fn response_listing(error_code: i16, apis: Vec<(ApiKey, i16, i16)>) -> ApiVersionsResponse {
+fn response_listing(
+    error_code: i16,
+    apis: Vec<(ApiKey, i16, i16)>,
+    shares: bool,
+) -> ApiVersionsResponse {
     let mut api_keys: Vec<ApiVersion> = apis
         .into_iter()
         .map(|(key, min, max)| {
@@ -64,7 +84,7 @@ fn response_listing(error_code: i16, apis: Vec<(ApiKey, i16, i16)>) -> ApiVersio
     // Kafka reports a finalized range as its one level, and leaves out features at level 0.
     let finalized_features = FEATURES
         .iter()
-        .filter(|f| f.finalized > 0)
+        .filter(|f| f.finalized > 0 && (shares || f.name != SHARE_VERSION))
         .map(|f| {
             FinalizedFeatureKey::default()
                 .with_name(f.name.into())

@@ -69,6 +69,14 @@ pub async fn handle(
         Ok(groups) => groups,
         Err(e) => return error(e),
     };
+    // A share group's id is taken (Kafka: "is not a consumer group").
+    if ctx
+        .broker
+        .share_coordinator()
+        .is_share_group(&request.group_id)
+    {
+        return error(GroupError::GroupIdNotFound);
+    }
     match groups.consumer_heartbeat(&request.group_id, heartbeat) {
         Err(e) => error(e),
         Ok(result) => {

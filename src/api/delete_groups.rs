@@ -1,7 +1,8 @@
-//! DeleteGroups: removes empty groups with their committed offsets.
+//! DeleteGroups: removes empty groups with their committed offsets (share groups with their
+//! share state).
 
 use super::ApiContext;
-use crate::error::{GroupError, code};
+use crate::error::{GroupError, ShareError, code};
 use kafka_protocol::messages::delete_groups_response::DeletableGroupResult;
 use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 
@@ -15,15 +16,21 @@ pub async fn handle(
         .groups_names
         .into_iter()
         .map(|group_id| {
+            let shares = ctx.broker.share_coordinator();
             let result = match &coordinator {
-                Ok(c) if c.is_loading(&group_id) => Err(GroupError::CoordinatorLoadInProgress),
-                Ok(c) if c.owns(&group_id) => c.delete_group(&group_id),
-                Ok(_) => Err(GroupError::NotCoordinator),
-                Err(_) => Err(GroupError::CoordinatorNotAvailable),
+                Ok(c) if c.is_loading(&group_id) => {
+                    Err(GroupError::CoordinatorLoadInProgress.into())
+                }
+                Ok(c) if c.owns(&group_id) && shares.is_share_group(&group_id) => {
+                    shares.delete_group(&group_id)
+                }
+                Ok(c) if c.owns(&group_id) => c.delete_group(&group_id).map_err(ShareError::from),
+                Ok(_) => Err(GroupError::NotCoordinator.into()),
+                Err(_) => Err(GroupError::CoordinatorNotAvailable.into()),
             };
             DeletableGroupResult::default()
                 .with_group_id(group_id)
-                .with_error_code(result.err().map(GroupError::code).unwrap_or(code::NONE))
+                .with_error_code(result.err().map(ShareError::code).unwrap_or(code::NONE))
         })
         .collect();
     Some(DeleteGroupsResponse::default().with_results(results))

@@ -1,8 +1,11 @@
 //! DescribeConfigs for topics (every topic config with value, source, synonyms, type and
-//! documentation) and for this broker (every broker property, read-only).
+//! documentation), groups (the share group configs) and this broker (every broker property,
+//! read-only).
 
 use super::{ApiContext, wire_str};
-use crate::config::{ConfigSource, ConfigType, DescribedConfig, describe_topic_configs};
+use crate::config::{
+    ConfigSource, ConfigType, DescribedConfig, describe_group_configs, describe_topic_configs,
+};
 use crate::error::{Error, code};
 use kafka_protocol::messages::describe_configs_response::{
     DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
@@ -12,6 +15,7 @@ use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 /// Kafka's ConfigResource types.
 pub const RESOURCE_TOPIC: i8 = 2;
 pub const RESOURCE_BROKER: i8 = 4;
+pub const RESOURCE_GROUP: i8 = 32;
 
 pub async fn handle(
     ctx: &ApiContext,
@@ -32,6 +36,15 @@ pub async fn handle(
                     .ok_or(Error::UnknownTopicOrPartition),
                 RESOURCE_BROKER => broker_resource(ctx, &resource.resource_name)
                     .map(|_| ctx.broker.config().describe()),
+                RESOURCE_GROUP if !resource.resource_name.is_empty() => {
+                    let image = ctx.broker.metadata().image();
+                    let overrides = image
+                        .group_configs
+                        .get(resource.resource_name.as_str())
+                        .cloned()
+                        .unwrap_or_default();
+                    Ok(describe_group_configs(ctx.broker.config(), &overrides))
+                }
                 other => Err(Error::InvalidRequest(format!(
                     "unsupported resource type {other}"
                 ))),
@@ -84,6 +97,7 @@ pub fn broker_resource(ctx: &ApiContext, name: &str) -> Result<(), Error> {
 pub fn source_code(source: ConfigSource) -> i8 {
     match source {
         ConfigSource::TopicOverride => 1,
+        ConfigSource::GroupOverride => 8,
         ConfigSource::StaticBroker => 4,
         ConfigSource::Default => 5,
     }

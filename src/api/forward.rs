@@ -244,7 +244,26 @@ pub async fn forward(
             name,
             configs,
             validate_only,
-        } => set_topic_configs(connection, name, configs, *validate_only, timeout).await,
+        } => {
+            let resource = super::describe_configs::RESOURCE_TOPIC;
+            set_configs(connection, resource, name, configs, *validate_only, timeout).await
+        }
+        ControllerOp::SetGroupConfigs {
+            group,
+            configs,
+            validate_only,
+        } => {
+            let resource = super::describe_configs::RESOURCE_GROUP;
+            set_configs(
+                connection,
+                resource,
+                group,
+                configs,
+                *validate_only,
+                timeout,
+            )
+            .await
+        }
         ControllerOp::ElectLeader {
             topic,
             partition,
@@ -351,17 +370,18 @@ async fn create_topic(
     }
 }
 
-async fn set_topic_configs(
+async fn set_configs(
     connection: &mut PeerConnection,
+    resource_type: i8,
     name: &str,
     configs: &BTreeMap<String, String>,
     validate_only: bool,
     timeout: Duration,
 ) -> Result<ControllerReply, Error> {
     use kafka_protocol::messages::alter_configs_request::{AlterConfigsResource, AlterableConfig};
-    // AlterConfigs replaces a topic's overrides with exactly the ones given.
+    // AlterConfigs replaces a resource's overrides with exactly the ones given.
     let resource = AlterConfigsResource::default()
-        .with_resource_type(super::describe_configs::RESOURCE_TOPIC)
+        .with_resource_type(resource_type)
         .with_resource_name(wire_str(name))
         .with_configs(
             configs

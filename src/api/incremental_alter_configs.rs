@@ -1,9 +1,11 @@
-//! IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's overrides (APPEND and
-//! SUBTRACT only for list configs, as in Kafka). Broker configs are static here.
+//! IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's or a group's
+//! overrides (APPEND and SUBTRACT only for list configs, as in Kafka). Broker configs are
+//! static here.
 
 use super::alter_configs::route;
+use super::describe_configs::RESOURCE_GROUP;
 use super::{ApiContext, wire_str};
-use crate::config::{ConfigType, topic_config_def};
+use crate::config::{ConfigDef, ConfigType, group_config_def, topic_config_def};
 use crate::error::{Error, code};
 use kafka_protocol::messages::incremental_alter_configs_request::AlterableConfig;
 use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
@@ -22,19 +24,19 @@ pub async fn handle(
 ) -> Option<IncrementalAlterConfigsResponse> {
     let mut responses = Vec::with_capacity(request.resources.len());
     for resource in request.resources {
-        let topic_configs = || {
-            let topic = ctx
-                .broker
-                .topic(&resource.resource_name)
-                .ok_or(Error::UnknownTopicOrPartition)?;
-            apply(topic.configs.clone(), &resource.configs)
-        };
+        let definitions: fn(&str) -> Option<&'static ConfigDef> =
+            if resource.resource_type == RESOURCE_GROUP {
+                group_config_def
+            } else {
+                topic_config_def
+            };
+        let new_configs = |current| apply(current, &resource.configs, definitions);
         let result = route(
             ctx,
             resource.resource_type,
             &resource.resource_name,
             request.validate_only,
-            topic_configs,
+            new_configs,
         )
         .await;
         let response = AlterConfigsResourceResponse::default()
@@ -54,6 +56,7 @@ pub async fn handle(
 fn apply(
     mut configs: BTreeMap<String, String>,
     ops: &[AlterableConfig],
+    definitions: fn(&str) -> Option<&'static ConfigDef>,
 ) -> Result<BTreeMap<String, String>, Error> {
     let mut seen = BTreeSet::new();
     for op in ops {
@@ -63,8 +66,8 @@ fn apply(
                 "config '{name}' given twice"
             )));
         }
-        let def = topic_config_def(&name)
-            .ok_or_else(|| Error::InvalidConfig(format!("unknown topic config '{name}'")))?;
+        let def = definitions(&name)
+            .ok_or_else(|| Error::InvalidConfig(format!("unknown config '{name}'")))?;
         let value = op.value.as_ref().map(|v| v.to_string());
         match op.config_operation {
             SET => {
@@ -139,6 +142,7 @@ mod tests {
                 op("retention.ms", SET, Some("5")),
                 op("cleanup.policy", APPEND, Some("compact")),
             ],
+            topic_config_def,
         )
         .unwrap();
         assert_eq!(configs["retention.ms"], "5");
@@ -149,20 +153,45 @@ mod tests {
                 op("retention.ms", DELETE, None),
                 op("cleanup.policy", SUBTRACT, Some("delete")),
             ],
+            topic_config_def,
         )
         .unwrap();
         assert!(!configs.contains_key("retention.ms"));
         assert_eq!(configs["cleanup.policy"], "compact");
-        assert!(apply(BTreeMap::new(), &[op("retention.ms", APPEND, Some("1"))]).is_err());
+        assert!(
+            apply(
+                BTreeMap::new(),
+                &[op("retention.ms", APPEND, Some("1"))],
+                topic_config_def
+            )
+            .is_err()
+        );
         assert!(
             apply(
                 BTreeMap::new(),
                 &[
                     op("retention.ms", SET, Some("1")),
                     op("retention.ms", SET, Some("2"))
-                ]
+                ],
+                topic_config_def
             )
             .is_err()
+        );
+        let group = apply(
+            BTreeMap::new(),
+            &[op("share.auto.offset.reset", SET, Some("earliest"))],
+            group_config_def,
+        )
+        .unwrap();
+        assert_eq!(group["share.auto.offset.reset"], "earliest");
+        assert!(
+            apply(
+                BTreeMap::new(),
+                &[op("retention.ms", SET, Some("1"))],
+                group_config_def
+            )
+            .is_err(),
+            "a topic config is not a group config"
         );
     }
 }

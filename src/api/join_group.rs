@@ -15,6 +15,15 @@ pub async fn handle(
     let member_id = request.member_id.to_string();
     let result = match super::coordinator_for(ctx, &request.group_id).await {
         Err(e) => JoinResult::error(e, &member_id),
+        // A share group's id is taken (Kafka: not a classic group).
+        Ok(_)
+            if ctx
+                .broker
+                .share_coordinator()
+                .is_share_group(&request.group_id) =>
+        {
+            JoinResult::error(GroupError::InconsistentGroupProtocol, &member_id)
+        }
         Ok(groups) => {
             let join = JoinRequest {
                 member_id,

@@ -45,6 +45,14 @@ pub async fn handle(
                 .iter()
                 .map(|t| t.name.to_string())
                 .collect(),
+            GROUP => ctx
+                .broker
+                .metadata()
+                .image()
+                .group_configs
+                .keys()
+                .cloned()
+                .collect(),
             _ => Vec::new(),
         };
         names.sort();

@@ -1,4 +1,4 @@
-//! ListGroups, with the state (v4+) and type (v5+: "classic" or "consumer") filters.
+//! ListGroups, with the state (v4+) and type (v5+: "classic", "consumer" or "share") filters.
 
 use super::ApiContext;
 use crate::error::{GroupError, code};
@@ -19,11 +19,24 @@ pub async fn handle(
             );
         }
         // Each broker lists the groups it coordinates (Kafka's ListGroups is per broker).
-        Ok(groups) => groups
-            .list_groups()
-            .into_iter()
-            .filter(|g| groups.owns(&g.group_id))
-            .collect::<Vec<_>>(),
+        Ok(groups) => {
+            let shares = ctx
+                .broker
+                .share_coordinator()
+                .list_groups()
+                .into_iter()
+                .map(|(group_id, state)| crate::group::GroupListing {
+                    group_id,
+                    protocol_type: "share".into(),
+                    state,
+                    group_type: "share",
+                });
+            let mut all = groups.list_groups();
+            all.extend(shares);
+            all.retain(|g| groups.owns(&g.group_id));
+            all.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+            all
+        }
     };
     let states: Vec<String> = request
         .states_filter

@@ -10,6 +10,7 @@ pub mod alter_configs;
 pub mod alter_partition;
 pub mod alter_partition_reassignments;
 pub mod alter_replica_log_dirs;
+pub mod alter_share_group_offsets;
 pub mod api_versions;
 pub mod broker_heartbeat;
 pub mod broker_registration;
@@ -19,12 +20,14 @@ pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_groups;
 pub mod delete_records;
+pub mod delete_share_group_offsets;
 pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_producers;
+pub mod describe_share_group_offsets;
 pub mod describe_topic_partitions;
 pub mod describe_transactions;
 pub mod elect_leaders;
@@ -50,6 +53,10 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod share_acknowledge;
+pub mod share_fetch;
+pub mod share_group_describe;
+pub mod share_group_heartbeat;
 pub mod sync_group;
 pub mod txn_offset_commit;
 pub mod unregister_broker;
@@ -240,6 +247,13 @@ api_table! {
     ListPartitionReassignments => list_partition_reassignments, m::ListPartitionReassignmentsRequest,
     DescribeTopicPartitions => describe_topic_partitions, m::DescribeTopicPartitionsRequest,
     ListConfigResources => list_config_resources, m::ListConfigResourcesRequest,
+    ShareGroupHeartbeat => share_group_heartbeat, m::ShareGroupHeartbeatRequest,
+    ShareGroupDescribe => share_group_describe, m::ShareGroupDescribeRequest,
+    ShareFetch => share_fetch, m::ShareFetchRequest,
+    ShareAcknowledge => share_acknowledge, m::ShareAcknowledgeRequest,
+    DescribeShareGroupOffsets => describe_share_group_offsets, m::DescribeShareGroupOffsetsRequest,
+    AlterShareGroupOffsets => alter_share_group_offsets, m::AlterShareGroupOffsetsRequest,
+    DeleteShareGroupOffsets => delete_share_group_offsets, m::DeleteShareGroupOffsetsRequest,
 }
 
 // The controller listener: what brokers ask of the active controller, and the topic
@@ -416,6 +430,29 @@ pub(crate) async fn coordinator_for<'a>(
     } else {
         Err(crate::error::GroupError::NotCoordinator)
     }
+}
+
+/// The share coordinator when share groups are offered and this broker coordinates
+/// `group_id`, which must not name a classic or consumer group (Kafka: "not a share group").
+pub(crate) async fn share_coordinator_for<'a>(
+    ctx: &'a ApiContext,
+    group_id: &str,
+) -> Result<&'a Arc<crate::share::ShareCoordinator>, crate::error::ShareError> {
+    use crate::error::{GroupError, ShareError};
+    if !ctx.broker.share_coordinator().offered() {
+        return Err(ShareError::Unsupported);
+    }
+    if group_id.is_empty() {
+        return Err(ShareError::Group(GroupError::InvalidGroupId));
+    }
+    let groups = coordinator_for(ctx, group_id).await?;
+    if groups.has_group(group_id) {
+        return Err(ShareError::Group(GroupError::GroupIdNotFound));
+    }
+    ctx.broker
+        .shares()
+        .await
+        .map_err(|_| ShareError::Group(GroupError::CoordinatorNotAvailable))
 }
 
 /// The error code of each offset of a commit (OffsetCommit, TxnOffsetCommit), in order: the
@@ -1104,6 +1141,82 @@ mod tests {
                 &ListConfigResourcesRequest::default(),
                 v,
                 "list_config_resources",
+            ),
+            ApiKey::ShareGroupHeartbeat => encode(
+                &ShareGroupHeartbeatRequest::default()
+                    .with_group_id(GroupId(s("sg")))
+                    .with_member_id(s("member-1"))
+                    .with_member_epoch(0)
+                    .with_subscribed_topic_names(Some(vec![topic_name("t")])),
+                v,
+                "share_group_heartbeat",
+            ),
+            ApiKey::ShareGroupDescribe => encode(
+                &ShareGroupDescribeRequest::default()
+                    .with_group_ids(vec![GroupId(s("sg")), GroupId(s("none"))]),
+                v,
+                "share_group_describe",
+            ),
+            ApiKey::ShareFetch => {
+                let partitions = vec![
+                    share_fetch_request::FetchPartition::default().with_partition_index(0),
+                    share_fetch_request::FetchPartition::default().with_partition_index(9),
+                ];
+                let mut request = ShareFetchRequest::default()
+                    .with_group_id(Some(GroupId(s("sg"))))
+                    .with_member_id(Some(s(&format!("fetcher-{v}"))))
+                    .with_share_session_epoch(0)
+                    .with_max_wait_ms(0)
+                    .with_max_records(10)
+                    .with_topics(vec![
+                        share_fetch_request::FetchTopic::default()
+                            .with_topic_id(topic_id)
+                            .with_partitions(partitions),
+                    ]);
+                request.share_acquire_mode = 0;
+                encode(&request, v, "share_fetch")
+            }
+            ApiKey::ShareAcknowledge => encode(
+                &ShareAcknowledgeRequest::default()
+                    .with_group_id(Some(GroupId(s("sg"))))
+                    .with_member_id(Some(s("nobody")))
+                    .with_share_session_epoch(1),
+                v,
+                "share_acknowledge",
+            ),
+            ApiKey::DescribeShareGroupOffsets => encode(
+                &DescribeShareGroupOffsetsRequest::default().with_groups(vec![
+                    describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestGroup::default()
+                        .with_group_id(GroupId(s("sg")))
+                        .with_topics(None),
+                ]),
+                v,
+                "describe_share_group_offsets",
+            ),
+            ApiKey::AlterShareGroupOffsets => encode(
+                &AlterShareGroupOffsetsRequest::default()
+                    .with_group_id(GroupId(s("empty-share-group")))
+                    .with_topics(vec![
+                        alter_share_group_offsets_request::AlterShareGroupOffsetsRequestTopic::default()
+                            .with_topic_name(topic_name("t"))
+                            .with_partitions(vec![
+                                alter_share_group_offsets_request::AlterShareGroupOffsetsRequestPartition::default()
+                                    .with_partition_index(0)
+                                    .with_start_offset(1),
+                            ]),
+                    ]),
+                v,
+                "alter_share_group_offsets",
+            ),
+            ApiKey::DeleteShareGroupOffsets => encode(
+                &DeleteShareGroupOffsetsRequest::default()
+                    .with_group_id(GroupId(s("empty-share-group")))
+                    .with_topics(vec![
+                        delete_share_group_offsets_request::DeleteShareGroupOffsetsRequestTopic::default()
+                            .with_topic_name(topic_name("t")),
+                    ]),
+                v,
+                "delete_share_group_offsets",
             ),
             other => panic!("no test request for {other:?}: add one when adding the API"),
         }

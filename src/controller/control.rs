@@ -599,6 +599,45 @@ impl ClusterControl {
         Ok(self.finish(offset, changes, ()))
     }
 
+    /// A group's dynamic configs become exactly `configs`.
+    pub fn set_group_configs(
+        &mut self,
+        offset: u64,
+        group: &str,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<Outcome<()>, Error> {
+        let mut changes = Changes::new(&self.image);
+        if validate_only {
+            return Ok(self.finish(offset, changes, ()));
+        }
+        let current = self
+            .image
+            .group_configs
+            .get(group)
+            .cloned()
+            .unwrap_or_default();
+        let config = |key: &String, value: Option<&String>| MetadataRecord::Config {
+            resource: ConfigResource::Group,
+            resource_name: group.to_string(),
+            name: key.clone(),
+            value: value.cloned(),
+        };
+        let mut records: Vec<MetadataRecord> = current
+            .keys()
+            .filter(|k| !configs.contains_key(*k))
+            .map(|k| config(k, None))
+            .collect();
+        records.extend(
+            configs
+                .iter()
+                .filter(|(k, v)| current.get(*k) != Some(*v))
+                .map(|(k, v)| config(k, Some(v))),
+        );
+        changes.push(records)?;
+        Ok(self.finish(offset, changes, ()))
+    }
+
     /// AlterPartition from a partition leader, checked as Kafka's controller does. Returns
     /// the partition as it stands afterwards.
     pub fn alter_partition(

@@ -51,6 +51,12 @@ pub enum ControllerOp {
         configs: BTreeMap<String, String>,
         validate_only: bool,
     },
+    /// A group's configs become exactly `configs` (validated by the broker that asks).
+    SetGroupConfigs {
+        group: String,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    },
     AlterPartition(IsrChange),
     ElectLeader {
         topic: String,
@@ -471,6 +477,13 @@ impl Loop {
                 validate_only,
             } => self
                 .decide(|c, o| c.set_topic_configs(o, &name, configs, validate_only))
+                .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::SetGroupConfigs {
+                group,
+                configs,
+                validate_only,
+            } => self
+                .decide(|c, o| c.set_group_configs(o, &group, configs, validate_only))
                 .map(|(i, ())| (i, ControllerReply::Done)),
             ControllerOp::AlterPartition(change) => self
                 .decide(|c, o| c.alter_partition(o, &change))

@@ -1348,6 +1348,11 @@ impl GroupCoordinator {
         out
     }
 
+    /// Whether a classic or consumer group of this id exists (share groups live elsewhere).
+    pub fn has_group(&self, group_id: &str) -> bool {
+        self.group(group_id).is_some() || self.consumer_group(group_id).is_some()
+    }
+
     pub fn describe_group(&self, group_id: &str) -> Option<GroupDescription> {
         let group = self.group(group_id)?;
         let g = lock_group(&group);

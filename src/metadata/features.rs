@@ -4,7 +4,8 @@
 //!
 //! `metadata.version` 4.0-IV3 (level 25) is the Kafka release whose broker behaviour Sluice
 //! follows; operators' tools (Strimzi among them) read it to tell a KRaft cluster's version.
-//! `group.version` 1 is the KIP-848 consumer group protocol (ConsumerGroupHeartbeat).
+//! `group.version` 1 is the KIP-848 consumer group protocol (ConsumerGroupHeartbeat);
+//! `share.version` 1 is KIP-932 share groups, finalized only where they are offered.
 //! `transaction.version` is left out, which clients read as 0: level 2 (KIP-890 part 2,
 //! partitions added to a transaction by Produce and an epoch bump per EndTxn) is not built,
 //! and a Java client finding it finalized would rely on it.
@@ -18,6 +19,8 @@ pub struct Feature {
     pub finalized: i16,
 }
 
+pub const SHARE_VERSION: &str = "share.version";
+
 /// Kafka's oldest metadata.version a 4.x broker accepts (3.3-IV3).
 const METADATA_VERSION_MINIMUM: i16 = 7;
 /// 4.0-IV3.
@@ -26,6 +29,14 @@ const METADATA_VERSION: i16 = 25;
 pub const FEATURES: &[Feature] = &[
     Feature {
         name: "group.version",
+        min_supported: 0,
+        max_supported: 1,
+        finalized: 1,
+    },
+    // KIP-932 share groups; finalized only while they are offered (a one-broker cluster):
+    // see `ShareCoordinator::offered`.
+    Feature {
+        name: SHARE_VERSION,
         min_supported: 0,
         max_supported: 1,
         finalized: 1,

@@ -72,6 +72,8 @@ pub struct MetadataImage {
     pub topics: BTreeMap<Arc<str>, Arc<TopicImage>>,
     pub topic_names: BTreeMap<Uuid, Arc<str>>,
     pub broker_configs: BTreeMap<String, BTreeMap<String, String>>,
+    /// Dynamic group configs by group id.
+    pub group_configs: BTreeMap<String, BTreeMap<String, String>>,
     /// Producer ids below this were handed out.
     pub next_producer_id: i64,
 }
@@ -156,14 +158,20 @@ impl MetadataImage {
                 });
             }
         }
-        for (broker, configs) in &self.broker_configs {
-            for (name, value) in configs {
-                records.push(MetadataRecord::Config {
-                    resource: ConfigResource::Broker,
-                    resource_name: broker.clone(),
-                    name: name.clone(),
-                    value: Some(value.clone()),
-                });
+        let dynamic = [
+            (ConfigResource::Broker, &self.broker_configs),
+            (ConfigResource::Group, &self.group_configs),
+        ];
+        for (resource, by_name) in dynamic {
+            for (resource_name, configs) in by_name {
+                for (name, value) in configs {
+                    records.push(MetadataRecord::Config {
+                        resource,
+                        resource_name: resource_name.clone(),
+                        name: name.clone(),
+                        value: Some(value.clone()),
+                    });
+                }
             }
         }
         if self.next_producer_id > 0 {
@@ -356,11 +364,17 @@ impl MetadataImage {
                         .broker_configs
                         .entry(resource_name.clone())
                         .or_default(),
+                    ConfigResource::Group => {
+                        self.group_configs.entry(resource_name.clone()).or_default()
+                    }
                 };
                 match value {
                     Some(value) => configs.insert(name.clone(), value.clone()),
                     None => configs.remove(name),
                 };
+                if *resource == ConfigResource::Group && configs.is_empty() {
+                    self.group_configs.remove(resource_name);
+                }
             }
             MetadataRecord::ProducerIds {
                 next_producer_id, ..

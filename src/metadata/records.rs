@@ -30,6 +30,8 @@ pub struct Endpoint {
 pub enum ConfigResource {
     Topic,
     Broker,
+    /// KIP-848 / KIP-932 group configs (`share.auto.offset.reset`, ...).
+    Group,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -388,7 +388,7 @@ impl Partition {
         Ok(lock(&self.log).end_offset_for_epoch(epoch))
     }
 
-    fn register(&self, waiter: &Arc<Notify>) {
+    pub(crate) fn register(&self, waiter: &Arc<Notify>) {
         let mut waiters = self.waiters.lock().unwrap_or_else(|p| p.into_inner());
         waiters.retain(|w| w.strong_count() > 0);
         // A fetch naming the partition many times registers once: the list stays as long as

@@ -175,6 +175,7 @@ impl Server {
             () = shutdown.cancelled() => {}
         }
         self.broker.group_coordinator().start(shutdown.clone());
+        self.broker.share_coordinator().start(shutdown.clone());
         let config = self.broker.config().clone();
         // One connection limit across all listeners.
         let limit = Arc::new(Semaphore::new(
