@@ -474,19 +474,13 @@ pub fn describe_group_configs(
                     source: ConfigSource::Default,
                 },
             };
-            let (value, source) = match overrides.get(def.name) {
-                Some(v) => (Some(v.clone()), ConfigSource::GroupOverride),
-                None => (fallback.value, fallback.source),
-            };
-            DescribedConfig {
-                name: def.name,
-                value,
-                source,
-                kind: def.kind,
-                read_only: false,
-                doc: def.doc,
+            overridable(
+                def,
+                overrides,
+                ConfigSource::GroupOverride,
+                fallback,
                 synonyms,
-            }
+            )
         })
         .collect()
 }
@@ -1343,6 +1337,29 @@ pub struct DescribedConfig {
     pub synonyms: Vec<(String, Option<String>, ConfigSource)>,
 }
 
+/// A config a resource may override: its override (of `source`), else `fallback`.
+fn overridable(
+    def: &ConfigDef,
+    overrides: &BTreeMap<String, String>,
+    source: ConfigSource,
+    fallback: ConfigValue,
+    synonyms: Vec<(String, Option<String>, ConfigSource)>,
+) -> DescribedConfig {
+    let (value, source) = match overrides.get(def.name) {
+        Some(v) => (Some(v.clone()), source),
+        None => (fallback.value, fallback.source),
+    };
+    DescribedConfig {
+        name: def.name,
+        value,
+        source,
+        kind: def.kind,
+        read_only: false,
+        doc: def.doc,
+        synonyms,
+    }
+}
+
 /// Every topic config with its effective value: the override, else the broker's value.
 pub fn describe_topic_configs(
     defaults: &BTreeMap<&'static str, ConfigValue>,
@@ -1377,19 +1394,13 @@ pub fn describe_topic_configs(
                     ConfigSource::Default,
                 ));
             }
-            let (value, source) = match overrides.get(def.name) {
-                Some(v) => (Some(v.clone()), ConfigSource::TopicOverride),
-                None => (broker_value.value, broker_value.source),
-            };
-            DescribedConfig {
-                name: def.name,
-                value,
-                source,
-                kind: def.kind,
-                read_only: false,
-                doc: def.doc,
+            overridable(
+                def,
+                overrides,
+                ConfigSource::TopicOverride,
+                broker_value,
                 synonyms,
-            }
+            )
         })
         .collect()
 }

@@ -9,7 +9,7 @@ use kafka_protocol::messages::describe_share_group_offsets_response::{
     DescribeShareGroupOffsetsResponseTopic,
 };
 use kafka_protocol::messages::{
-    DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse, TopicName,
+    DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse,
 };
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -105,13 +105,8 @@ pub async fn handle(
         let mut topics: Vec<DescribeShareGroupOffsetsResponseTopic> = by_topic
             .into_iter()
             .map(|(topic_id, partitions)| {
-                let name = ctx
-                    .broker
-                    .topic_by_id(topic_id)
-                    .map(|t| t.name.to_string())
-                    .unwrap_or_default();
                 DescribeShareGroupOffsetsResponseTopic::default()
-                    .with_topic_name(TopicName(wire_str(&name)))
+                    .with_topic_name(super::topic_name_of(ctx, topic_id))
                     .with_topic_id(topic_id)
                     .with_partitions(partitions)
             })

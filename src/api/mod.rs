@@ -325,6 +325,16 @@ pub(crate) fn wire_str(text: &str) -> StrBytes {
     StrBytes::from_string(text.to_string())
 }
 
+/// A topic's name by its id, empty when unknown (a topic deleted meanwhile).
+pub(crate) fn topic_name_of(ctx: &ApiContext, topic_id: uuid::Uuid) -> m::TopicName {
+    let name = ctx
+        .broker
+        .topic_by_id(topic_id)
+        .map(|t| t.name.to_string())
+        .unwrap_or_default();
+    m::TopicName(wire_str(&name))
+}
+
 /// KIP-951: who leads a partition now, for a client told NOT_LEADER_OR_FOLLOWER or
 /// FENCED_LEADER_EPOCH by Produce or Fetch, with the leader's address on the listener the
 /// request came in on — so the client can go there without a metadata round trip.

@@ -1,9 +1,9 @@
 //! ShareAcknowledge (KIP-932): acknowledgements without a fetch, on the member's share
 //! session (epoch -1 acknowledges and then closes it, releasing what is left).
 
-use super::share_fetch::resolve;
+use super::share_fetch::{resolve, session_owner};
 use super::{ApiContext, wire_str};
-use crate::error::{GroupError, ShareError, code};
+use crate::error::{ShareError, code};
 use crate::share::AckBatches;
 use kafka_protocol::messages::share_acknowledge_response::{
     LeaderIdAndEpoch, PartitionData, ShareAcknowledgeTopicResponse,
@@ -22,20 +22,11 @@ pub async fn handle(
                 .with_error_message(Some(wire_str(&e.to_string()))),
         )
     };
-    let (Some(group), Some(member)) = (&request.group_id, &request.member_id) else {
-        return top(ShareError::Group(GroupError::InvalidRequest));
-    };
-    let (group, member) = (group.to_string(), member.to_string());
-    if group.is_empty() || member.is_empty() {
-        return top(ShareError::Group(GroupError::InvalidRequest));
-    }
-    if !ctx.broker.share_coordinator().offered() {
-        return top(ShareError::Unsupported);
-    }
-    let shares = match ctx.broker.shares().await {
-        Ok(s) => s,
-        Err(_) => return top(ShareError::Group(GroupError::CoordinatorNotAvailable)),
-    };
+    let (shares, group, member) =
+        match session_owner(ctx, &request.group_id, &request.member_id).await {
+            Ok(found) => found,
+            Err(e) => return top(e),
+        };
     let epoch = request.share_session_epoch;
     if epoch != -1
         && let Err(e) = shares.acknowledge_session(&group, &member, epoch)

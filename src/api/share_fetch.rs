@@ -40,20 +40,11 @@ pub async fn handle(
                 .with_error_message(Some(wire_str(&e.to_string()))),
         )
     };
-    let (Some(group), Some(member)) = (&request.group_id, &request.member_id) else {
-        return top(ShareError::Group(GroupError::InvalidRequest));
-    };
-    let (group, member) = (group.to_string(), member.to_string());
-    if group.is_empty() || member.is_empty() {
-        return top(ShareError::Group(GroupError::InvalidRequest));
-    }
-    if !ctx.broker.share_coordinator().offered() {
-        return top(ShareError::Unsupported);
-    }
-    let shares = match ctx.broker.shares().await {
-        Ok(s) => s,
-        Err(_) => return top(ShareError::Group(GroupError::CoordinatorNotAvailable)),
-    };
+    let (shares, group, member) =
+        match session_owner(ctx, &request.group_id, &request.member_id).await {
+            Ok(found) => found,
+            Err(e) => return top(e),
+        };
     let epoch = request.share_session_epoch;
     let has_acks = request.topics.iter().any(|t| {
         t.partitions
@@ -211,6 +202,37 @@ pub async fn handle(
             )
             .with_node_endpoints(endpoints.into_values().collect()),
     )
+}
+
+/// The share coordinator and the (group, member) a ShareFetch or ShareAcknowledge acts for:
+/// both must be given. Sent to the partitions' leader, not the group coordinator.
+pub(super) async fn session_owner<'a>(
+    ctx: &'a ApiContext,
+    group: &Option<kafka_protocol::messages::GroupId>,
+    member: &Option<kafka_protocol::protocol::StrBytes>,
+) -> Result<
+    (
+        &'a std::sync::Arc<crate::share::ShareCoordinator>,
+        String,
+        String,
+    ),
+    ShareError,
+> {
+    let (Some(group), Some(member)) = (group, member) else {
+        return Err(ShareError::Group(GroupError::InvalidRequest));
+    };
+    if group.is_empty() || member.is_empty() {
+        return Err(ShareError::Group(GroupError::InvalidRequest));
+    }
+    if !ctx.broker.share_coordinator().offered() {
+        return Err(ShareError::Unsupported);
+    }
+    let shares = ctx
+        .broker
+        .shares()
+        .await
+        .map_err(|_| ShareError::Group(GroupError::CoordinatorNotAvailable))?;
+    Ok((shares, group.to_string(), member.to_string()))
 }
 
 /// A partition named by topic id, as the share coordinator takes it.

@@ -42,14 +42,9 @@ pub async fn handle(
                     m.assignment
                         .into_iter()
                         .map(|(topic_id, partitions)| {
-                            let name = ctx
-                                .broker
-                                .topic_by_id(topic_id)
-                                .map(|t| t.name.to_string())
-                                .unwrap_or_default();
                             TopicPartitions::default()
                                 .with_topic_id(topic_id)
-                                .with_topic_name(TopicName(wire_str(&name)))
+                                .with_topic_name(super::topic_name_of(ctx, topic_id))
                                 .with_partitions(partitions.into_iter().collect())
                         })
                         .collect(),

@@ -577,25 +577,12 @@ impl ClusterControl {
         if validate_only {
             return Ok(self.finish(offset, changes, ()));
         }
-        let config = |key: &String, value: Option<&String>| MetadataRecord::Config {
-            resource: ConfigResource::Topic,
-            resource_name: name.to_string(),
-            name: key.clone(),
-            value: value.cloned(),
-        };
-        let mut records: Vec<MetadataRecord> = topic
-            .configs
-            .keys()
-            .filter(|k| !configs.contains_key(*k))
-            .map(|k| config(k, None))
-            .collect();
-        records.extend(
-            configs
-                .iter()
-                .filter(|(k, v)| topic.configs.get(*k) != Some(*v))
-                .map(|(k, v)| config(k, Some(v))),
-        );
-        changes.push(records)?;
+        changes.push(config_changes(
+            ConfigResource::Topic,
+            name,
+            &topic.configs,
+            &configs,
+        ))?;
         Ok(self.finish(offset, changes, ()))
     }
 
@@ -617,24 +604,12 @@ impl ClusterControl {
             .get(group)
             .cloned()
             .unwrap_or_default();
-        let config = |key: &String, value: Option<&String>| MetadataRecord::Config {
-            resource: ConfigResource::Group,
-            resource_name: group.to_string(),
-            name: key.clone(),
-            value: value.cloned(),
-        };
-        let mut records: Vec<MetadataRecord> = current
-            .keys()
-            .filter(|k| !configs.contains_key(*k))
-            .map(|k| config(k, None))
-            .collect();
-        records.extend(
-            configs
-                .iter()
-                .filter(|(k, v)| current.get(*k) != Some(*v))
-                .map(|(k, v)| config(k, Some(v))),
-        );
-        changes.push(records)?;
+        changes.push(config_changes(
+            ConfigResource::Group,
+            group,
+            &current,
+            &configs,
+        ))?;
         Ok(self.finish(offset, changes, ()))
     }
 
@@ -1016,6 +991,33 @@ fn partition_records(
             }
         })
         .collect()
+}
+
+/// The config records that turn a resource's `current` overrides into exactly `wanted`.
+fn config_changes(
+    resource: ConfigResource,
+    resource_name: &str,
+    current: &BTreeMap<String, String>,
+    wanted: &BTreeMap<String, String>,
+) -> Vec<MetadataRecord> {
+    let config = |key: &String, value: Option<&String>| MetadataRecord::Config {
+        resource,
+        resource_name: resource_name.to_string(),
+        name: key.clone(),
+        value: value.cloned(),
+    };
+    let mut records: Vec<MetadataRecord> = current
+        .keys()
+        .filter(|k| !wanted.contains_key(*k))
+        .map(|k| config(k, None))
+        .collect();
+    records.extend(
+        wanted
+            .iter()
+            .filter(|(k, v)| current.get(*k) != Some(*v))
+            .map(|(k, v)| config(k, Some(v))),
+    );
+    records
 }
 
 #[cfg(test)]

@@ -437,23 +437,7 @@ impl ShareCoordinator {
 
     /// DeleteGroups of a share group: only an empty one; its state goes with it.
     pub fn delete_group(&self, group_id: &str) -> Result<(), ShareError> {
-        {
-            let groups = locked(&self.groups);
-            let group = groups
-                .get(group_id)
-                .ok_or(ShareError::Group(GroupError::GroupIdNotFound))?;
-            if !group.members.is_empty() {
-                return Err(ShareError::Group(GroupError::NonEmptyGroup));
-            }
-        }
-        let keys: Vec<StateKey> = locked(&self.partitions)
-            .keys()
-            .filter(|k| k.group == group_id)
-            .cloned()
-            .collect();
-        for key in &keys {
-            self.delete_state(key)?;
-        }
+        self.delete_states(group_id, |_| true)?;
         locked(&self.groups).remove(group_id);
         locked(&self.sessions).remove_group(group_id);
         Ok(())
@@ -888,6 +872,15 @@ impl ShareCoordinator {
 
     /// DeleteShareGroupOffsets: forgets the group's state on every partition of `topic_id`.
     pub fn delete_topic_state(&self, group_id: &str, topic_id: Uuid) -> Result<(), ShareError> {
+        self.delete_states(group_id, |key| key.topic_id == topic_id)
+    }
+
+    /// Deletes the state of an existing, empty group's share-partitions that `which` picks.
+    fn delete_states(
+        &self,
+        group_id: &str,
+        which: impl Fn(&StateKey) -> bool,
+    ) -> Result<(), ShareError> {
         {
             let groups = locked(&self.groups);
             let group = groups
@@ -899,18 +892,13 @@ impl ShareCoordinator {
         }
         let keys: Vec<StateKey> = locked(&self.partitions)
             .keys()
-            .filter(|k| k.group == group_id && k.topic_id == topic_id)
+            .filter(|k| k.group == group_id && which(k))
             .cloned()
             .collect();
         for key in &keys {
-            self.delete_state(key)?;
+            self.write(key, None)?;
+            locked(&self.partitions).remove(key);
         }
-        Ok(())
-    }
-
-    fn delete_state(&self, key: &StateKey) -> Result<(), ShareError> {
-        self.write(key, None)?;
-        locked(&self.partitions).remove(key);
         Ok(())
     }
 
