@@ -379,11 +379,11 @@ impl ShareCoordinator {
             .collect();
         let mut any = false;
         for (key, partition) in all {
-            let settings = self.settings(&key.group);
             let mut current = locked(&partition);
             if current.next_lock_deadline().is_none_or(|d| d > now) {
                 continue;
             }
+            let settings = self.settings(&key.group);
             let mut next = current.clone();
             if next.expire_locks(now, &settings.limits) {
                 any = true;
@@ -818,9 +818,10 @@ impl ShareCoordinator {
                 })
                 .collect(),
             None => {
+                // The state of a topic deleted since is not listed.
                 let mut all: Vec<(Uuid, i32, i64, i64)> = partitions
                     .keys()
-                    .filter(|k| k.group == group_id)
+                    .filter(|k| k.group == group_id && image.topic_by_id(k.topic_id).is_some())
                     .map(|k| {
                         let (start, lag) = of(k);
                         (k.topic_id, k.partition, start, lag)
