@@ -4,6 +4,7 @@
 # EndToEndLatency (the Java client). For each system, alternating, ROUNDS times:
 #   start to first request served (exec to an answered ApiVersions), idle RSS 5 s after;
 #   produce 100 B x 2,000,000 and 16 KiB x 20,000 (acks=1), then consume them: msgs/s, MB/s;
+#   consume the 100 B ones again with one share consumer (KIP-932, kafka-share-consumer-perf-test);
 #   end-to-end latency of 10,000 x 100 B, one in flight (Kafka's EndToEndLatency, whole ms),
 #   and at a fixed rate of 5,000 msgs/s for 10 s (librdkafka: cargo bench --bench broker's
 #   latency scenario, linger.ms=0): p50, p99, p99.9;
@@ -112,6 +113,18 @@ consume() { # topic count -> "msgs/s MB/s fetch-MB/s" (the last without the grou
   t kafka-consumer-perf-test --bootstrap-server "$bootstrap" --topic "$1" --messages "$2" --timeout 60000 \
     | tail -1 | awk -F', *' '{print $6, $4, $9}'
 }
+share_consume() { # topic count -> "msgs/s MB/s": one KafkaShareConsumer (KIP-932) from the start
+  local group="share-perf-$RANDOM"
+  t kafka-configs --bootstrap-server "$bootstrap" --alter --entity-type groups --entity-name "$group" \
+    --add-config share.auto.offset.reset=earliest >/dev/null
+  for _ in $(seq 1 60); do # until the group config is applied (Kafka publishes it asynchronously)
+    t kafka-configs --bootstrap-server "$bootstrap" --describe --entity-type groups --entity-name "$group" \
+      | grep -q 'share.auto.offset.reset=earliest' && break
+    sleep 0.5
+  done
+  t kafka-share-consumer-perf-test --bootstrap-server "$bootstrap" --topic "$1" --group "$group" --num-records "$2" \
+    --timeout 60000 | tail -1 | awk -F', *' '{print $5, $4}'
+}
 latency() { # topic -> "p50 p99 p99.9" (ms)
   t kafka-e2e-latency "$bootstrap" "$1" 10000 1 100 | sed -nE 's/.*50th = ([0-9.]+), 99th = ([0-9.]+), 99.9th = ([0-9.]+).*/\1 \2 \3/p'
 }
@@ -137,6 +150,8 @@ for round in $(seq 1 "$rounds"); do
     cpu1=$(cpu_s "$broker_pid")
     gb=$(python3 -c 'print(2 * (2000000 * 100 + 20000 * 16384) / 1e9)')
     record "$system" broker-cpu-s-per-GB "$(python3 -c "print(round(($cpu1 - $cpu0) / $gb, 2))")"
+    read -r m mb <<<"$(share_consume small 2000000)"; record "$system" share-consume-100B-msgs/s "$m"
+    record "$system" share-consume-100B-MB/s "$mb"
     read -r p50 p99 p999 <<<"$(latency latency)"
     record "$system" e2e-latency-p50-ms "$p50"; record "$system" e2e-latency-p99-ms "$p99"; record "$system" e2e-latency-p99.9-ms "$p999"
     fixed=$(cargo bench --quiet --bench broker -- --bootstrap "$bootstrap" --broker-pid "$broker_pid" \
