@@ -572,3 +572,63 @@ fn an_acknowledgement_on_a_full_disk_is_refused_and_changes_nothing() {
     assert_eq!(code, 0, "the records were still the member's");
     assert_eq!(start_offset(&broker, "g", "work"), 5);
 }
+
+/// `share.isolation.level`: a read_committed share group is never given records of an aborted
+/// transaction (they and the markers are archived), a read_uncommitted one is.
+#[test]
+fn read_committed_share_groups_skip_aborted_transactions() {
+    use rdkafka::config::ClientConfig;
+    use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    raw::create_topic(&mut stream, "txn", 1, &[]);
+    let id = topic_id(&mut stream, "txn");
+    let producer: ThreadedProducer<DefaultProducerContext> = ClientConfig::new()
+        .set("bootstrap.servers", &broker.bootstrap)
+        .set("transactional.id", "share-txn")
+        .create()
+        .unwrap();
+    let timeout = Duration::from_secs(30);
+    producer.init_transactions(timeout).unwrap();
+    let send = |values: &[&str]| {
+        for value in values {
+            producer
+                .send(BaseRecord::<(), _>::to("txn").payload(*value).partition(0))
+                .unwrap();
+        }
+        producer.flush(timeout).unwrap();
+    };
+    producer.begin_transaction().unwrap();
+    send(&["a0", "a1", "a2"]);
+    producer.abort_transaction(timeout).unwrap();
+    producer.begin_transaction().unwrap();
+    send(&["c0", "c1"]);
+    producer.commit_transaction(timeout).unwrap();
+    // Offsets: 0..=2 aborted, 3 the abort marker, 4..=5 committed, 6 the commit marker.
+    for (group, level) in [
+        ("committed", "read_committed"),
+        ("uncommitted", "read_uncommitted"),
+    ] {
+        assert_eq!(
+            set_group_config(&mut stream, group, "share.auto.offset.reset", "earliest"),
+            0
+        );
+        assert_eq!(
+            set_group_config(&mut stream, group, "share.isolation.level", level),
+            0
+        );
+    }
+    let mut committed = Member::join(&broker, "committed", "a", "txn", id);
+    let got = committed.acquire(2, Duration::from_secs(10));
+    assert_eq!(got.offsets(), BTreeSet::from([4, 5]), "{got:?}");
+    assert!(committed.fetch(&[], 500, 300).acquired.is_empty());
+    assert_eq!(committed.acknowledge(&[(4, 5, vec![ACCEPT])]), 0);
+    assert_eq!(
+        start_offset(&broker, "committed", "txn"),
+        7,
+        "aborted records and markers archived"
+    );
+    let mut uncommitted = Member::join(&broker, "uncommitted", "b", "txn", id);
+    let got = uncommitted.acquire(5, Duration::from_secs(10));
+    assert_eq!(got.offsets(), BTreeSet::from([0, 1, 2, 4, 5]), "{got:?}");
+}
