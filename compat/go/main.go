@@ -426,6 +426,11 @@ func kafkaGoWriterReader() error {
 		return err
 	}
 	conn.Close()
+	// Kafka answers CreateTopics before its broker's metadata has the topic (its first
+	// produce can meet UNKNOWN_TOPIC_OR_PARTITION, which the Writer does not retry): wait.
+	if err := waitForPartitions(topic, 3); err != nil {
+		return err
+	}
 	w := &kafkago.Writer{Addr: kafkago.TCP(bootstrap), Topic: topic, Balancer: &kafkago.Hash{},
 		Compression: kafkago.Snappy, RequiredAcks: kafkago.RequireAll, BatchTimeout: 10 * time.Millisecond}
 	var messages []kafkago.Message
@@ -465,6 +470,24 @@ func kafkaGoWriterReader() error {
 		return fmt.Errorf("the group read offset %d of partition %d again", m.Offset, m.Partition)
 	}
 	return nil
+}
+
+// waitForPartitions polls until the broker's metadata lists `count` partitions of `topic`.
+func waitForPartitions(topic string, count int) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := kafkago.Dial("tcp", bootstrap); err == nil {
+			partitions, err := c.ReadPartitions(topic)
+			c.Close()
+			if err == nil && len(partitions) == count {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("topic %s has not %d partitions in the metadata after 30 s", topic, count)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func kafkaGoTopics() error {
