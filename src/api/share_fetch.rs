@@ -19,6 +19,9 @@ use uuid::Uuid;
 
 /// What a client gets when it asks for no record limit (Kafka's `max.poll.records` default).
 const DEFAULT_MAX_RECORDS: usize = 500;
+/// KIP-1206's ShareAcquireMode 1: at most `max_records`, even inside a batch (0, the default,
+/// takes whole batches).
+const RECORD_LIMIT: i8 = 1;
 
 #[derive(Default)]
 struct Answer {
@@ -125,6 +128,7 @@ pub async fn handle(
             } else {
                 DEFAULT_MAX_RECORDS
             },
+            record_limit: request.share_acquire_mode == RECORD_LIMIT,
         };
         for fetched in shares.fetch(&spec, &targets).await {
             let answer = answers

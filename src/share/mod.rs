@@ -133,6 +133,8 @@ pub struct FetchSpec {
     pub max_wait: Duration,
     pub max_bytes: usize,
     pub max_records: usize,
+    /// KIP-1206's record-limit acquire mode: never more than `max_records`.
+    pub record_limit: bool,
 }
 
 type SharedPartition = Arc<Mutex<SharePartition>>;
@@ -734,12 +736,15 @@ impl ShareCoordinator {
                 spans.push((first, last, at, at + batch.size()));
                 at += batch.size();
             }
-            let acquired = locked(&shared).acquire(
+            let acquired = locked(&shared).acquire_limited(
                 from,
                 &batches,
                 &spec.member,
                 Instant::now(),
-                spec.max_records - records_total,
+                partition::RecordLimit {
+                    max: spec.max_records - records_total,
+                    exact: spec.record_limit,
+                },
                 &settings.limits,
             );
             if acquired.is_empty() {

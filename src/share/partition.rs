@@ -102,6 +102,13 @@ pub enum AckError {
     InvalidRequest,
 }
 
+/// How many records one acquisition may take: `max`, as whole batches unless `exact`.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordLimit {
+    pub max: usize,
+    pub exact: bool,
+}
+
 /// The limits a share-partition works within (from the group's configs).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -251,6 +258,28 @@ impl SharePartition {
         max_records: usize,
         limits: &Limits,
     ) -> Vec<AcquiredRange> {
+        let limit = RecordLimit {
+            max: max_records,
+            exact: false,
+        };
+        self.acquire_limited(read_from, batches, member, now, limit, limits)
+    }
+
+    /// [`SharePartition::acquire`]; with `exact` (KIP-1206's record-limit mode) never more
+    /// than `max_records`, stopping inside a batch if need be.
+    pub fn acquire_limited(
+        &mut self,
+        read_from: i64,
+        batches: &[(i64, i64, bool)],
+        member: &str,
+        now: Instant,
+        limit: RecordLimit,
+        limits: &Limits,
+    ) -> Vec<AcquiredRange> {
+        let RecordLimit {
+            max: max_records,
+            exact,
+        } = limit;
         let mut ranges: Vec<AcquiredRange> = Vec::new();
         let mut acquired = 0usize;
         let deadline = now + limits.lock_duration;
@@ -300,6 +329,9 @@ impl SharePartition {
                         && record.state == RecordState::Available
                     {
                         if deliverable {
+                            if exact && acquired >= max_records.max(1) {
+                                break 'batches;
+                            }
                             take(offset, record, &mut ranges);
                             acquired += 1;
                         } else {
@@ -308,7 +340,9 @@ impl SharePartition {
                     }
                     continue;
                 }
-                if self.in_flight.len() >= limits.max_in_flight {
+                if self.in_flight.len() >= limits.max_in_flight
+                    || (exact && deliverable && acquired >= max_records.max(1))
+                {
                     break 'batches;
                 }
                 let mut record = done(RecordState::Archived);
@@ -552,6 +586,18 @@ mod tests {
             &limits(),
         );
         assert_eq!(got[0].last_offset, 5, "whole batches up to max_records");
+    }
+
+    #[test]
+    fn the_record_limit_mode_stops_inside_a_batch() {
+        let now = Instant::now();
+        let mut p = SharePartition::new(0, 0);
+        let exact = |max| RecordLimit { max, exact: true };
+        let got = p.acquire_limited(0, &[(0, 9, true)], "a", now, exact(4), &limits());
+        assert_eq!(got[0].last_offset, 3);
+        assert_eq!(p.next_fetch_offset(&limits()), Some(4));
+        let rest = p.acquire_limited(4, &[(0, 9, true)], "b", now, exact(100), &limits());
+        assert_eq!((rest[0].first_offset, rest[0].last_offset), (4, 9));
     }
 
     #[test]
