@@ -16,6 +16,11 @@
 //! over the controller listener); it answers once this broker has applied the result, so a
 //! client that created a topic can use it at once. A single node is a quorum of one; a
 //! cluster is made of nodes that are all brokers and controllers (`process.roles`).
+//!
+//! `coordinators`: the group, transaction and share coordinators' internal topics, created on
+//! first use.
+
+mod coordinators;
 
 use crate::config::{BrokerConfig, LogConfig};
 use crate::controller::control::{
@@ -1022,125 +1027,6 @@ impl Broker {
             Some(runtime) => runtime.block_on(self.call_active_controller_within(op, wait)),
             None => Err(Error::NotController),
         }
-    }
-
-    /// The group coordinator, creating `__consumer_offsets` on first use (as Kafka does on the
-    /// first FindCoordinator).
-    pub async fn groups(&self) -> Result<&Arc<GroupCoordinator>, Error> {
-        if self.metadata.topic(OFFSETS_TOPIC).is_none() {
-            let mut configs = BTreeMap::new();
-            configs.insert("cleanup.policy".to_string(), "compact".to_string());
-            configs.insert(
-                "segment.bytes".to_string(),
-                self.config.offsets_topic_segment_bytes.to_string(),
-            );
-            configs.insert("compression.type".to_string(), "producer".to_string());
-            self.create_internal_topic(NewTopic {
-                name: OFFSETS_TOPIC.to_string(),
-                partitions: self.config.offsets_topic_partitions,
-                replication_factor: self.config.cluster.offsets_topic_replication_factor as i16,
-                assignments: Vec::new(),
-                configs,
-            })
-            .await?;
-        }
-        Ok(&self.groups)
-    }
-
-    /// The share coordinator, creating `__share_group_state` on first use and loading the
-    /// state it holds.
-    pub async fn shares(&self) -> Result<&Arc<crate::share::ShareCoordinator>, Error> {
-        use crate::share::SHARE_STATE_TOPIC;
-        if self.metadata.topic(SHARE_STATE_TOPIC).is_none() {
-            let configs = [
-                ("cleanup.policy", "compact".to_string()),
-                (
-                    "segment.bytes",
-                    self.config.share.state_topic_segment_bytes.to_string(),
-                ),
-                ("compression.type", "producer".to_string()),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
-            self.create_internal_topic(NewTopic {
-                name: SHARE_STATE_TOPIC.to_string(),
-                partitions: self.config.share.state_topic_partitions,
-                replication_factor: self.config.cluster.offsets_topic_replication_factor as i16,
-                assignments: Vec::new(),
-                configs,
-            })
-            .await?;
-        }
-        self.shares.load();
-        Ok(&self.shares)
-    }
-
-    /// The share coordinator without creating anything.
-    pub fn share_coordinator(&self) -> &Arc<crate::share::ShareCoordinator> {
-        &self.shares
-    }
-
-    /// Creates a coordinator's internal topic on its first use.
-    async fn create_internal_topic(&self, request: NewTopic) -> Result<(), Error> {
-        let name = request.name.clone();
-        // FindCoordinator answers COORDINATOR_NOT_AVAILABLE soon when there is no
-        // controller (clients retry), rather than holding the connection.
-        match self
-            .create_topic_within(request, false, GROUPS_TOPIC_WAIT)
-            .await
-        {
-            Ok(_) => Ok(()),
-            // Created by a concurrent first use: answer once it is known here too.
-            Err(Error::TopicAlreadyExists(_)) => {
-                self.await_visible(|image| image.topic(&name).is_some())
-                    .await;
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The transaction coordinator, creating `__transaction_state` on first use (Kafka does
-    /// on the first FindCoordinator for a transactional id).
-    pub async fn transactions(&self) -> Result<&Arc<TransactionCoordinator>, Error> {
-        if self.metadata.topic(TRANSACTION_STATE_TOPIC).is_none() {
-            let replication_factor = self.config.cluster.transaction_state_replication_factor;
-            let mut configs = BTreeMap::new();
-            configs.insert("cleanup.policy".to_string(), "compact".to_string());
-            configs.insert(
-                "segment.bytes".to_string(),
-                self.config.transaction_state_segment_bytes.to_string(),
-            );
-            configs.insert(
-                "min.insync.replicas".to_string(),
-                self.config
-                    .transaction_state_min_isr
-                    .min(replication_factor)
-                    .to_string(),
-            );
-            configs.insert(
-                "unclean.leader.election.enable".to_string(),
-                "false".to_string(),
-            );
-            self.create_internal_topic(NewTopic {
-                name: TRANSACTION_STATE_TOPIC.to_string(),
-                partitions: self.config.transaction_state_partitions,
-                replication_factor: replication_factor as i16,
-                assignments: Vec::new(),
-                configs,
-            })
-            .await?;
-        }
-        Ok(self.transaction_coordinator())
-    }
-
-    /// The transaction coordinator without creating anything.
-    pub fn transaction_coordinator(&self) -> &Arc<TransactionCoordinator> {
-        // Set in `open` before the broker is shared.
-        self.transactions
-            .get()
-            .unwrap_or_else(|| unreachable!("the transaction coordinator is set at open"))
     }
 
     /// Installs what sends transaction markers to other brokers (the server does, once).
