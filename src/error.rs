@@ -312,6 +312,9 @@ pub mod code {
     pub const INVALID_RECORD: i16 = 87;
     pub const UNSUPPORTED_COMPRESSION_TYPE: i16 = 76;
     pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
+    pub const UNSUPPORTED_SASL_MECHANISM: i16 = 33;
+    pub const ILLEGAL_SASL_STATE: i16 = 34;
+    pub const SASL_AUTHENTICATION_FAILED: i16 = 58;
     pub const UNKNOWN_TOPIC_ID: i16 = 100;
     pub const FENCED_MEMBER_EPOCH: i16 = 110;
     pub const UNRELEASED_INSTANCE_ID: i16 = 111;

@@ -11,6 +11,7 @@
 //! | [`controller`] | the controller quorum: decisions, metadata log, Raft voter, transport |
 //! | [`replica`] | hosted partitions: append with acks, fetch with long-poll, follower fetchers |
 //! | [`broker`] | the node: lifecycle with the controller, applying metadata, topic administration |
+//! | [`auth`] | TLS, SASL mechanisms (PLAIN, SCRAM), principals and their mapping rules |
 //! | [`share`] | share groups (KIP-932): membership, share-partitions, sessions, their state |
 //! | [`api`] | one file per Kafka API, wire types <-> core; the dispatch table |
 //! | [`server`] | listener, connections, framing |
@@ -25,6 +26,7 @@
 //! controller, fetching as a follower) it gets through traits the API layer implements.
 
 pub mod api;
+pub mod auth;
 pub mod broker;
 pub mod config;
 pub mod controller;

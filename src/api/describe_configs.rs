@@ -111,6 +111,7 @@ fn type_code(kind: ConfigType) -> i8 {
         ConfigType::Long => 5,
         ConfigType::Double => 6,
         ConfigType::List => 7,
+        ConfigType::Password => 9,
     }
 }
 
@@ -120,6 +121,8 @@ fn to_wire(
     documentation: bool,
     version: i16,
 ) -> DescribeConfigsResourceResult {
+    // Kafka never sends a password's value, only that it is set.
+    let sensitive = config.kind == ConfigType::Password;
     let synonyms = if synonyms {
         config
             .synonyms
@@ -127,7 +130,7 @@ fn to_wire(
             .map(|(name, value, source)| {
                 DescribeConfigsSynonym::default()
                     .with_name(wire_str(&name))
-                    .with_value(value.map(|v| wire_str(&v)))
+                    .with_value(value.filter(|_| !sensitive).map(|v| wire_str(&v)))
                     .with_source(source_code(source))
             })
             .collect()
@@ -136,10 +139,10 @@ fn to_wire(
     };
     DescribeConfigsResourceResult::default()
         .with_name(wire_str(config.name))
-        .with_value(config.value.map(|v| wire_str(&v)))
+        .with_value(config.value.filter(|_| !sensitive).map(|v| wire_str(&v)))
         .with_read_only(config.read_only)
         .with_config_source(source_code(config.source))
-        .with_is_sensitive(false)
+        .with_is_sensitive(sensitive)
         .with_synonyms(synonyms)
         .with_config_type(if version >= 3 {
             type_code(config.kind)

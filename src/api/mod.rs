@@ -53,6 +53,8 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod sasl_authenticate;
+pub mod sasl_handshake;
 pub mod share_acknowledge;
 pub mod share_fetch;
 pub mod share_group_describe;
@@ -86,6 +88,8 @@ pub struct ApiContext {
     pub client_host: Arc<str>,
     /// The request header's client id.
     pub client_id: StrBytes,
+    /// Who the connection authenticated as (`User:ANONYMOUS` without authentication).
+    pub principal: Arc<crate::auth::KafkaPrincipal>,
 }
 
 impl ApiContext {
@@ -102,6 +106,15 @@ impl ApiContext {
             advertised_port,
             client_host: Arc::from(""),
             client_id: StrBytes::default(),
+            principal: Arc::new(crate::auth::KafkaPrincipal::anonymous()),
+        }
+    }
+
+    /// This context for a connection that authenticated as `principal`.
+    pub fn with_principal(&self, principal: crate::auth::KafkaPrincipal) -> Self {
+        Self {
+            principal: Arc::new(principal),
+            ..self.clone()
         }
     }
 
@@ -210,6 +223,8 @@ api_table! {
     OffsetForLeaderEpoch => offset_for_leader_epoch, m::OffsetForLeaderEpochRequest,
     Metadata => metadata, m::MetadataRequest,
     ApiVersions => api_versions, m::ApiVersionsRequest,
+    SaslHandshake => sasl_handshake, m::SaslHandshakeRequest,
+    SaslAuthenticate => sasl_authenticate, m::SaslAuthenticateRequest,
     CreateTopics => create_topics, m::CreateTopicsRequest,
     DeleteTopics => delete_topics, m::DeleteTopicsRequest,
     DeleteRecords => delete_records, m::DeleteRecordsRequest,
@@ -261,6 +276,8 @@ api_table! {
 api_table! {
     controller_apis, dispatch_controller, decode_controller_request;
     ApiVersions => api_versions, m::ApiVersionsRequest,
+    SaslHandshake => sasl_handshake, m::SaslHandshakeRequest,
+    SaslAuthenticate => sasl_authenticate, m::SaslAuthenticateRequest,
     BrokerRegistration => broker_registration, m::BrokerRegistrationRequest,
     BrokerHeartbeat => broker_heartbeat, m::BrokerHeartbeatRequest,
     UnregisterBroker => unregister_broker, m::UnregisterBrokerRequest,
@@ -1227,6 +1244,16 @@ mod tests {
                     ]),
                 v,
                 "delete_share_group_offsets",
+            ),
+            ApiKey::SaslHandshake => encode(
+                &SaslHandshakeRequest::default().with_mechanism(s("PLAIN")),
+                v,
+                "sasl_handshake",
+            ),
+            ApiKey::SaslAuthenticate => encode(
+                &SaslAuthenticateRequest::default(),
+                v,
+                "sasl_authenticate",
             ),
             other => panic!("no test request for {other:?}: add one when adding the API"),
         }

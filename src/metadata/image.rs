@@ -76,6 +76,8 @@ pub struct MetadataImage {
     pub group_configs: BTreeMap<String, BTreeMap<String, String>>,
     /// Producer ids below this were handed out.
     pub next_producer_id: i64,
+    /// SCRAM credentials by user and mechanism type id.
+    pub scram_credentials: BTreeMap<String, BTreeMap<i8, super::records::ScramCredentialRecord>>,
 }
 
 impl MetadataImage {
@@ -172,6 +174,15 @@ impl MetadataImage {
                         value: Some(value.clone()),
                     });
                 }
+            }
+        }
+        for (name, by_mechanism) in &self.scram_credentials {
+            for (mechanism, credential) in by_mechanism {
+                records.push(MetadataRecord::UserScramCredential {
+                    name: name.clone(),
+                    mechanism: *mechanism,
+                    credential: credential.clone(),
+                });
             }
         }
         if self.next_producer_id > 0 {
@@ -387,6 +398,34 @@ impl MetadataImage {
                 self.next_producer_id = *next_producer_id;
             }
             MetadataRecord::NoOp => {}
+            MetadataRecord::UserScramCredential {
+                name,
+                mechanism,
+                credential,
+            } => {
+                self.scram_credentials
+                    .entry(name.clone())
+                    .or_default()
+                    .insert(*mechanism, credential.clone());
+            }
+            MetadataRecord::RemoveUserScramCredential { name, mechanism } => {
+                let removed = self
+                    .scram_credentials
+                    .get_mut(name)
+                    .and_then(|by_mechanism| by_mechanism.remove(mechanism));
+                if removed.is_none() {
+                    return Err(ApplyError(format!(
+                        "no SCRAM credential of mechanism {mechanism} for user {name}"
+                    )));
+                }
+                if self
+                    .scram_credentials
+                    .get(name)
+                    .is_some_and(BTreeMap::is_empty)
+                {
+                    self.scram_credentials.remove(name);
+                }
+            }
         }
         Ok(())
     }

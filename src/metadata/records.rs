@@ -107,6 +107,28 @@ pub enum MetadataRecord {
     /// Written by a new active controller so it learns when its term's records are
     /// committed (KRaft's `NoOpRecord`).
     NoOp,
+    /// KRaft's `UserScramCredentialRecord`: a user's credential for one SCRAM mechanism
+    /// (Kafka's type ids: 1 SCRAM-SHA-256, 2 SCRAM-SHA-512). Replaces an earlier one.
+    UserScramCredential {
+        name: String,
+        mechanism: i8,
+        credential: ScramCredentialRecord,
+    },
+    /// KRaft's `RemoveUserScramCredentialRecord`.
+    RemoveUserScramCredential {
+        name: String,
+        mechanism: i8,
+    },
+}
+
+/// What the cluster keeps of a SCRAM password (RFC 5802's salt, iteration count, stored key
+/// and server key; never the password).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScramCredentialRecord {
+    pub salt: Vec<u8>,
+    pub stored_key: Vec<u8>,
+    pub server_key: Vec<u8>,
+    pub iterations: i32,
 }
 
 #[derive(Debug, thiserror::Error)]

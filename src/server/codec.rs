@@ -29,6 +29,9 @@ pub enum FrameError {
     Dispatch(#[from] DispatchError),
     #[error("cannot encode response header: {0}")]
     Encode(String),
+    /// The connection broke the authentication protocol, or failed to authenticate.
+    #[error("{0}")]
+    Authentication(String),
 }
 
 /// The identifying fields of a request, for logs.

@@ -3,7 +3,8 @@
 //! connection is processed at a time; pipelined requests queue in the socket buffer).
 //! A clean EOF between frames ends the connection quietly; anything the protocol cannot
 //! answer closes it with one log line. Record data a response leaves in segment files goes
-//! from the page cache to the socket with `sendfile`.
+//! from the page cache to the socket with `sendfile` on plain TCP; through TLS it is read in
+//! chunks and encrypted (the buffered path: rustls must see the bytes).
 
 use super::codec::{self, FrameError};
 use crate::api::ApiContext;
@@ -14,9 +15,8 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, Interest};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, Interest};
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
@@ -25,17 +25,86 @@ const READ_BUFFER: usize = 64 * 1024;
 
 /// What a listener does with each request frame (without its size prefix): the response
 /// frame, `None` for requests without one, or an error that closes the connection.
-pub trait FrameHandler {
+pub trait FrameHandler: Send {
     fn handle(
-        &self,
+        &mut self,
         frame: Bytes,
     ) -> impl std::future::Future<Output = Result<Option<ResponseFrame>, FrameError>> + Send;
+
+    /// The largest next frame, and the property that sets it, when tighter than
+    /// `socket.request.max.bytes` (before authentication: `sasl.server.max.receive.size`).
+    fn frame_limit(&self) -> Option<(usize, &'static str)> {
+        None
+    }
+
+    /// Whether the connection ends once the last response is sent (a failed authentication).
+    fn close_after_response(&self) -> bool {
+        false
+    }
 }
 
 impl FrameHandler for ApiContext {
-    async fn handle(&self, frame: Bytes) -> Result<Option<ResponseFrame>, FrameError> {
+    async fn handle(&mut self, frame: Bytes) -> Result<Option<ResponseFrame>, FrameError> {
         codec::handle_frame(self, frame).await
     }
+}
+
+/// A connection's byte stream: plain TCP, or TLS over it.
+pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
+    /// Sends a range of a segment file.
+    fn send_file(
+        &mut self,
+        slice: &FileSlice,
+    ) -> impl std::future::Future<Output = io::Result<()>> + Send;
+}
+
+impl Transport for TcpStream {
+    async fn send_file(&mut self, slice: &FileSlice) -> io::Result<()> {
+        send_file(self, slice).await
+    }
+}
+
+impl Transport for tokio_rustls::server::TlsStream<TcpStream> {
+    async fn send_file(&mut self, slice: &FileSlice) -> io::Result<()> {
+        copy_file(self, slice).await
+    }
+}
+
+/// How much of a file one read of the buffered path takes.
+const FILE_CHUNK: usize = 256 * 1024;
+
+/// The buffered path: file range read in chunks on the blocking pool (a read may touch the
+/// disk) and written through the stream.
+async fn copy_file<W: AsyncWrite + Unpin>(stream: &mut W, slice: &FileSlice) -> io::Result<()> {
+    let file = slice.shared_file();
+    let mut position = slice.position();
+    let end = position + slice.len() as u64;
+    let mut buffer = Vec::with_capacity(FILE_CHUNK.min(slice.len()));
+    while position < end {
+        let want = ((end - position) as usize).min(FILE_CHUNK);
+        let file = file.clone();
+        let mut chunk = std::mem::take(&mut buffer);
+        let read = tokio::task::spawn_blocking(move || {
+            use std::os::unix::fs::FileExt;
+            chunk.resize(want, 0);
+            let read = file.read_at(&mut chunk, position);
+            (chunk, read)
+        })
+        .await
+        .map_err(|e| io::Error::other(format!("file read task failed: {e}")))?;
+        let (chunk, read) = read;
+        let read = read?;
+        if read == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "segment file ended before the records being sent",
+            ));
+        }
+        stream.write_all(&chunk[..read]).await?;
+        position += read as u64;
+        buffer = chunk;
+    }
+    Ok(())
 }
 
 /// What bounds the connections of a listener.
@@ -132,17 +201,14 @@ impl Limits {
     }
 }
 
-pub async fn serve<H: FrameHandler>(
-    stream: TcpStream,
+pub async fn serve<S: Transport, H: FrameHandler>(
+    stream: S,
     peer: SocketAddr,
-    handler: H,
+    mut handler: H,
     limits: Limits,
     shutdown: CancellationToken,
 ) {
-    let _ = stream.set_nodelay(true);
-    let (read_half, mut write_half) = stream.into_split();
-    let mut reader = BufReader::with_capacity(READ_BUFFER, read_half);
-    let max_request_bytes = limits.max_request_bytes;
+    let mut reader = BufReader::with_capacity(READ_BUFFER, stream);
     loop {
         let idle = async {
             match limits.idle_timeout {
@@ -166,8 +232,12 @@ pub async fn serve<H: FrameHandler>(
                 return;
             }
         };
+        let (max_request_bytes, limit_name) = match handler.frame_limit() {
+            Some((limit, name)) if limit < limits.max_request_bytes => (limit, name),
+            _ => (limits.max_request_bytes, "socket.request.max.bytes"),
+        };
         if size < 0 || size as usize > max_request_bytes {
-            tracing::warn!(%peer, size, limit = max_request_bytes, "closing connection: request size is negative or exceeds socket.request.max.bytes");
+            tracing::warn!(%peer, size, limit = max_request_bytes, "closing connection: request size is negative or exceeds {limit_name}");
             return;
         }
         let size = size as usize;
@@ -211,7 +281,7 @@ pub async fn serve<H: FrameHandler>(
         let summary = codec::summarize(&frame).ok();
         match handler.handle(frame.freeze()).await {
             Ok(Some(response)) => {
-                if let Err(e) = write_frame(&mut write_half, &response).await {
+                if let Err(e) = write_frame(reader.get_mut(), &response).await {
                     if e.kind() == io::ErrorKind::UnexpectedEof {
                         // Our side failed (a segment file cut short), not the client.
                         tracing::warn!(%peer, error = %e, "closing connection: response could not be sent whole");
@@ -227,17 +297,22 @@ pub async fn serve<H: FrameHandler>(
                 return;
             }
         }
+        if handler.close_after_response() {
+            let _ = reader.get_mut().shutdown().await;
+            return;
+        }
     }
 }
 
-async fn write_frame(socket: &mut OwnedWriteHalf, frame: &ResponseFrame) -> io::Result<()> {
+async fn write_frame<S: Transport>(socket: &mut S, frame: &ResponseFrame) -> io::Result<()> {
     for part in frame.parts() {
         match part {
             FramePart::Encoded(bytes) => socket.write_all(bytes).await?,
-            FramePart::File(slice) => send_file(socket.as_ref(), slice).await?,
+            FramePart::File(slice) => socket.send_file(slice).await?,
         }
     }
-    Ok(())
+    // TLS holds written bytes in its session until flushed.
+    socket.flush().await
 }
 
 /// Sends a file range with `sendfile(2)`: the kernel moves page-cache pages to the socket.

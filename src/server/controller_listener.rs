@@ -28,7 +28,7 @@ pub struct ControllerFrames {
 }
 
 impl FrameHandler for ControllerFrames {
-    async fn handle(&self, frame: Bytes) -> Result<Option<ResponseFrame>, FrameError> {
+    async fn handle(&mut self, frame: Bytes) -> Result<Option<ResponseFrame>, FrameError> {
         if !transport::is_message_frame(&frame) {
             let summary = codec::summarize(&frame)?;
             return match &self.api {
@@ -60,6 +60,7 @@ pub async fn serve(
         };
         match accepted {
             Ok((stream, peer)) => {
+                let _ = stream.set_nodelay(true);
                 let (frames, shutdown) = (frames.clone(), shutdown.clone());
                 tracker.spawn(async move {
                     let limits = connection::Limits::frames_only(max_request_bytes);
@@ -203,7 +204,7 @@ mod tests {
     #[tokio::test]
     async fn anything_but_a_raft_message_closes_the_connection() {
         let voters = start_voters(1).await;
-        let frames = ControllerFrames {
+        let mut frames = ControllerFrames {
             controller: voters[0].handle.clone(),
             node_id: 1,
             voters: vec![1].into(),

@@ -6,9 +6,13 @@ pub mod codec;
 pub mod connection;
 pub mod controller_listener;
 pub mod quota;
+pub mod session;
 
 use crate::api::ApiContext;
+use crate::auth::sasl::SaslListener;
+use crate::auth::tls::TlsServer;
 use crate::broker::Broker;
+use crate::config::{BrokerConfig, ListenerConfig, SecurityProtocol};
 use crate::controller;
 use crate::metadata::records::Endpoint;
 use controller_listener::ControllerFrames;
@@ -26,6 +30,42 @@ struct Bound {
     listener: TcpListener,
     local_addr: SocketAddr,
     ctx: ApiContext,
+    security: ListenerSecurity,
+}
+
+/// How a listener's connections prove who they are.
+#[derive(Clone)]
+struct ListenerSecurity {
+    protocol: SecurityProtocol,
+    tls: Option<TlsServer>,
+    sasl: Option<Arc<SaslListener>>,
+}
+
+impl ListenerSecurity {
+    fn for_listener(config: &BrokerConfig, listener: &ListenerConfig) -> std::io::Result<Self> {
+        let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
+        let tls = if listener.protocol.uses_tls() {
+            Some(
+                TlsServer::for_listener(config, &listener.name)
+                    .map_err(|e| invalid(e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        let sasl = if listener.protocol.uses_sasl() {
+            Some(Arc::new(
+                SaslListener::for_listener(config, &listener.name)
+                    .map_err(|e| invalid(e.to_string()))?,
+            ))
+        } else {
+            None
+        };
+        Ok(Self {
+            protocol: listener.protocol,
+            tls,
+            sasl,
+        })
+    }
 }
 
 /// The bound listeners, ready to serve.
@@ -83,11 +123,13 @@ impl Server {
                 &advertised_host,
                 advertised_port,
             );
+            let security = ListenerSecurity::for_listener(&config, listener_config)?;
             listeners.push(Bound {
                 name: listener_config.name.clone(),
                 listener,
                 local_addr,
                 ctx,
+                security,
             });
         }
         if listeners.is_empty() {
@@ -163,7 +205,7 @@ impl Server {
                 name: bound.name.clone(),
                 host: bound.ctx.advertised_host.to_string(),
                 port: bound.ctx.advertised_port as u16,
-                security_protocol: 0,
+                security_protocol: bound.security.protocol.id(),
             })
             .collect();
         let starting = self.broker.clone();
@@ -328,8 +370,9 @@ async fn accept_loop(
                 };
                 let (ctx, shutdown) = (bound.ctx.for_peer(peer), shutdown.clone());
                 let limits = limits.clone();
+                let security = bound.security.clone();
                 tracker.spawn(async move {
-                    connection::serve(stream, peer, ctx, limits, shutdown).await;
+                    serve_client(stream, peer, ctx, security, limits, shutdown).await;
                     drop((permit, slot));
                 });
             }
@@ -339,6 +382,73 @@ async fn accept_loop(
                 backoff = (backoff * 2).min(Duration::from_secs(1));
             }
         }
+    }
+}
+
+/// How long a TLS handshake may take when idle connections are never closed.
+const HANDSHAKE_DEADLINE_WITHOUT_IDLE: Duration = Duration::from_secs(30);
+
+/// One client connection: the TLS handshake (bounded by `connections.max.idle.ms`) on a TLS
+/// listener, then the request loop, behind the SASL gate on a SASL listener.
+async fn serve_client(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    ctx: ApiContext,
+    security: ListenerSecurity,
+    limits: connection::Limits,
+    shutdown: CancellationToken,
+) {
+    let _ = stream.set_nodelay(true);
+    let Some(tls) = &security.tls else {
+        return serve_authenticated(stream, peer, ctx, security.sasl, limits, shutdown).await;
+    };
+    let deadline = limits
+        .idle_timeout
+        .unwrap_or(HANDSHAKE_DEADLINE_WITHOUT_IDLE);
+    let handshake = tokio::select! {
+        handshake = tokio::time::timeout(deadline, tls.acceptor.accept(stream)) => handshake,
+        _ = shutdown.cancelled() => return,
+    };
+    let stream = match handshake {
+        Ok(Ok(stream)) => stream,
+        Ok(Err(e)) => {
+            tracing::info!(%peer, error = %e, "closing connection: TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            tracing::info!(%peer, "closing connection: TLS handshake did not finish in {deadline:?}");
+            return;
+        }
+    };
+    // On SSL the certificate says who the client is; on SASL_SSL, SASL does.
+    let ctx = if security.sasl.is_none() {
+        match tls.principal(stream.get_ref().1.peer_certificates()) {
+            Ok(principal) => ctx.with_principal(principal),
+            Err(reason) => {
+                tracing::info!(%peer, "closing connection: {reason}");
+                return;
+            }
+        }
+    } else {
+        ctx
+    };
+    serve_authenticated(stream, peer, ctx, security.sasl, limits, shutdown).await
+}
+
+async fn serve_authenticated<S: connection::Transport>(
+    stream: S,
+    peer: SocketAddr,
+    ctx: ApiContext,
+    sasl: Option<Arc<SaslListener>>,
+    limits: connection::Limits,
+    shutdown: CancellationToken,
+) {
+    match sasl {
+        Some(sasl) => {
+            let gate = session::SaslGate::new(ctx, sasl, peer);
+            connection::serve(stream, peer, gate, limits, shutdown).await
+        }
+        None => connection::serve(stream, peer, ctx, limits, shutdown).await,
     }
 }
 

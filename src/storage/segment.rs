@@ -55,6 +55,11 @@ impl FileSlice {
         &self.file
     }
 
+    /// The file, shared (for reads on another thread).
+    pub fn shared_file(&self) -> Arc<File> {
+        self.file.clone()
+    }
+
     pub fn position(&self) -> u64 {
         self.position
     }

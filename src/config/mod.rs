@@ -139,6 +139,8 @@ pub enum ConfigType {
     Long,
     Double,
     List,
+    /// A secret: described as sensitive, its value never shown or logged.
+    Password,
 }
 
 /// Accepted values beyond the type check.
@@ -178,6 +180,12 @@ macro_rules! def {
         }
     };
 }
+
+mod security;
+pub use security::{
+    DEFAULT_PRINCIPAL_BUILDER, ListenerOverrides, SASL_MECHANISMS, SECURITY_CONFIGS,
+    SecurityProtocol,
+};
 
 /// Per-topic configs (Kafka's `TopicConfig`) and the broker property each defaults to.
 #[rustfmt::skip]
@@ -289,7 +297,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("controller.quorum.voters", List, None, Validator::Any, None, "The controller quorum as id@host:port,...; unset on a single node, which is then its own one-voter quorum."),
     def!("controller.quorum.bootstrap.servers", List, None, Validator::Any, None, "host:port of controllers a broker-only node contacts when controller.quorum.voters is unset."),
     def!("controller.listener.names", List, Some("CONTROLLER"), Validator::Any, None, "Listener names used by the controller quorum; the first is the one controllers bind and brokers dial."),
-    def!("listener.security.protocol.map", List, Some("PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"), Validator::Any, None, "Security protocol of each listener name (unlisted names are PLAINTEXT; only PLAINTEXT is supported)."),
+    def!("listener.security.protocol.map", List, Some("PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"), Validator::Any, None, "Security protocol of each listener name: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (unlisted names are PLAINTEXT)."),
     def!("inter.broker.listener.name", String, None, Validator::Any, None, "Listener brokers use to replicate from each other; defaults to PLAINTEXT, else the first broker listener."),
     def!("broker.rack", String, None, Validator::Any, None, "Rack of this broker; replicas of a partition are spread over racks when set."),
     def!("replica.lag.time.max.ms", Long, Some("30000"), Validator::AtLeast(1), None, "A follower that has not caught up with the leader for this long leaves the ISR."),
@@ -499,6 +507,13 @@ pub static ACCEPTED_WITHOUT_EFFECT: &[&str] = &[
     "queued.max.requests",
     "share.coordinator.state.topic.replication.factor",
     "share.coordinator.state.topic.min.isr",
+    // JVM-specific TLS plumbing: rustls picks its own key and trust managers and randomness.
+    "ssl.keymanager.algorithm",
+    "ssl.trustmanager.algorithm",
+    "ssl.secure.random.implementation",
+    // Kafka ignores an unprefixed one on brokers too (with a warning): a broker's JAAS configs
+    // are per listener and mechanism.
+    "sasl.jaas.config",
 ];
 
 /// Environment variables of Kafka's own images that configure the JVM or the image, not the
@@ -564,7 +579,12 @@ pub fn topic_config_def(name: &str) -> Option<&'static ConfigDef> {
 }
 
 pub fn broker_config_def(name: &str) -> Option<&'static ConfigDef> {
-    BROKER_CONFIGS.iter().find(|d| d.name == name)
+    all_broker_configs().find(|d| d.name == name)
+}
+
+/// Every broker property: the general ones and the security ones.
+pub fn all_broker_configs() -> impl Iterator<Item = &'static ConfigDef> {
+    BROKER_CONFIGS.iter().chain(SECURITY_CONFIGS)
 }
 
 /// Checks `value` against `def`'s type and validator.
@@ -597,7 +617,7 @@ pub fn validate_value(def: &ConfigDef, value: &str) -> Result<(), ConfigError> {
             }
             None
         }
-        ConfigType::String | ConfigType::List => None,
+        ConfigType::String | ConfigType::List | ConfigType::Password => None,
     };
     match def.validator {
         Validator::AtLeast(min) => {
@@ -632,6 +652,8 @@ pub struct ListenerConfig {
     pub name: String,
     pub host: String,
     pub port: u16,
+    /// From `listener.security.protocol.map` (a name it does not list is PLAINTEXT).
+    pub protocol: SecurityProtocol,
 }
 
 impl ListenerConfig {
@@ -651,17 +673,11 @@ impl ListenerConfig {
                 .trim_start_matches('[')
                 .trim_end_matches(']')
                 .to_string();
-            if name.starts_with("SSL") || name.starts_with("SASL") {
-                return Err(invalid(
-                    property,
-                    item,
-                    "only PLAINTEXT listeners are supported",
-                ));
-            }
             out.push(Self {
                 name: name.to_string(),
                 host,
                 port,
+                protocol: SecurityProtocol::Plaintext,
             });
         }
         if out.is_empty() {
@@ -783,6 +799,7 @@ impl ClusterConfig {
         int: &dyn Fn(&str) -> i64,
         node_id: i32,
         listeners: &[ListenerConfig],
+        explicit_inter_broker_protocol: bool,
     ) -> Result<Self, ConfigError> {
         let roles_text = get("process.roles").unwrap_or_default();
         let roles: Vec<&str> = roles_text.split(',').map(str::trim).collect();
@@ -798,23 +815,6 @@ impl ClusterConfig {
             .first()
             .cloned()
             .ok_or_else(|| invalid("controller.listener.names", "", "no listener name given"))?;
-        let map_text = get("listener.security.protocol.map").unwrap_or_default();
-        for entry in map_text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-            let Some((listener, protocol)) = entry.split_once(':') else {
-                return Err(invalid(
-                    "listener.security.protocol.map",
-                    entry,
-                    "expected NAME:PROTOCOL",
-                ));
-            };
-            if listeners.iter().any(|l| l.name == listener) && protocol != "PLAINTEXT" {
-                return Err(invalid(
-                    "listener.security.protocol.map",
-                    entry,
-                    "only PLAINTEXT listeners are supported",
-                ));
-            }
-        }
         let voters = match get("controller.quorum.voters") {
             Some(text) => Self::parse_voters(&text)?,
             None => Vec::new(),
@@ -879,7 +879,32 @@ impl ClusterConfig {
                 "a broker needs a listener that is not a controller listener",
             ));
         }
+        let inter_broker_protocol = get("security.inter.broker.protocol")
+            .filter(|_| get("inter.broker.listener.name").is_none())
+            .and_then(|p| SecurityProtocol::from_name(&p));
         let inter_broker_listener = match get("inter.broker.listener.name") {
+            Some(_) if explicit_inter_broker_protocol => {
+                return Err(invalid(
+                    "inter.broker.listener.name",
+                    &get("inter.broker.listener.name").unwrap_or_default(),
+                    "only one of inter.broker.listener.name and security.inter.broker.protocol may be set",
+                ));
+            }
+            None if explicit_inter_broker_protocol => {
+                let protocol = inter_broker_protocol.unwrap_or(SecurityProtocol::Plaintext);
+                listeners
+                    .iter()
+                    .filter(|l| !is_controller_listener(l))
+                    .find(|l| l.protocol == protocol)
+                    .map(|l| l.name.clone())
+                    .ok_or_else(|| {
+                        invalid(
+                            "security.inter.broker.protocol",
+                            protocol.name(),
+                            "no broker listener has this security protocol",
+                        )
+                    })?
+            }
             Some(name) => {
                 if !listeners.iter().any(|l| l.name == name) || controller_names.contains(&name) {
                     return Err(invalid(
@@ -899,6 +924,24 @@ impl ClusterConfig {
                 .unwrap_or_default(),
         };
         let cluster_of_one = voters.len() <= 1 && broker_role && controller_role;
+        let node_to_node: &[&String] = if cluster_of_one {
+            &[&controller_listener]
+        } else {
+            &[&inter_broker_listener, &controller_listener]
+        };
+        {
+            for name in node_to_node {
+                if let Some(listener) = listeners.iter().find(|l| &l.name == *name)
+                    && listener.protocol != SecurityProtocol::Plaintext
+                {
+                    return Err(invalid(
+                        "listener.security.protocol.map",
+                        &format!("{}:{}", listener.name, listener.protocol.name()),
+                        "the inter-broker and controller listeners of a cluster of several nodes must be PLAINTEXT for now (this broker's own connections do not speak TLS or SASL yet)",
+                    ));
+                }
+            }
+        }
         Ok(Self {
             broker_role,
             controller_role,
@@ -940,6 +983,8 @@ pub struct BrokerConfig {
     pub node_id: i32,
     pub listeners: Vec<ListenerConfig>,
     pub advertised_listeners: Vec<ListenerConfig>,
+    /// The `listener.name.<listener>.` security properties that were set.
+    pub listener_overrides: ListenerOverrides,
     pub log_dir: PathBuf,
     pub num_partitions: i32,
     pub default_replication_factor: i32,
@@ -1025,8 +1070,25 @@ pub enum ConfigSource {
 }
 
 impl BrokerConfig {
+    /// A security property as one listener sees it: its `listener.name.<listener>.` value,
+    /// else the broker-wide value or default.
+    pub fn listener_value(&self, listener: &str, property: &str) -> Option<String> {
+        self.listener_overrides
+            .get(listener, property)
+            .map(str::to_string)
+            .or_else(|| self.values.get(property).and_then(|v| v.value.clone()))
+    }
+
+    /// The listener configured under `name`.
+    pub fn listener(&self, name: &str) -> Option<&ListenerConfig> {
+        self.listeners.iter().find(|l| l.name == name)
+    }
+
     /// Builds the configuration from file properties overlaid with `--override`s.
     pub fn from_properties(props: &BTreeMap<String, String>) -> Result<Self, ConfigError> {
+        let mut props = props.clone();
+        let listener_overrides = ListenerOverrides::take_from(&mut props)?;
+        let props = &props;
         let mut without_effect = Vec::new();
         for (name, value) in props {
             if ACCEPTED_WITHOUT_EFFECT.contains(&name.as_str()) {
@@ -1036,8 +1098,7 @@ impl BrokerConfig {
             let def = broker_config_def(name).ok_or_else(|| ConfigError::Unknown(name.clone()))?;
             validate_value(def, value)?;
         }
-        let values: BTreeMap<&'static str, ConfigValue> = BROKER_CONFIGS
-            .iter()
+        let values: BTreeMap<&'static str, ConfigValue> = all_broker_configs()
             .map(|def| {
                 let value = match props.get(def.name) {
                     Some(v) => ConfigValue {
@@ -1063,15 +1124,36 @@ impl BrokerConfig {
             None => 1,
         };
         let listeners_text = get("listeners").unwrap_or_default();
-        let listeners = ListenerConfig::parse_list("listeners", &listeners_text)?;
+        let mut listeners = ListenerConfig::parse_list("listeners", &listeners_text)?;
         for listener in &listeners {
             listener.bind_address()?;
         }
-        let cluster = ClusterConfig::from_values(&get, &int, node_id, &listeners)?;
-        let advertised_listeners = match explicit("advertised.listeners") {
+        let protocols = security::parse_protocol_map(
+            &get("listener.security.protocol.map").unwrap_or_default(),
+        )?;
+        let protocol_of = |name: &str| {
+            protocols
+                .get(name)
+                .copied()
+                .unwrap_or(SecurityProtocol::Plaintext)
+        };
+        for listener in &mut listeners {
+            listener.protocol = protocol_of(&listener.name);
+        }
+        let cluster = ClusterConfig::from_values(
+            &get,
+            &int,
+            node_id,
+            &listeners,
+            explicit("security.inter.broker.protocol").is_some(),
+        )?;
+        let mut advertised_listeners = match explicit("advertised.listeners") {
             Some(text) => ListenerConfig::parse_list("advertised.listeners", &text)?,
             None => listeners.clone(),
         };
+        for listener in &mut advertised_listeners {
+            listener.protocol = protocol_of(&listener.name);
+        }
         let log_dir = match explicit("log.dirs") {
             Some(dirs) => {
                 let listed: Vec<&str> = dirs
@@ -1163,6 +1245,7 @@ impl BrokerConfig {
             node_id,
             listeners,
             advertised_listeners,
+            listener_overrides,
             log_dir,
             num_partitions: int("num.partitions") as i32,
             default_replication_factor: int("default.replication.factor") as i32,
@@ -1409,8 +1492,7 @@ impl BrokerConfig {
     /// Every broker property with its effective value. Broker configs are static here (no
     /// dynamic broker config yet), so all are read-only.
     pub fn describe(&self) -> Vec<DescribedConfig> {
-        BROKER_CONFIGS
-            .iter()
+        all_broker_configs()
             .map(|def| {
                 let current = self.values.get(def.name).cloned().unwrap_or(ConfigValue {
                     value: None,
@@ -1662,7 +1744,39 @@ mod tests {
         .unwrap();
         assert_eq!(config.listeners[0].port, 0);
         assert_eq!(config.advertised_listeners[0].host, "broker.example");
-        assert!(BrokerConfig::with_overrides(&[("listeners", "SSL://127.0.0.1:9093")]).is_err());
+        let tls = BrokerConfig::with_overrides(&[
+            (
+                "listeners",
+                "SSL://127.0.0.1:9093,INTERNAL://127.0.0.1:9094",
+            ),
+            (
+                "listener.security.protocol.map",
+                "SSL:SSL,INTERNAL:SASL_PLAINTEXT",
+            ),
+        ])
+        .unwrap();
+        assert_eq!(tls.listeners[0].protocol, SecurityProtocol::Ssl);
+        assert_eq!(tls.listeners[1].protocol, SecurityProtocol::SaslPlaintext);
+        assert_eq!(
+            tls.advertised_listeners[1].protocol,
+            SecurityProtocol::SaslPlaintext
+        );
+        let chosen = BrokerConfig::with_overrides(&[
+            ("listeners", "A://127.0.0.1:0,B://127.0.0.1:0"),
+            ("listener.security.protocol.map", "A:SSL,B:SASL_SSL"),
+            ("security.inter.broker.protocol", "SASL_SSL"),
+        ])
+        .unwrap();
+        assert_eq!(chosen.cluster.inter_broker_listener, "B");
+        for both in [
+            vec![("security.inter.broker.protocol", "SSL")],
+            vec![
+                ("security.inter.broker.protocol", "PLAINTEXT"),
+                ("inter.broker.listener.name", "PLAINTEXT"),
+            ],
+        ] {
+            assert!(BrokerConfig::with_overrides(&both).is_err(), "{both:?}");
+        }
     }
 }
 
@@ -1671,8 +1785,8 @@ mod readme_tests {
     /// The README's configuration reference must list every property this broker knows.
     #[test]
     fn readme_lists_every_property() {
-        let readme = include_str!("../README.md");
-        let all = super::BROKER_CONFIGS.iter().chain(super::TOPIC_CONFIGS);
+        let readme = include_str!("../../README.md");
+        let all = super::all_broker_configs().chain(super::TOPIC_CONFIGS);
         for def in all.chain(super::GROUP_CONFIGS) {
             assert!(
                 readme.contains(&format!("| `{}` |", def.name)),

@@ -1,0 +1,13 @@
+//! Security: who a connection is and how it proved it. TLS listeners (`tls`, rustls),
+//! SASL mechanisms (`sasl` with PLAIN, `scram` for SCRAM-SHA-256/512), the principal a
+//! connection acts as and Kafka's certificate mapping rules (`principal`), and the JAAS config
+//! syntax Kafka's SASL properties use (`jaas`). The connection loop in `server` drives these;
+//! SCRAM credentials live in the cluster metadata.
+
+pub mod jaas;
+pub mod principal;
+pub mod sasl;
+pub mod scram;
+pub mod tls;
+
+pub use principal::KafkaPrincipal;

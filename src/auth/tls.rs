@@ -1,0 +1,395 @@
+//! TLS for a listener with rustls (on ring): the keystore and truststore of Kafka's `ssl.*`
+//! properties — PEM files (KIP-651: key and chain in one file, or inline
+//! `ssl.keystore.certificate.chain` / `ssl.keystore.key`, an encrypted PKCS#8 key opened with
+//! `ssl.key.password`) and PKCS12 files (a `JKS`-typed store is read when it is PKCS12, which
+//! keytool writes since Java 9; a real JKS file is refused with how to convert it) —
+//! `ssl.client.auth`, `ssl.enabled.protocols`, `ssl.cipher.suites`, and the principal of a
+//! client certificate through `ssl.principal.mapping.rules`.
+
+use super::principal::{KafkaPrincipal, PrincipalMapper, rfc2253_name};
+use crate::config::BrokerConfig;
+use rustls::crypto::CryptoProvider;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs1KeyDer, PrivatePkcs8KeyDer};
+use std::sync::Arc;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum TlsError {
+    #[error("listener {listener}: {property}: {reason}")]
+    Config {
+        listener: String,
+        property: &'static str,
+        reason: String,
+    },
+    #[error("listener {listener}: cannot build the TLS configuration: {reason}")]
+    Build { listener: String, reason: String },
+}
+
+/// The magic number a JKS (not PKCS12) keystore starts with.
+const JKS_MAGIC: [u8; 4] = [0xfe, 0xed, 0xfe, 0xed];
+
+/// One listener's view of the `ssl.*` properties.
+struct Settings<'a> {
+    config: &'a BrokerConfig,
+    listener: &'a str,
+}
+
+impl Settings<'_> {
+    fn get(&self, property: &str) -> Option<String> {
+        self.config
+            .listener_value(self.listener, property)
+            .filter(|v| !v.trim().is_empty())
+    }
+
+    fn error(&self, property: &'static str, reason: impl Into<String>) -> TlsError {
+        TlsError::Config {
+            listener: self.listener.to_string(),
+            property,
+            reason: reason.into(),
+        }
+    }
+
+    fn read(&self, property: &'static str, path: &str) -> Result<Vec<u8>, TlsError> {
+        std::fs::read(path).map_err(|e| self.error(property, format!("cannot read {path}: {e}")))
+    }
+
+    /// The certificate chain and private key this listener presents.
+    fn keystore(&self) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), TlsError> {
+        let kind = self
+            .get("ssl.keystore.type")
+            .unwrap_or_else(|| "JKS".into());
+        let key_password = self.get("ssl.key.password");
+        if kind == "PEM" {
+            let (chain_pem, key_pem) = match self.get("ssl.keystore.location") {
+                Some(path) => {
+                    let text = self.read("ssl.keystore.location", &path)?;
+                    (text.clone(), text)
+                }
+                None => {
+                    let chain = self.get("ssl.keystore.certificate.chain").ok_or_else(|| {
+                        self.error(
+                            "ssl.keystore.location",
+                            "a TLS listener needs ssl.keystore.location, or ssl.keystore.certificate.chain and ssl.keystore.key",
+                        )
+                    })?;
+                    let key = self.get("ssl.keystore.key").ok_or_else(|| {
+                        self.error(
+                            "ssl.keystore.key",
+                            "not set beside ssl.keystore.certificate.chain",
+                        )
+                    })?;
+                    (chain.into_bytes(), key.into_bytes())
+                }
+            };
+            let chain = pem_certificates(&chain_pem)
+                .map_err(|reason| self.error("ssl.keystore.certificate.chain", reason))?;
+            let key = pem_private_key(&key_pem, key_password.as_deref())
+                .map_err(|reason| self.error("ssl.keystore.key", reason))?;
+            if chain.is_empty() {
+                return Err(self.error(
+                    "ssl.keystore.certificate.chain",
+                    "no CERTIFICATE in the keystore",
+                ));
+            }
+            return Ok((chain, key));
+        }
+        let path = self.get("ssl.keystore.location").ok_or_else(|| {
+            self.error("ssl.keystore.location", "a TLS listener needs a keystore")
+        })?;
+        let data = self.read("ssl.keystore.location", &path)?;
+        let password = self
+            .get("ssl.keystore.password")
+            .or(key_password)
+            .unwrap_or_default();
+        let store = self.pkcs12(&data, &password, "ssl.keystore.location")?;
+        let (_, chain) = store.private_key_chain().ok_or_else(|| {
+            self.error("ssl.keystore.location", "the keystore holds no private key")
+        })?;
+        let certs = chain
+            .certs()
+            .iter()
+            .map(|c| CertificateDer::from(c.as_der().to_vec()))
+            .collect::<Vec<_>>();
+        if certs.is_empty() {
+            return Err(self.error(
+                "ssl.keystore.location",
+                "the keystore's private key has no certificate",
+            ));
+        }
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(chain.key().as_der().to_vec()));
+        Ok((certs, key))
+    }
+
+    fn pkcs12(
+        &self,
+        data: &[u8],
+        password: &str,
+        property: &'static str,
+    ) -> Result<p12_keystore::KeyStore, TlsError> {
+        if data.starts_with(&JKS_MAGIC) {
+            return Err(self.error(
+                property,
+                "JKS keystores are not supported: convert it with `keytool -importkeystore -srckeystore FILE -destkeystore FILE.p12 -deststoretype PKCS12` and set the type to PKCS12",
+            ));
+        }
+        p12_keystore::KeyStore::from_pkcs12(
+            data,
+            password,
+            p12_keystore::Pkcs12ImportPolicy::Relaxed,
+        )
+        .map_err(|e| {
+            self.error(
+                property,
+                format!("not a PKCS12 store or a wrong password ({e})"),
+            )
+        })
+    }
+
+    /// The certificates peers are checked against, if any are configured.
+    fn truststore(&self) -> Result<Option<rustls::RootCertStore>, TlsError> {
+        let kind = self
+            .get("ssl.truststore.type")
+            .unwrap_or_else(|| "JKS".into());
+        let certs = if kind == "PEM" {
+            let text = match (
+                self.get("ssl.truststore.location"),
+                self.get("ssl.truststore.certificates"),
+            ) {
+                (Some(path), _) => self.read("ssl.truststore.location", &path)?,
+                (None, Some(inline)) => inline.into_bytes(),
+                (None, None) => return Ok(None),
+            };
+            pem_certificates(&text)
+                .map_err(|reason| self.error("ssl.truststore.location", reason))?
+        } else {
+            let Some(path) = self.get("ssl.truststore.location") else {
+                return Ok(None);
+            };
+            let data = self.read("ssl.truststore.location", &path)?;
+            let password = self.get("ssl.truststore.password").unwrap_or_default();
+            let store = self.pkcs12(&data, &password, "ssl.truststore.location")?;
+            let mut certs = Vec::new();
+            for (_, entry) in store.entries() {
+                match entry {
+                    p12_keystore::KeyStoreEntry::Certificate(cert) => {
+                        certs.push(CertificateDer::from(cert.as_der().to_vec()));
+                    }
+                    p12_keystore::KeyStoreEntry::PrivateKeyChain(chain) => certs.extend(
+                        chain
+                            .certs()
+                            .iter()
+                            .map(|c| CertificateDer::from(c.as_der().to_vec())),
+                    ),
+                    p12_keystore::KeyStoreEntry::Secret(_) => {}
+                }
+            }
+            certs
+        };
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in certs {
+            roots.add(cert).map_err(|e| {
+                self.error(
+                    "ssl.truststore.location",
+                    format!("unusable certificate: {e}"),
+                )
+            })?;
+        }
+        if roots.is_empty() {
+            return Err(self.error(
+                "ssl.truststore.location",
+                "the truststore holds no certificate",
+            ));
+        }
+        Ok(Some(roots))
+    }
+
+    /// ring's provider limited to `ssl.cipher.suites`.
+    fn provider(&self) -> Result<Arc<CryptoProvider>, TlsError> {
+        let mut provider = rustls::crypto::ring::default_provider();
+        if let Some(list) = self.get("ssl.cipher.suites") {
+            let wanted: Vec<String> = list
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            provider
+                .cipher_suites
+                .retain(|suite| wanted.iter().any(|w| *w == iana_name(suite)));
+            if provider.cipher_suites.is_empty() {
+                let offered: Vec<String> = rustls::crypto::ring::default_provider()
+                    .cipher_suites
+                    .iter()
+                    .map(iana_name)
+                    .collect();
+                return Err(self.error(
+                    "ssl.cipher.suites",
+                    format!(
+                        "none of these is supported; supported: {}",
+                        offered.join(",")
+                    ),
+                ));
+            }
+        }
+        Ok(Arc::new(provider))
+    }
+
+    fn versions(&self) -> Result<Vec<&'static rustls::SupportedProtocolVersion>, TlsError> {
+        let list = self
+            .get("ssl.enabled.protocols")
+            .unwrap_or_else(|| "TLSv1.2,TLSv1.3".into());
+        let mut versions = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            match name {
+                "TLSv1.3" => versions.push(&rustls::version::TLS13),
+                "TLSv1.2" => versions.push(&rustls::version::TLS12),
+                other => tracing::warn!(
+                    listener = self.listener,
+                    protocol = other,
+                    "ssl.enabled.protocols: only TLSv1.2 and TLSv1.3 are offered; ignoring this one"
+                ),
+            }
+        }
+        if versions.is_empty() {
+            return Err(self.error(
+                "ssl.enabled.protocols",
+                "neither TLSv1.2 nor TLSv1.3 is enabled",
+            ));
+        }
+        Ok(versions)
+    }
+}
+
+/// The IANA name of a suite (what Java and Kafka configs use).
+fn iana_name(suite: &rustls::SupportedCipherSuite) -> String {
+    format!("{:?}", suite.suite()).replacen("TLS13_", "TLS_", 1)
+}
+
+fn pem_certificates(text: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
+    let blocks = pem::parse_many(text).map_err(|e| format!("malformed PEM: {e}"))?;
+    Ok(blocks
+        .into_iter()
+        .filter(|b| b.tag() == "CERTIFICATE")
+        .map(|b| CertificateDer::from(b.into_contents()))
+        .collect())
+}
+
+fn pem_private_key(text: &[u8], password: Option<&str>) -> Result<PrivateKeyDer<'static>, String> {
+    let blocks = pem::parse_many(text).map_err(|e| format!("malformed PEM: {e}"))?;
+    for block in blocks {
+        match block.tag() {
+            "ENCRYPTED PRIVATE KEY" => {
+                let password =
+                    password.ok_or("the private key is encrypted: set ssl.key.password")?;
+                let info = pkcs8::EncryptedPrivateKeyInfoRef::try_from(block.contents())
+                    .map_err(|e| format!("malformed encrypted private key: {e}"))?;
+                let document = info.decrypt(password).map_err(|_| {
+                    "cannot decrypt the private key: wrong ssl.key.password?".to_string()
+                })?;
+                return Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+                    document.as_bytes().to_vec(),
+                )));
+            }
+            "PRIVATE KEY" => {
+                return Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+                    block.into_contents(),
+                )));
+            }
+            "RSA PRIVATE KEY" => {
+                return Ok(PrivateKeyDer::Pkcs1(PrivatePkcs1KeyDer::from(
+                    block.into_contents(),
+                )));
+            }
+            "EC PRIVATE KEY" => {
+                return Ok(PrivateKeyDer::Sec1(block.into_contents().into()));
+            }
+            _ => {}
+        }
+    }
+    Err("no PRIVATE KEY in the keystore".into())
+}
+
+/// A TLS listener's server side.
+#[derive(Clone)]
+pub struct TlsServer {
+    pub acceptor: tokio_rustls::TlsAcceptor,
+    pub mapper: Arc<PrincipalMapper>,
+}
+
+impl std::fmt::Debug for TlsServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsServer").finish_non_exhaustive()
+    }
+}
+
+impl TlsServer {
+    /// Builds the TLS side of `listener` from its `ssl.*` properties.
+    pub fn for_listener(config: &BrokerConfig, listener: &str) -> Result<Self, TlsError> {
+        let settings = Settings { config, listener };
+        let provider = settings.provider()?;
+        let versions = settings.versions()?;
+        let (chain, key) = settings.keystore()?;
+        let client_auth = settings
+            .get("ssl.client.auth")
+            .unwrap_or_else(|| "none".into());
+        let verifier = match client_auth.as_str() {
+            "required" | "requested" => {
+                let roots = settings.truststore()?.ok_or_else(|| {
+                    settings.error(
+                        "ssl.truststore.location",
+                        format!("ssl.client.auth={client_auth} needs a truststore to check client certificates against"),
+                    )
+                })?;
+                let builder = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                    Arc::new(roots),
+                    provider.clone(),
+                );
+                let builder = if client_auth == "requested" {
+                    builder.allow_unauthenticated()
+                } else {
+                    builder
+                };
+                builder.build().map_err(|e| TlsError::Build {
+                    listener: listener.to_string(),
+                    reason: e.to_string(),
+                })?
+            }
+            _ => rustls::server::WebPkiClientVerifier::no_client_auth(),
+        };
+        let build = |e: rustls::Error| TlsError::Build {
+            listener: listener.to_string(),
+            reason: e.to_string(),
+        };
+        let server = rustls::ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&versions)
+            .map_err(build)?
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(chain, key)
+            .map_err(build)?;
+        let rules = settings
+            .get("ssl.principal.mapping.rules")
+            .unwrap_or_else(|| "DEFAULT".into());
+        let mapper = PrincipalMapper::parse(&rules)
+            .map_err(|e| settings.error("ssl.principal.mapping.rules", e.to_string()))?;
+        Ok(Self {
+            acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(server)),
+            mapper: Arc::new(mapper),
+        })
+    }
+
+    /// The principal of a client that presented `certificates` (none: `User:ANONYMOUS`).
+    pub fn principal(
+        &self,
+        certificates: Option<&[CertificateDer<'_>]>,
+    ) -> Result<KafkaPrincipal, String> {
+        let Some(leaf) = certificates.and_then(|c| c.first()) else {
+            return Ok(KafkaPrincipal::anonymous());
+        };
+        let (_, parsed) = x509_parser::parse_x509_certificate(leaf.as_ref())
+            .map_err(|e| format!("unreadable client certificate: {e}"))?;
+        let name = rfc2253_name(parsed.subject());
+        self.mapper
+            .map(&name)
+            .map(KafkaPrincipal::user)
+            .map_err(|e| e.to_string())
+    }
+}

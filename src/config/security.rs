@@ -1,0 +1,297 @@
+//! The security properties, with Kafka's names and defaults: listener security protocols
+//! (`listener.security.protocol.map`), TLS (`ssl.*`), SASL (`sasl.*`, the JAAS configs of each
+//! listener and mechanism) and re-authentication. Kafka's per-listener overrides
+//! (`listener.name.<listener>.<property>` and, for a mechanism's JAAS config,
+//! `listener.name.<listener>.<mechanism>.sasl.jaas.config`) are resolved here; `auth` turns the
+//! resolved values into TLS and SASL configurations.
+
+use super::{ConfigDef, ConfigError, ConfigType, Validator, invalid, validate_value};
+use std::collections::BTreeMap;
+
+/// Kafka's `SecurityProtocol`, with its ids (used in metadata endpoints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SecurityProtocol {
+    Plaintext,
+    Ssl,
+    SaslPlaintext,
+    SaslSsl,
+}
+
+impl SecurityProtocol {
+    pub const ALL: [SecurityProtocol; 4] = [
+        SecurityProtocol::Plaintext,
+        SecurityProtocol::Ssl,
+        SecurityProtocol::SaslPlaintext,
+        SecurityProtocol::SaslSsl,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Plaintext => "PLAINTEXT",
+            Self::Ssl => "SSL",
+            Self::SaslPlaintext => "SASL_PLAINTEXT",
+            Self::SaslSsl => "SASL_SSL",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    pub fn id(self) -> i16 {
+        match self {
+            Self::Plaintext => 0,
+            Self::Ssl => 1,
+            Self::SaslPlaintext => 2,
+            Self::SaslSsl => 3,
+        }
+    }
+
+    pub fn uses_tls(self) -> bool {
+        matches!(self, Self::Ssl | Self::SaslSsl)
+    }
+
+    pub fn uses_sasl(self) -> bool {
+        matches!(self, Self::SaslPlaintext | Self::SaslSsl)
+    }
+}
+
+/// The one principal builder (Kafka's default; custom builders are Java classes).
+pub const DEFAULT_PRINCIPAL_BUILDER: &str =
+    "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder";
+
+/// The mechanisms a `sasl.enabled.mechanisms` may name.
+pub const SASL_MECHANISMS: &[&str] = &["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"];
+
+/// Security properties. Those marked per-listener may also be set for one listener with the
+/// `listener.name.<listener>.` prefix.
+#[rustfmt::skip]
+pub static SECURITY_CONFIGS: &[ConfigDef] = &[
+    def!("security.inter.broker.protocol", String, Some("PLAINTEXT"), Validator::OneOf(&["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]), None, "Security protocol between brokers when inter.broker.listener.name is not set: the first broker listener of this protocol."),
+    def!("sasl.enabled.mechanisms", List, Some("GSSAPI"), Validator::Any, None, "SASL mechanisms a SASL listener offers: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default GSSAPI is not supported). Per listener."),
+    def!("sasl.mechanism.inter.broker.protocol", String, Some("GSSAPI"), Validator::Any, None, "SASL mechanism between brokers."),
+    def!("sasl.mechanism.controller.protocol", String, Some("GSSAPI"), Validator::Any, None, "SASL mechanism on the controller listener."),
+    def!("sasl.server.max.receive.size", Int, Some("524288"), Validator::AtLeast(1), None, "Largest request accepted before a connection has authenticated. Per listener."),
+    def!("connections.max.reauth.ms", Long, Some("0"), Validator::AtLeast(0), None, "Lifetime of an authenticated SASL session (KIP-368); the client re-authenticates before it ends, or is disconnected. 0: no limit. Per listener and mechanism."),
+    def!("connection.failed.authentication.delay.ms", Int, Some("100"), Validator::AtLeast(0), None, "Delay before a failed authentication's answer and close."),
+    def!("principal.builder.class", String, Some(DEFAULT_PRINCIPAL_BUILDER), Validator::OneOf(&[DEFAULT_PRINCIPAL_BUILDER]), None, "Builds the principal of a connection; only Kafka's default is supported. Per listener."),
+    def!("ssl.keystore.type", String, Some("JKS"), Validator::OneOf(&["JKS", "PKCS12", "PEM"]), None, "Keystore format: PKCS12 or PEM; a JKS-typed keystore is read when it is PKCS12 (keytool's format since Java 9). Per listener."),
+    def!("ssl.keystore.location", String, None, Validator::Any, None, "Keystore file: PKCS12, or PEM holding the private key and the certificate chain. Per listener."),
+    def!("ssl.keystore.password", Password, None, Validator::Any, None, "Password of the keystore file. Per listener."),
+    def!("ssl.key.password", Password, None, Validator::Any, None, "Password of the private key (an encrypted PKCS#8 PEM key). Per listener."),
+    def!("ssl.keystore.certificate.chain", Password, None, Validator::Any, None, "The certificate chain in PEM, inline (ssl.keystore.type=PEM). Per listener."),
+    def!("ssl.keystore.key", Password, None, Validator::Any, None, "The private key in PEM, inline (ssl.keystore.type=PEM). Per listener."),
+    def!("ssl.truststore.type", String, Some("JKS"), Validator::OneOf(&["JKS", "PKCS12", "PEM"]), None, "Truststore format: PKCS12 or PEM. Per listener."),
+    def!("ssl.truststore.location", String, None, Validator::Any, None, "Truststore file: the CA certificates client certificates (and, for this broker's own connections, other brokers) are checked against. Per listener."),
+    def!("ssl.truststore.password", Password, None, Validator::Any, None, "Password of the truststore file. Per listener."),
+    def!("ssl.truststore.certificates", Password, None, Validator::Any, None, "Trusted certificates in PEM, inline (ssl.truststore.type=PEM). Per listener."),
+    def!("ssl.client.auth", String, Some("none"), Validator::OneOf(&["required", "requested", "none"]), None, "Whether TLS clients must (required) or may (requested) present a certificate. Per listener."),
+    def!("ssl.enabled.protocols", List, Some("TLSv1.2,TLSv1.3"), Validator::Any, None, "TLS versions accepted: TLSv1.2 and TLSv1.3 (older ones are not offered). Per listener."),
+    def!("ssl.protocol", String, Some("TLSv1.3"), Validator::OneOf(&["TLSv1.2", "TLSv1.3", "TLS"]), None, "The TLS version this broker's own connections start with. Per listener."),
+    def!("ssl.cipher.suites", List, Some(""), Validator::Any, None, "Cipher suites by IANA name; empty: all rustls offers. Per listener."),
+    def!("ssl.endpoint.identification.algorithm", String, Some("https"), Validator::Any, None, "https: this broker's own TLS connections check the peer's host name; empty: they do not. Per listener."),
+    def!("ssl.principal.mapping.rules", String, Some("DEFAULT"), Validator::Any, None, "Rules mapping a client certificate's subject to a principal name (RULE:pattern/replacement/[LU], DEFAULT). Per listener."),
+];
+
+/// Properties of the `listener.name.<listener>.` form: these and `<mechanism>.sasl.jaas.config`
+/// / `<mechanism>.connections.max.reauth.ms`.
+const PER_LISTENER: &[&str] = &[
+    "sasl.enabled.mechanisms",
+    "sasl.server.max.receive.size",
+    "connections.max.reauth.ms",
+    "principal.builder.class",
+    "ssl.keystore.type",
+    "ssl.keystore.location",
+    "ssl.keystore.password",
+    "ssl.key.password",
+    "ssl.keystore.certificate.chain",
+    "ssl.keystore.key",
+    "ssl.truststore.type",
+    "ssl.truststore.location",
+    "ssl.truststore.password",
+    "ssl.truststore.certificates",
+    "ssl.client.auth",
+    "ssl.enabled.protocols",
+    "ssl.protocol",
+    "ssl.cipher.suites",
+    "ssl.endpoint.identification.algorithm",
+    "ssl.principal.mapping.rules",
+];
+
+/// What a JAAS config per listener and mechanism looks like (Kafka's lower-case mechanism
+/// names in the prefix).
+const MECHANISM_PREFIXES: &[&str] = &[
+    "plain",
+    "scram-sha-256",
+    "scram-sha-512",
+    "oauthbearer",
+    "gssapi",
+];
+
+const JAAS_DEF: ConfigDef = def!(
+    "sasl.jaas.config",
+    Password,
+    None,
+    Validator::Any,
+    None,
+    "JAAS login module of one listener and mechanism."
+);
+
+/// The prefixed (`listener.name.`) security properties that were set, validated.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListenerOverrides {
+    /// Full property name -> value.
+    values: BTreeMap<String, String>,
+}
+
+impl ListenerOverrides {
+    /// Takes the `listener.name.` properties out of `props`, checking each names a property
+    /// that may be set per listener and has a valid value.
+    pub fn take_from(props: &mut BTreeMap<String, String>) -> Result<Self, ConfigError> {
+        let names: Vec<String> = props
+            .keys()
+            .filter(|k| k.starts_with("listener.name."))
+            .cloned()
+            .collect();
+        let mut values = BTreeMap::new();
+        for name in names {
+            let Some(value) = props.remove(&name) else {
+                continue;
+            };
+            let def = per_listener_def(&name).ok_or_else(|| ConfigError::Unknown(name.clone()))?;
+            validate_value(def, &value).map_err(|e| match e {
+                ConfigError::Invalid { reason, .. } => ConfigError::Invalid {
+                    name: name.clone(),
+                    value: if def.kind == ConfigType::Password {
+                        "[hidden]".into()
+                    } else {
+                        value.clone()
+                    },
+                    reason,
+                },
+                other => other,
+            })?;
+            values.insert(name, value.trim().to_string());
+        }
+        Ok(Self { values })
+    }
+
+    /// The listener's own value of `property`, if set.
+    pub fn get(&self, listener: &str, property: &str) -> Option<&str> {
+        self.values
+            .get(&format!(
+                "listener.name.{}.{property}",
+                listener.to_ascii_lowercase()
+            ))
+            .map(String::as_str)
+    }
+}
+
+/// The definition a `listener.name.<listener>.<rest>` property is checked against.
+fn per_listener_def(name: &str) -> Option<&'static ConfigDef> {
+    let rest = name.strip_prefix("listener.name.")?;
+    let (_listener, property) = rest.split_once('.')?;
+    if let Some(def) = PER_LISTENER
+        .iter()
+        .find(|p| **p == property)
+        .and_then(|p| security_config_def(p))
+    {
+        return Some(def);
+    }
+    let (mechanism, property) = property.split_once('.')?;
+    if !MECHANISM_PREFIXES.contains(&mechanism) {
+        return None;
+    }
+    match property {
+        "sasl.jaas.config" => Some(&JAAS_DEF),
+        "connections.max.reauth.ms" => security_config_def(property),
+        _ => None,
+    }
+}
+
+pub fn security_config_def(name: &str) -> Option<&'static ConfigDef> {
+    SECURITY_CONFIGS.iter().find(|d| d.name == name)
+}
+
+/// Parses `listener.security.protocol.map` into listener name -> protocol.
+pub fn parse_protocol_map(text: &str) -> Result<BTreeMap<String, SecurityProtocol>, ConfigError> {
+    let mut map = BTreeMap::new();
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let (listener, protocol) = entry.split_once(':').ok_or_else(|| {
+            invalid(
+                "listener.security.protocol.map",
+                entry,
+                "expected NAME:PROTOCOL",
+            )
+        })?;
+        let protocol = SecurityProtocol::from_name(protocol.trim()).ok_or_else(|| {
+            invalid(
+                "listener.security.protocol.map",
+                entry,
+                "the protocol must be PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
+            )
+        })?;
+        map.insert(listener.trim().to_string(), protocol);
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixed_properties_are_checked_and_resolved_per_listener() {
+        let mut props: BTreeMap<String, String> = [
+            ("listener.name.sasl_ssl.ssl.client.auth", "required"),
+            (
+                "listener.name.sasl_ssl.plain.sasl.jaas.config",
+                "M required;",
+            ),
+            (
+                "listener.name.sasl_ssl.scram-sha-256.connections.max.reauth.ms",
+                "1000",
+            ),
+            ("num.partitions", "3"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let overrides = ListenerOverrides::take_from(&mut props).unwrap();
+        assert_eq!(props.len(), 1, "only the unprefixed property is left");
+        assert_eq!(
+            overrides.get("SASL_SSL", "ssl.client.auth"),
+            Some("required")
+        );
+        assert_eq!(
+            overrides.get("SASL_SSL", "plain.sasl.jaas.config"),
+            Some("M required;")
+        );
+        assert_eq!(overrides.get("PLAINTEXT", "ssl.client.auth"), None);
+
+        for (name, value) in [
+            ("listener.name.x.ssl.client.auth", "sometimes"),
+            ("listener.name.x.num.partitions", "3"),
+            ("listener.name.x.digest-md5.sasl.jaas.config", "M required;"),
+            ("listener.name.x.plain.ssl.client.auth", "none"),
+        ] {
+            let mut props = BTreeMap::from([(name.to_string(), value.to_string())]);
+            assert!(ListenerOverrides::take_from(&mut props).is_err(), "{name}");
+        }
+        let mut secret = BTreeMap::from([(
+            "listener.name.x.connections.max.reauth.ms".to_string(),
+            "-5".to_string(),
+        )]);
+        assert!(ListenerOverrides::take_from(&mut secret).is_err());
+    }
+
+    #[test]
+    fn the_protocol_map_names_kafkas_protocols() {
+        let map =
+            parse_protocol_map("INTERNAL:SASL_SSL, EXTERNAL:SSL,CONTROLLER:PLAINTEXT").unwrap();
+        assert_eq!(map["INTERNAL"], SecurityProtocol::SaslSsl);
+        assert_eq!(map["EXTERNAL"], SecurityProtocol::Ssl);
+        assert!(parse_protocol_map("X:TLS").is_err());
+        assert!(parse_protocol_map("X").is_err());
+    }
+}

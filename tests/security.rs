@@ -1,0 +1,464 @@
+//! Security end to end: TLS listeners (server certificates, client certificates required),
+//! SASL PLAIN over SASL_PLAINTEXT and SASL_SSL with librdkafka, a wrong password refused while
+//! other clients carry on, and the authentication protocol's edges with raw frames (requests
+//! before authentication, an unsupported mechanism, an oversized token, a TLS handshake that
+//! never finishes). Certificates are made at run time with rcgen.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::Broker;
+use common::raw::{call, frame, is_closed, read_frame};
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+use rdkafka::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+use std::io::Write;
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// A CA, and a server certificate and a client certificate signed by it, as PEM files.
+struct Pki {
+    dir: tempfile::TempDir,
+}
+
+impl Pki {
+    fn new() -> Self {
+        use rcgen::{
+            BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType, IsCa,
+            KeyPair,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let mut ca_name = DistinguishedName::new();
+        ca_name.push(DnType::CommonName, "sluice test CA");
+        ca_params.distinguished_name = ca_name;
+        let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        write("ca.pem", &ca.pem());
+
+        let server_key = KeyPair::generate().unwrap();
+        let server_params =
+            CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+        let server = server_params.signed_by(&server_key, &ca).unwrap();
+        // Kafka's PEM keystore: the key and the chain in one file.
+        write(
+            "server.pem",
+            &format!("{}{}", server_key.serialize_pem(), server.pem()),
+        );
+
+        let client_key = KeyPair::generate().unwrap();
+        let mut client_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        let mut client_name = DistinguishedName::new();
+        client_name.push(DnType::OrganizationName, "Acme");
+        client_name.push(DnType::CommonName, "alice");
+        client_params.distinguished_name = client_name;
+        let client = client_params.signed_by(&client_key, &ca).unwrap();
+        write("client.pem", &client.pem());
+        write("client.key", &client_key.serialize_pem());
+        Self { dir }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).display().to_string()
+    }
+}
+
+const PLAIN_JAAS: &str = r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";"#;
+
+/// A broker with PLAINTEXT (the harness's bootstrap), SSL, SASL_PLAINTEXT and SASL_SSL
+/// listeners, PLAIN on both SASL ones, client certificates required on MTLS.
+fn secure_broker(pki: &Pki, extra: &[(&str, &str)]) -> (Broker, Listeners) {
+    let server_pem = pki.path("server.pem");
+    let ca = pki.path("ca.pem");
+    let mut overrides: Vec<(&str, &str)> = vec![
+        (
+            "listeners",
+            "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,MTLS://127.0.0.1:0",
+        ),
+        (
+            "listener.security.protocol.map",
+            "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL",
+        ),
+        ("ssl.keystore.type", "PEM"),
+        ("ssl.keystore.location", &server_pem),
+        ("ssl.truststore.type", "PEM"),
+        ("ssl.truststore.location", &ca),
+        ("listener.name.mtls.ssl.client.auth", "required"),
+        ("sasl.enabled.mechanisms", "PLAIN"),
+        (
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config",
+            PLAIN_JAAS,
+        ),
+        ("listener.name.sasl_ssl.plain.sasl.jaas.config", PLAIN_JAAS),
+    ];
+    overrides.extend_from_slice(extra);
+    let broker = Broker::start(&overrides);
+    let listeners = Listeners::of(&broker);
+    (broker, listeners)
+}
+
+/// The bound address of each listener, from the broker's "listening on" lines.
+struct Listeners(std::collections::BTreeMap<String, String>);
+
+impl Listeners {
+    fn of(broker: &Broker) -> Self {
+        let mut found = std::collections::BTreeMap::new();
+        common::wait_until(Duration::from_secs(20), || {
+            for line in broker.log_text().lines() {
+                if let (Some(address), Some(name)) = (
+                    line.split("listening on ")
+                        .nth(1)
+                        .and_then(|r| r.split_whitespace().next()),
+                    line.split("listener=")
+                        .nth(1)
+                        .and_then(|r| r.split_whitespace().next()),
+                ) {
+                    found.insert(name.to_string(), address.to_string());
+                }
+            }
+            found.len() >= 5
+        });
+        assert_eq!(
+            found.len(),
+            5,
+            "listeners: {found:?}\n{}",
+            broker.log_text()
+        );
+        Self(found)
+    }
+
+    fn get(&self, name: &str) -> &str {
+        &self.0[name]
+    }
+}
+
+fn client(bootstrap: &str, settings: &[(&str, &str)]) -> ClientConfig {
+    let mut config = ClientConfig::new();
+    config
+        .set("bootstrap.servers", bootstrap)
+        .set("socket.timeout.ms", "10000")
+        .set("message.timeout.ms", "15000");
+    for (key, value) in settings {
+        config.set(*key, *value);
+    }
+    config
+}
+
+/// Produces `count` records to `topic` and reads them back, both over `settings`.
+fn round_trip(bootstrap: &str, settings: &[(&str, &str)], topic: &str, count: usize) {
+    let producer: ThreadedProducer<DefaultProducerContext> =
+        client(bootstrap, settings).create().unwrap();
+    for i in 0..count {
+        producer
+            .send(BaseRecord::<(), str>::to(topic).payload(&format!("value-{i}")))
+            .map_err(|(e, _)| e)
+            .unwrap();
+    }
+    producer.flush(Duration::from_secs(30)).unwrap();
+    let consumer: BaseConsumer = client(bootstrap, settings)
+        .set("group.id", format!("g-{topic}"))
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .unwrap();
+    consumer.subscribe(&[topic]).unwrap();
+    let mut seen = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while seen < count && std::time::Instant::now() < deadline {
+        if let Some(message) = consumer.poll(Duration::from_millis(200)) {
+            message.unwrap();
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, count, "records read back from {topic}");
+}
+
+#[test]
+fn clients_produce_and_consume_over_ssl_sasl_plaintext_and_sasl_ssl() {
+    let pki = Pki::new();
+    let (_broker, listeners) = secure_broker(&pki, &[]);
+    let ca = pki.path("ca.pem");
+    round_trip(
+        listeners.get("SSL"),
+        &[("security.protocol", "ssl"), ("ssl.ca.location", &ca)],
+        "over-ssl",
+        50,
+    );
+    round_trip(
+        listeners.get("SASL_PLAINTEXT"),
+        &[
+            ("security.protocol", "sasl_plaintext"),
+            ("sasl.mechanism", "PLAIN"),
+            ("sasl.username", "alice"),
+            ("sasl.password", "alice-secret"),
+        ],
+        "over-sasl-plaintext",
+        50,
+    );
+    round_trip(
+        listeners.get("SASL_SSL"),
+        &[
+            ("security.protocol", "sasl_ssl"),
+            ("ssl.ca.location", &ca),
+            ("sasl.mechanism", "PLAIN"),
+            ("sasl.username", "admin"),
+            ("sasl.password", "admin-secret"),
+        ],
+        "over-sasl-ssl",
+        50,
+    );
+    // Client certificates: required on MTLS, and accepted when signed by the truststore's CA.
+    round_trip(
+        listeners.get("MTLS"),
+        &[
+            ("security.protocol", "ssl"),
+            ("ssl.ca.location", &ca),
+            ("ssl.certificate.location", &pki.path("client.pem")),
+            ("ssl.key.location", &pki.path("client.key")),
+        ],
+        "over-mtls",
+        20,
+    );
+}
+
+/// Metadata through `settings`; the error librdkafka reports when it cannot get it.
+fn metadata(bootstrap: &str, settings: &[(&str, &str)]) -> Result<usize, String> {
+    let consumer: BaseConsumer = client(bootstrap, settings).create().unwrap();
+    consumer
+        .fetch_metadata(None, Duration::from_secs(5))
+        .map(|m| m.brokers().len())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_wrong_password_or_missing_certificate_is_refused_while_others_carry_on() {
+    let pki = Pki::new();
+    let (broker, listeners) = secure_broker(&pki, &[]);
+    let good = [
+        ("security.protocol", "sasl_plaintext"),
+        ("sasl.mechanism", "PLAIN"),
+        ("sasl.username", "alice"),
+        ("sasl.password", "alice-secret"),
+    ];
+    let bad = [
+        ("security.protocol", "sasl_plaintext"),
+        ("sasl.mechanism", "PLAIN"),
+        ("sasl.username", "alice"),
+        ("sasl.password", "not-her-password"),
+    ];
+    let sasl = listeners.get("SASL_PLAINTEXT");
+    assert_eq!(metadata(sasl, &good), Ok(1));
+    let refused = metadata(sasl, &bad).unwrap_err();
+    assert!(!refused.is_empty());
+    assert!(
+        common::wait_until(Duration::from_secs(10), || broker.log_text().contains(
+            "authentication failed: Authentication failed: Invalid username or password"
+        )),
+        "{}",
+        broker.log_text()
+    );
+    assert!(
+        !broker.log_text().contains("not-her-password"),
+        "the password is never logged"
+    );
+    assert_eq!(metadata(sasl, &good), Ok(1), "others carry on");
+    // A mechanism the listener does not offer.
+    let scram = [
+        ("security.protocol", "sasl_plaintext"),
+        ("sasl.mechanism", "SCRAM-SHA-256"),
+        ("sasl.username", "alice"),
+        ("sasl.password", "alice-secret"),
+    ];
+    assert!(metadata(sasl, &scram).is_err());
+    // No client certificate where one is required.
+    let ca = pki.path("ca.pem");
+    let no_certificate = [("security.protocol", "ssl"), ("ssl.ca.location", &ca)];
+    assert!(metadata(listeners.get("MTLS"), &no_certificate).is_err());
+    assert_eq!(metadata(listeners.get("SSL"), &no_certificate), Ok(1));
+    // A client that does not trust the broker's certificate.
+    let untrusting = [("security.protocol", "ssl")];
+    assert!(metadata(listeners.get("SSL"), &untrusting).is_err());
+}
+
+fn raw_connect(address: &str) -> TcpStream {
+    let stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream
+}
+
+fn handshake(stream: &mut TcpStream, mechanism: &str, version: i16) -> SaslHandshakeResponse {
+    call(
+        stream,
+        ApiKey::SaslHandshake,
+        version,
+        &SaslHandshakeRequest::default().with_mechanism(StrBytes::from_string(mechanism.into())),
+    )
+}
+
+#[test]
+fn the_sasl_protocol_refuses_what_breaks_it() {
+    let pki = Pki::new();
+    let (broker, listeners) = secure_broker(&pki, &[("connections.max.idle.ms", "2000")]);
+    let sasl = listeners.get("SASL_PLAINTEXT");
+
+    // ApiVersions is answered before authentication; Metadata closes the connection.
+    let mut stream = raw_connect(sasl);
+    let versions: ApiVersionsResponse = call(
+        &mut stream,
+        ApiKey::ApiVersions,
+        3,
+        &ApiVersionsRequest::default()
+            .with_client_software_name(StrBytes::from_static_str("t"))
+            .with_client_software_version(StrBytes::from_static_str("1")),
+    );
+    assert_eq!(versions.error_code, 0);
+    for (key, max) in [(17, 1), (36, 2)] {
+        let api = versions.api_keys.iter().find(|k| k.api_key == key).unwrap();
+        assert_eq!(api.max_version, max);
+    }
+    stream
+        .write_all(&frame(ApiKey::Metadata, 12, 1, &MetadataRequest::default()))
+        .unwrap();
+    assert!(is_closed(&mut stream), "Metadata before authentication");
+
+    // An unsupported mechanism: UNSUPPORTED_SASL_MECHANISM with the enabled ones, then close.
+    let mut stream = raw_connect(sasl);
+    let response = handshake(&mut stream, "GSSAPI", 1);
+    assert_eq!(response.error_code, 33);
+    assert_eq!(
+        response.mechanisms,
+        vec![StrBytes::from_static_str("PLAIN")]
+    );
+    assert!(is_closed(&mut stream));
+
+    // After the handshake only SaslAuthenticate is accepted.
+    let mut stream = raw_connect(sasl);
+    assert_eq!(handshake(&mut stream, "PLAIN", 1).error_code, 0);
+    stream
+        .write_all(&frame(ApiKey::Metadata, 12, 1, &MetadataRequest::default()))
+        .unwrap();
+    assert!(is_closed(&mut stream), "Metadata during authentication");
+
+    // A token larger than sasl.server.max.receive.size closes the connection unread.
+    let mut stream = raw_connect(sasl);
+    assert_eq!(handshake(&mut stream, "PLAIN", 1).error_code, 0);
+    let huge = SaslAuthenticateRequest::default().with_auth_bytes(vec![0u8; 600_000].into());
+    stream
+        .write_all(&frame(ApiKey::SaslAuthenticate, 2, 2, &huge))
+        .unwrap();
+    assert!(is_closed(&mut stream), "oversized token");
+
+    // A malformed PLAIN token: SASL_AUTHENTICATION_FAILED, then close.
+    let mut stream = raw_connect(sasl);
+    assert_eq!(handshake(&mut stream, "PLAIN", 1).error_code, 0);
+    let garbage =
+        SaslAuthenticateRequest::default().with_auth_bytes(b"no separators".to_vec().into());
+    let failed: SaslAuthenticateResponse = call(&mut stream, ApiKey::SaslAuthenticate, 2, &garbage);
+    assert_eq!(failed.error_code, 58);
+    assert!(is_closed(&mut stream));
+
+    // v1 handshake + SaslAuthenticate, then requests are served as the user.
+    let mut stream = raw_connect(sasl);
+    assert_eq!(handshake(&mut stream, "PLAIN", 1).error_code, 0);
+    let token = SaslAuthenticateRequest::default()
+        .with_auth_bytes(b"\0alice\0alice-secret".to_vec().into());
+    let ok: SaslAuthenticateResponse = call(&mut stream, ApiKey::SaslAuthenticate, 2, &token);
+    assert_eq!(ok.error_code, 0);
+    assert_eq!(ok.session_lifetime_ms, 0);
+    let served: MetadataResponse = call(
+        &mut stream,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default(),
+    );
+    assert_eq!(served.brokers.len(), 1);
+
+    // v0 handshake: the token is a raw frame, and so is the (empty) answer.
+    let mut stream = raw_connect(sasl);
+    assert_eq!(handshake(&mut stream, "PLAIN", 0).error_code, 0);
+    let raw_token = b"\0admin\0admin-secret";
+    let mut raw = (raw_token.len() as i32).to_be_bytes().to_vec();
+    raw.extend_from_slice(raw_token);
+    stream.write_all(&raw).unwrap();
+    assert_eq!(read_frame(&mut stream).unwrap().len(), 0);
+    let served: MetadataResponse = call(
+        &mut stream,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default(),
+    );
+    assert_eq!(served.brokers.len(), 1);
+
+    // SaslHandshake on a listener without SASL: ILLEGAL_SASL_STATE.
+    let mut plain = raw_connect(&broker.bootstrap);
+    assert_eq!(handshake(&mut plain, "PLAIN", 1).error_code, 34);
+
+    // A TLS client hello that never finishes: closed after connections.max.idle.ms.
+    let mut stalled = raw_connect(listeners.get("SSL"));
+    stalled
+        .write_all(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01])
+        .unwrap();
+    let started = std::time::Instant::now();
+    assert!(is_closed(&mut stalled), "a stalled TLS handshake is closed");
+    assert!(started.elapsed() < Duration::from_secs(9));
+    // And the broker still serves everyone.
+    let mut again = raw_connect(sasl);
+    assert_eq!(handshake(&mut again, "PLAIN", 1).error_code, 0);
+}
+
+#[test]
+fn sessions_expire_without_reauthentication_and_survive_with_it() {
+    let pki = Pki::new();
+    let (_broker, listeners) = secure_broker(
+        &pki,
+        &[(
+            "listener.name.sasl_plaintext.connections.max.reauth.ms",
+            "1500",
+        )],
+    );
+    let sasl = listeners.get("SASL_PLAINTEXT");
+    let authenticate = |stream: &mut TcpStream, user: &str, password: &str| {
+        assert_eq!(handshake(stream, "PLAIN", 1).error_code, 0);
+        let token = SaslAuthenticateRequest::default()
+            .with_auth_bytes(format!("\0{user}\0{password}").into_bytes().into());
+        let response: SaslAuthenticateResponse = call(stream, ApiKey::SaslAuthenticate, 2, &token);
+        response
+    };
+    let mut stream = raw_connect(sasl);
+    let first = authenticate(&mut stream, "alice", "alice-secret");
+    assert_eq!(first.error_code, 0);
+    assert_eq!(first.session_lifetime_ms, 1500);
+    // Re-authenticating in time keeps the connection.
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(
+        authenticate(&mut stream, "alice", "alice-secret").error_code,
+        0
+    );
+    std::thread::sleep(Duration::from_millis(1000));
+    let served: MetadataResponse = call(
+        &mut stream,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default(),
+    );
+    assert_eq!(served.brokers.len(), 1, "within the renewed session");
+    // Re-authenticating as someone else fails.
+    let other = authenticate(&mut stream, "admin", "admin-secret");
+    assert_eq!(other.error_code, 58);
+    assert!(is_closed(&mut stream));
+    // A session left to expire: the next request closes the connection.
+    let mut lapsed = raw_connect(sasl);
+    assert_eq!(
+        authenticate(&mut lapsed, "alice", "alice-secret").error_code,
+        0
+    );
+    std::thread::sleep(Duration::from_millis(1700));
+    lapsed
+        .write_all(&frame(ApiKey::Metadata, 12, 1, &MetadataRequest::default()))
+        .unwrap();
+    assert!(is_closed(&mut lapsed), "expired session");
+}
