@@ -21,6 +21,7 @@
 //! first use.
 
 mod coordinators;
+mod credentials;
 
 use crate::config::{BrokerConfig, LogConfig};
 use crate::controller::control::{

@@ -315,6 +315,9 @@ pub mod code {
     pub const UNSUPPORTED_SASL_MECHANISM: i16 = 33;
     pub const ILLEGAL_SASL_STATE: i16 = 34;
     pub const SASL_AUTHENTICATION_FAILED: i16 = 58;
+    pub const RESOURCE_NOT_FOUND: i16 = 91;
+    pub const DUPLICATE_RESOURCE: i16 = 92;
+    pub const UNACCEPTABLE_CREDENTIAL: i16 = 93;
     pub const UNKNOWN_TOPIC_ID: i16 = 100;
     pub const FENCED_MEMBER_EPOCH: i16 = 110;
     pub const UNRELEASED_INSTANCE_ID: i16 = 111;

@@ -248,6 +248,53 @@ pub async fn forward(
             let resource = super::describe_configs::RESOURCE_TOPIC;
             set_configs(connection, resource, name, configs, *validate_only, timeout).await
         }
+        ControllerOp::AlterScramCredentials {
+            upsertions,
+            deletions,
+        } => {
+            use kafka_protocol::messages::alter_user_scram_credentials_request::{
+                ScramCredentialDeletion, ScramCredentialUpsertion,
+            };
+            let request = kafka_protocol::messages::AlterUserScramCredentialsRequest::default()
+                .with_deletions(
+                    deletions
+                        .iter()
+                        .map(|(user, mechanism)| {
+                            ScramCredentialDeletion::default()
+                                .with_name(wire_str(user))
+                                .with_mechanism(mechanism.type_id())
+                        })
+                        .collect(),
+                )
+                .with_upsertions(
+                    upsertions
+                        .iter()
+                        .map(|u| {
+                            ScramCredentialUpsertion::default()
+                                .with_name(wire_str(&u.user))
+                                .with_mechanism(u.mechanism.type_id())
+                                .with_iterations(u.iterations)
+                                .with_salt(u.salt.clone().into())
+                                .with_salted_password(u.salted_password.clone().into())
+                        })
+                        .collect(),
+                );
+            let response: kafka_protocol::messages::AlterUserScramCredentialsResponse = connection
+                .request(ApiKey::AlterUserScramCredentials, 0, &request, timeout)
+                .await
+                .map_err(unreachable)?;
+            let mut missing = Vec::new();
+            for result in response.results {
+                if result.error_code == crate::error::code::RESOURCE_NOT_FOUND {
+                    missing.push(result.user.to_string());
+                } else if let Some(e) =
+                    Error::from_code(result.error_code, message(&result.error_message))
+                {
+                    return Err(e);
+                }
+            }
+            Ok(ControllerReply::ScramAltered { missing })
+        }
         ControllerOp::SetGroupConfigs {
             group,
             configs,

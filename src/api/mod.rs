@@ -11,6 +11,7 @@ pub mod alter_partition;
 pub mod alter_partition_reassignments;
 pub mod alter_replica_log_dirs;
 pub mod alter_share_group_offsets;
+pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod broker_heartbeat;
 pub mod broker_registration;
@@ -30,6 +31,7 @@ pub mod describe_producers;
 pub mod describe_share_group_offsets;
 pub mod describe_topic_partitions;
 pub mod describe_transactions;
+pub mod describe_user_scram_credentials;
 pub mod elect_leaders;
 pub mod end_txn;
 pub mod fetch;
@@ -269,6 +271,8 @@ api_table! {
     DescribeShareGroupOffsets => describe_share_group_offsets, m::DescribeShareGroupOffsetsRequest,
     AlterShareGroupOffsets => alter_share_group_offsets, m::AlterShareGroupOffsetsRequest,
     DeleteShareGroupOffsets => delete_share_group_offsets, m::DeleteShareGroupOffsetsRequest,
+    DescribeUserScramCredentials => describe_user_scram_credentials, m::DescribeUserScramCredentialsRequest,
+    AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest,
 }
 
 // The controller listener: what brokers ask of the active controller, and the topic
@@ -288,6 +292,7 @@ api_table! {
     CreatePartitions => create_partitions, m::CreatePartitionsRequest,
     AlterConfigs => alter_configs, m::AlterConfigsRequest,
     ElectLeaders => elect_leaders, m::ElectLeadersRequest,
+    AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest,
 }
 
 /// Encodes a response as a complete frame: size, response header, body. The buffer is sized
@@ -1254,6 +1259,16 @@ mod tests {
                 &SaslAuthenticateRequest::default(),
                 v,
                 "sasl_authenticate",
+            ),
+            ApiKey::DescribeUserScramCredentials => encode(
+                &DescribeUserScramCredentialsRequest::default(),
+                v,
+                "describe_user_scram_credentials",
+            ),
+            ApiKey::AlterUserScramCredentials => encode(
+                &AlterUserScramCredentialsRequest::default(),
+                v,
+                "alter_user_scram_credentials",
             ),
             other => panic!("no test request for {other:?}: add one when adding the API"),
         }

@@ -93,6 +93,17 @@ impl ScramMechanism {
     }
 }
 
+/// A credential to set, as AlterUserScramCredentials carries it (KIP-554: the client salts
+/// and hashes the password; the controller derives the keys).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScramUpsertion {
+    pub user: String,
+    pub mechanism: ScramMechanism,
+    pub salt: Vec<u8>,
+    pub salted_password: Vec<u8>,
+    pub iterations: i32,
+}
+
 /// What the broker keeps of a SCRAM password.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScramCredential {

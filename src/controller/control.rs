@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::metadata::image::{MetadataImage, PartitionRegistration};
 use crate::metadata::records::{ConfigResource, Endpoint, MetadataRecord, NO_LEADER};
 use crate::metadata::validate_topic_name;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use uuid::Uuid;
 
 /// Producer ids are handed to brokers in blocks of this many (KRaft's block size).
@@ -611,6 +611,60 @@ impl ClusterControl {
             &configs,
         ))?;
         Ok(self.finish(offset, changes, ()))
+    }
+
+    /// SCRAM credentials set and deleted, all of a user's changes or none (Kafka's
+    /// `ScramControlManager`). Returns the users left unchanged because a deletion named a
+    /// credential they do not have.
+    pub fn alter_scram_credentials(
+        &mut self,
+        offset: u64,
+        upsertions: &[crate::auth::scram::ScramUpsertion],
+        deletions: &[(String, crate::auth::scram::ScramMechanism)],
+    ) -> Result<Outcome<Vec<String>>, Error> {
+        use crate::auth::scram::ScramCredential;
+        use crate::metadata::records::ScramCredentialRecord;
+        let mut changes = Changes::new(&self.image);
+        let has = |user: &str, mechanism: crate::auth::scram::ScramMechanism| {
+            self.image
+                .scram_credentials
+                .get(user)
+                .is_some_and(|m| m.contains_key(&mechanism.type_id()))
+        };
+        let missing: BTreeSet<String> = deletions
+            .iter()
+            .filter(|(user, mechanism)| !has(user, *mechanism))
+            .map(|(user, _)| user.clone())
+            .collect();
+        let mut records = Vec::new();
+        for (user, mechanism) in deletions.iter().filter(|(u, _)| !missing.contains(u)) {
+            records.push(MetadataRecord::RemoveUserScramCredential {
+                name: user.clone(),
+                mechanism: mechanism.type_id(),
+            });
+        }
+        for upsertion in upsertions.iter().filter(|u| !missing.contains(&u.user)) {
+            let credential = ScramCredential::from_salted_password(
+                upsertion.mechanism,
+                upsertion.salt.clone(),
+                &upsertion.salted_password,
+                upsertion.iterations,
+            );
+            records.push(MetadataRecord::UserScramCredential {
+                name: upsertion.user.clone(),
+                mechanism: upsertion.mechanism.type_id(),
+                credential: ScramCredentialRecord {
+                    salt: credential.salt,
+                    stored_key: credential.stored_key,
+                    server_key: credential.server_key,
+                    iterations: credential.iterations,
+                },
+            });
+        }
+        if !records.is_empty() {
+            changes.push(records)?;
+        }
+        Ok(self.finish(offset, changes, missing.into_iter().collect()))
     }
 
     /// AlterPartition from a partition leader, checked as Kafka's controller does. Returns

@@ -57,6 +57,13 @@ pub enum ControllerOp {
         configs: BTreeMap<String, String>,
         validate_only: bool,
     },
+    /// KIP-554 credential changes, validated by the broker that asks (mechanisms, iteration
+    /// counts, nothing named twice). A user whose deletion names a credential it does not have
+    /// is left unchanged and reported.
+    AlterScramCredentials {
+        upsertions: Vec<crate::auth::scram::ScramUpsertion>,
+        deletions: Vec<(String, crate::auth::scram::ScramMechanism)>,
+    },
     AlterPartition(IsrChange),
     ElectLeader {
         topic: String,
@@ -78,10 +85,21 @@ pub enum ControllerOp {
 pub enum ControllerReply {
     BrokerEpoch(i64),
     Heartbeat(HeartbeatReply),
-    TopicCreated { topic_id: Uuid, partitions: i32 },
+    TopicCreated {
+        topic_id: Uuid,
+        partitions: i32,
+    },
     TopicDeleted(Uuid),
     Partition(PartitionRegistration),
-    ProducerIds { first: i64, count: i64 },
+    ProducerIds {
+        first: i64,
+        count: i64,
+    },
+    /// The users of an AlterScramCredentials left unchanged: a deletion named a credential
+    /// they do not have.
+    ScramAltered {
+        missing: Vec<String>,
+    },
     Done,
 }
 
@@ -485,6 +503,12 @@ impl Loop {
             } => self
                 .decide(|c, o| c.set_group_configs(o, &group, configs, validate_only))
                 .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::AlterScramCredentials {
+                upsertions,
+                deletions,
+            } => self
+                .decide(|c, o| c.alter_scram_credentials(o, &upsertions, &deletions))
+                .map(|(i, missing)| (i, ControllerReply::ScramAltered { missing })),
             ControllerOp::AlterPartition(change) => self
                 .decide(|c, o| c.alter_partition(o, &change))
                 .map(|(i, p)| (i, ControllerReply::Partition(p))),
