@@ -167,9 +167,15 @@ pub fn random_bytes(count: usize) -> Result<Vec<u8>, ScramError> {
     Ok(bytes)
 }
 
-/// A nonce of printable characters (base64 of random bytes has no `,`).
+/// A nonce of letters and digits, as Kafka's `ScramFormatter.secureRandomString()` makes
+/// them: RFC 5802 allows any printable character but `,`, yet some clients (librdkafka 2.0)
+/// fail on a server nonce holding base64's `+` or `/`.
 fn nonce() -> Result<String, ScramError> {
-    Ok(BASE64.encode(random_bytes(24)?))
+    const ALPHABET: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    Ok(random_bytes(32)?
+        .into_iter()
+        .map(|b| ALPHABET[b as usize % ALPHABET.len()] as char)
+        .collect())
 }
 
 /// RFC 5802's saslname decoding: `=2C` is `,`, `=3D` is `=`, any other `=` is an error.

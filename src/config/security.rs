@@ -285,6 +285,33 @@ mod tests {
         assert!(ListenerOverrides::take_from(&mut secret).is_err());
     }
 
+    /// The example file of the README loads (its certificates are read at bind time).
+    #[test]
+    fn the_secure_node_example_is_valid() {
+        let text = include_str!("../../config/secure-node.properties");
+        let props = super::super::parse_properties(text).unwrap();
+        let config = super::super::BrokerConfig::from_properties(&props).unwrap();
+        let protocols: Vec<SecurityProtocol> =
+            config.listeners.iter().map(|l| l.protocol).collect();
+        assert_eq!(
+            protocols,
+            [
+                SecurityProtocol::Ssl,
+                SecurityProtocol::SaslPlaintext,
+                SecurityProtocol::SaslSsl,
+                SecurityProtocol::Ssl
+            ]
+        );
+        assert_eq!(
+            config.listener_value("MTLS", "ssl.client.auth").as_deref(),
+            Some("required")
+        );
+        assert_eq!(
+            config.listener_value("SSL", "ssl.client.auth").as_deref(),
+            Some("none")
+        );
+    }
+
     #[test]
     fn the_protocol_map_names_kafkas_protocols() {
         let map =
