@@ -4,6 +4,7 @@
 
 use super::{ApiContext, wire_str};
 use crate::error::code;
+use crate::metadata::records::ScramCredentialRecord;
 use kafka_protocol::messages::describe_user_scram_credentials_response::{
     CredentialInfo, DescribeUserScramCredentialsResult,
 };
@@ -18,8 +19,7 @@ pub async fn handle(
     _version: i16,
 ) -> Option<DescribeUserScramCredentialsResponse> {
     let image = ctx.broker.metadata().image();
-    let described = |user: &str, credentials: &BTreeMap<i8, _>| {
-        let _: &BTreeMap<i8, crate::metadata::records::ScramCredentialRecord> = credentials;
+    let described = |user: &str, credentials: &BTreeMap<i8, ScramCredentialRecord>| {
         DescribeUserScramCredentialsResult::default()
             .with_user(wire_str(user))
             .with_credential_infos(
@@ -33,13 +33,9 @@ pub async fn handle(
                     .collect(),
             )
     };
-    let results = match request.users {
+    // No list, or an empty one: every user.
+    let results = match request.users.filter(|users| !users.is_empty()) {
         None => image
-            .scram_credentials
-            .iter()
-            .map(|(user, credentials)| described(user, credentials))
-            .collect(),
-        Some(users) if users.is_empty() => image
             .scram_credentials
             .iter()
             .map(|(user, credentials)| described(user, credentials))

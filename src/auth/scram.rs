@@ -367,7 +367,9 @@ impl ScramServer {
                 let channel = BASE64
                     .decode(channel)
                     .map_err(|_| ScramError::Malformed("channel binding is not base64"))?;
-                if channel != gs2_header.as_bytes() || final_nonce != nonce {
+                // Kafka's check is `endsWith`, not equality: librdkafka (2.0 at least) sends
+                // its own nonce before the whole server nonce, which already starts with it.
+                if channel != gs2_header.as_bytes() || !final_nonce.ends_with(&nonce) {
                     return Err(invalid);
                 }
                 let auth_message = format!("{client_first_bare},{server_first},{without_proof}");
@@ -590,6 +592,46 @@ mod tests {
                 Err(ScramError::InvalidCredentials(mechanism.name()))
             );
         }
+    }
+
+    /// librdkafka 2.0's client-final message repeats the client nonce before the server's
+    /// (which starts with it); Kafka accepts it, and so must this server.
+    #[test]
+    fn a_client_nonce_repeated_before_the_server_nonce_is_accepted_as_kafka_does() {
+        let mechanism = ScramMechanism::Sha256;
+        let stored = ScramCredential::from_password(mechanism, "pw", 4096).unwrap();
+        let mut server = ScramServer::new(mechanism);
+        let client_first_bare = "n=u,r=abc";
+        let ServerStep::Challenge(challenge) = server
+            .step(format!("n,,{client_first_bare}").as_bytes(), |_| {
+                Some(stored.clone())
+            })
+            .unwrap()
+        else {
+            panic!("expected a challenge")
+        };
+        let server_first = String::from_utf8(challenge).unwrap();
+        let nonce = server_first
+            .split(',')
+            .next()
+            .unwrap()
+            .strip_prefix("r=")
+            .unwrap();
+        let without_proof = format!("c=biws,r=abc{nonce}");
+        let auth_message = format!("{client_first_bare},{server_first},{without_proof}");
+        let salted = mechanism.salted_password(b"pw", &stored.salt, 4096);
+        let client_key = mechanism.hmac(&salted, b"Client Key");
+        let signature = mechanism.hmac(&stored.stored_key, auth_message.as_bytes());
+        let proof: Vec<u8> = client_key
+            .iter()
+            .zip(&signature)
+            .map(|(k, s)| k ^ s)
+            .collect();
+        let client_final = format!("{without_proof},p={}", BASE64.encode(proof));
+        assert!(matches!(
+            server.step(client_final.as_bytes(), |_| None),
+            Ok(ServerStep::Authenticated { .. })
+        ));
     }
 
     #[test]
