@@ -20,6 +20,7 @@
 //! `coordinators`: the group, transaction and share coordinators' internal topics, created on
 //! first use.
 
+mod acls;
 mod coordinators;
 mod credentials;
 

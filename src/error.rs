@@ -312,6 +312,10 @@ pub mod code {
     pub const INVALID_RECORD: i16 = 87;
     pub const UNSUPPORTED_COMPRESSION_TYPE: i16 = 76;
     pub const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
+    pub const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
+    pub const GROUP_AUTHORIZATION_FAILED: i16 = 30;
+    pub const CLUSTER_AUTHORIZATION_FAILED: i16 = 31;
+    pub const SECURITY_DISABLED: i16 = 54;
     pub const UNSUPPORTED_SASL_MECHANISM: i16 = 33;
     pub const ILLEGAL_SASL_STATE: i16 = 34;
     pub const SASL_AUTHENTICATION_FAILED: i16 = 58;

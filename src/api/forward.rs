@@ -30,6 +30,8 @@ use std::pin::Pin;
 use std::time::Duration;
 
 /// Versions spoken to another Sluice node's controller listener (the newest it decodes).
+/// The ACL APIs' version between nodes (flexible, with pattern types).
+const ACL_VERSION: i16 = 3;
 const CREATE_TOPICS_VERSION: i16 = 7;
 const DELETE_TOPICS_VERSION: i16 = 6;
 const CREATE_PARTITIONS_VERSION: i16 = 3;
@@ -294,6 +296,79 @@ pub async fn forward(
                 }
             }
             Ok(ControllerReply::ScramAltered { missing })
+        }
+        ControllerOp::CreateAcls(acls) => {
+            use kafka_protocol::messages::create_acls_request::AclCreation;
+            let request = kafka_protocol::messages::CreateAclsRequest::default().with_creations(
+                acls.iter()
+                    .map(|acl| {
+                        AclCreation::default()
+                            .with_resource_type(acl.resource_type.id())
+                            .with_resource_name(wire_str(&acl.resource_name))
+                            .with_resource_pattern_type(acl.pattern_type.id())
+                            .with_principal(wire_str(&acl.principal))
+                            .with_host(wire_str(&acl.host))
+                            .with_operation(acl.operation.id())
+                            .with_permission_type(acl.permission.id())
+                    })
+                    .collect(),
+            );
+            let response: kafka_protocol::messages::CreateAclsResponse = connection
+                .request(ApiKey::CreateAcls, ACL_VERSION, &request, timeout)
+                .await
+                .map_err(unreachable)?;
+            for result in response.results {
+                if let Some(e) = Error::from_code(result.error_code, message(&result.error_message))
+                {
+                    return Err(e);
+                }
+            }
+            Ok(ControllerReply::Done)
+        }
+        ControllerOp::DeleteAcls(filters) => {
+            use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
+            let request = kafka_protocol::messages::DeleteAclsRequest::default().with_filters(
+                filters
+                    .iter()
+                    .map(|f| {
+                        DeleteAclsFilter::default()
+                            .with_resource_type_filter(f.resource_type.id())
+                            .with_resource_name_filter(f.resource_name.as_deref().map(wire_str))
+                            .with_pattern_type_filter(f.pattern_type.id())
+                            .with_principal_filter(f.principal.as_deref().map(wire_str))
+                            .with_host_filter(f.host.as_deref().map(wire_str))
+                            .with_operation(f.operation.id())
+                            .with_permission_type(f.permission.id())
+                    })
+                    .collect(),
+            );
+            let response: kafka_protocol::messages::DeleteAclsResponse = connection
+                .request(ApiKey::DeleteAcls, ACL_VERSION, &request, timeout)
+                .await
+                .map_err(unreachable)?;
+            let mut matched = Vec::new();
+            for result in response.filter_results {
+                if let Some(e) = Error::from_code(result.error_code, message(&result.error_message))
+                {
+                    return Err(e);
+                }
+                let mut of_filter = Vec::new();
+                for acl in result.matching_acls {
+                    let binding = super::acl_wire::binding(super::acl_wire::WireAcl {
+                        resource_type: acl.resource_type,
+                        resource_name: &acl.resource_name,
+                        pattern_type: acl.pattern_type,
+                        principal: &acl.principal,
+                        host: &acl.host,
+                        operation: acl.operation,
+                        permission: acl.permission_type,
+                    })
+                    .map_err(Error::InvalidRequest)?;
+                    of_filter.push(binding);
+                }
+                matched.push(of_filter);
+            }
+            Ok(ControllerReply::AclsDeleted(matched))
         }
         ControllerOp::SetGroupConfigs {
             group,

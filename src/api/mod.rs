@@ -3,6 +3,7 @@
 //! in one list. ApiVersions is generated from the same list, so it cannot advertise an API or
 //! version that is not dispatched here.
 
+pub mod acl_wire;
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod allocate_producer_ids;
@@ -13,16 +14,20 @@ pub mod alter_replica_log_dirs;
 pub mod alter_share_group_offsets;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
+pub mod authorize;
 pub mod broker_heartbeat;
 pub mod broker_registration;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
+pub mod create_acls;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_share_group_offsets;
 pub mod delete_topics;
+pub mod describe_acls;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
@@ -92,6 +97,8 @@ pub struct ApiContext {
     pub client_id: StrBytes,
     /// Who the connection authenticated as (`User:ANONYMOUS` without authentication).
     pub principal: Arc<crate::auth::KafkaPrincipal>,
+    /// `authorizer.class.name`'s authorizer, when one is configured.
+    pub authorizer: Option<Arc<crate::auth::authorizer::Authorizer>>,
 }
 
 impl ApiContext {
@@ -102,13 +109,15 @@ impl ApiContext {
         advertised_port: i32,
     ) -> Self {
         Self {
-            broker,
             listener: Arc::from(listener),
             advertised_host: Arc::from(advertised_host),
             advertised_port,
             client_host: Arc::from(""),
             client_id: StrBytes::default(),
             principal: Arc::new(crate::auth::KafkaPrincipal::anonymous()),
+            authorizer: crate::auth::authorizer::Authorizer::from_config(broker.config())
+                .map(Arc::new),
+            broker,
         }
     }
 
@@ -161,14 +170,28 @@ pub enum DispatchError {
         version: i16,
         reason: String,
     },
+    /// An API the authorizer has no checks for yet, while an authorizer is configured.
+    #[error("{0:?} is not served while an authorizer is configured (its checks are not built)")]
+    Unauthorizable(ApiKey),
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// Declares the supported APIs once: the version table and the dispatcher come from it.
 macro_rules! api_table {
-    ($apis:ident, $dispatch:ident, $decode:ident; $( $key:ident => $module:ident, $request:ty ),* $(,)?) => {
+    ($apis:ident, $covered:ident, $dispatch:ident, $decode:ident; $( $key:ident => $module:ident, $request:ty, $gate:ident ),* $(,)?) => {
         /// Every supported API with the versions `kafka-protocol` decodes for it.
         pub fn $apis() -> Vec<(ApiKey, i16, i16)> {
             vec![$( (ApiKey::$key, <$request as Message>::VERSIONS.min, <$request as Message>::VERSIONS.max) ),*]
+        }
+
+        /// Whether `authorize` checks this API (one that is not is refused while an
+        /// authorizer is configured).
+        pub fn $covered(api: ApiKey) -> bool {
+            match api {
+                $( ApiKey::$key => stringify!($gate) != "uncovered", )*
+                _ => false,
+            }
         }
 
         /// Decodes a request body as the dispatcher would, without handling it (the fuzz
@@ -201,10 +224,24 @@ macro_rules! api_table {
                         if version < range.min || version > range.max {
                             return Err(DispatchError::UnsupportedVersion { api, version });
                         }
+                        if ctx.authorizer.is_some() && !$covered(api) {
+                            return Err(DispatchError::Unauthorizable(api));
+                        }
                         let request = <$request as Decodable>::decode(&mut body, version)
                             .map_err(|e| DispatchError::Decode { api, version, reason: e.to_string() })?;
+                        let (request, merge) = match authorize::$gate(ctx, request, version) {
+                            authorize::Gate::Pass(request, merge) => (request, merge),
+                            authorize::Gate::Refuse(response) => {
+                                return frame_of(response, api, version, correlation_id).map(Some);
+                            }
+                            authorize::Gate::Close(reason) => return Err(DispatchError::Refused(reason)),
+                        };
                         let Some(response) = $module::handle(ctx, request, version).await else {
                             return Ok(None);
+                        };
+                        let response = match merge {
+                            Some(merge) => merge(response),
+                            None => response,
                         };
                         response.into_frame(api, version, correlation_id).map(Some)
                     }
@@ -218,81 +255,97 @@ macro_rules! api_table {
 use kafka_protocol::messages as m;
 
 api_table! {
-    supported_apis, dispatch, decode_request;
-    Produce => produce, m::ProduceRequest,
-    Fetch => fetch, m::FetchRequest,
-    ListOffsets => list_offsets, m::ListOffsetsRequest,
-    OffsetForLeaderEpoch => offset_for_leader_epoch, m::OffsetForLeaderEpochRequest,
-    Metadata => metadata, m::MetadataRequest,
-    ApiVersions => api_versions, m::ApiVersionsRequest,
-    SaslHandshake => sasl_handshake, m::SaslHandshakeRequest,
-    SaslAuthenticate => sasl_authenticate, m::SaslAuthenticateRequest,
-    CreateTopics => create_topics, m::CreateTopicsRequest,
-    DeleteTopics => delete_topics, m::DeleteTopicsRequest,
-    DeleteRecords => delete_records, m::DeleteRecordsRequest,
-    DescribeConfigs => describe_configs, m::DescribeConfigsRequest,
-    AlterConfigs => alter_configs, m::AlterConfigsRequest,
-    CreatePartitions => create_partitions, m::CreatePartitionsRequest,
-    IncrementalAlterConfigs => incremental_alter_configs, m::IncrementalAlterConfigsRequest,
-    DescribeCluster => describe_cluster, m::DescribeClusterRequest,
-    FindCoordinator => find_coordinator, m::FindCoordinatorRequest,
-    JoinGroup => join_group, m::JoinGroupRequest,
-    SyncGroup => sync_group, m::SyncGroupRequest,
-    Heartbeat => heartbeat, m::HeartbeatRequest,
-    LeaveGroup => leave_group, m::LeaveGroupRequest,
-    OffsetCommit => offset_commit, m::OffsetCommitRequest,
-    OffsetFetch => offset_fetch, m::OffsetFetchRequest,
-    ListGroups => list_groups, m::ListGroupsRequest,
-    DescribeGroups => describe_groups, m::DescribeGroupsRequest,
-    DeleteGroups => delete_groups, m::DeleteGroupsRequest,
-    OffsetDelete => offset_delete, m::OffsetDeleteRequest,
-    ConsumerGroupHeartbeat => consumer_group_heartbeat, m::ConsumerGroupHeartbeatRequest,
-    ConsumerGroupDescribe => consumer_group_describe, m::ConsumerGroupDescribeRequest,
-    InitProducerId => init_producer_id, m::InitProducerIdRequest,
-    AddPartitionsToTxn => add_partitions_to_txn, m::AddPartitionsToTxnRequest,
-    AddOffsetsToTxn => add_offsets_to_txn, m::AddOffsetsToTxnRequest,
-    EndTxn => end_txn, m::EndTxnRequest,
-    TxnOffsetCommit => txn_offset_commit, m::TxnOffsetCommitRequest,
-    WriteTxnMarkers => write_txn_markers, m::WriteTxnMarkersRequest,
-    DescribeProducers => describe_producers, m::DescribeProducersRequest,
-    DescribeTransactions => describe_transactions, m::DescribeTransactionsRequest,
-    ListTransactions => list_transactions, m::ListTransactionsRequest,
-    DescribeLogDirs => describe_log_dirs, m::DescribeLogDirsRequest,
-    AlterReplicaLogDirs => alter_replica_log_dirs, m::AlterReplicaLogDirsRequest,
-    ElectLeaders => elect_leaders, m::ElectLeadersRequest,
-    AlterPartitionReassignments => alter_partition_reassignments, m::AlterPartitionReassignmentsRequest,
-    ListPartitionReassignments => list_partition_reassignments, m::ListPartitionReassignmentsRequest,
-    DescribeTopicPartitions => describe_topic_partitions, m::DescribeTopicPartitionsRequest,
-    ListConfigResources => list_config_resources, m::ListConfigResourcesRequest,
-    ShareGroupHeartbeat => share_group_heartbeat, m::ShareGroupHeartbeatRequest,
-    ShareGroupDescribe => share_group_describe, m::ShareGroupDescribeRequest,
-    ShareFetch => share_fetch, m::ShareFetchRequest,
-    ShareAcknowledge => share_acknowledge, m::ShareAcknowledgeRequest,
-    DescribeShareGroupOffsets => describe_share_group_offsets, m::DescribeShareGroupOffsetsRequest,
-    AlterShareGroupOffsets => alter_share_group_offsets, m::AlterShareGroupOffsetsRequest,
-    DeleteShareGroupOffsets => delete_share_group_offsets, m::DeleteShareGroupOffsetsRequest,
-    DescribeUserScramCredentials => describe_user_scram_credentials, m::DescribeUserScramCredentialsRequest,
-    AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest,
+    supported_apis, authorized_api, dispatch, decode_request;
+    Produce => produce, m::ProduceRequest, produce,
+    Fetch => fetch, m::FetchRequest, fetch,
+    ListOffsets => list_offsets, m::ListOffsetsRequest, list_offsets,
+    OffsetForLeaderEpoch => offset_for_leader_epoch, m::OffsetForLeaderEpochRequest, offset_for_leader_epoch,
+    Metadata => metadata, m::MetadataRequest, metadata,
+    ApiVersions => api_versions, m::ApiVersionsRequest, none,
+    SaslHandshake => sasl_handshake, m::SaslHandshakeRequest, none,
+    SaslAuthenticate => sasl_authenticate, m::SaslAuthenticateRequest, none,
+    CreateTopics => create_topics, m::CreateTopicsRequest, create_topics,
+    DeleteTopics => delete_topics, m::DeleteTopicsRequest, delete_topics,
+    DeleteRecords => delete_records, m::DeleteRecordsRequest, uncovered,
+    DescribeConfigs => describe_configs, m::DescribeConfigsRequest, uncovered,
+    AlterConfigs => alter_configs, m::AlterConfigsRequest, uncovered,
+    CreatePartitions => create_partitions, m::CreatePartitionsRequest, uncovered,
+    IncrementalAlterConfigs => incremental_alter_configs, m::IncrementalAlterConfigsRequest, uncovered,
+    DescribeCluster => describe_cluster, m::DescribeClusterRequest, describe_cluster,
+    FindCoordinator => find_coordinator, m::FindCoordinatorRequest, find_coordinator,
+    JoinGroup => join_group, m::JoinGroupRequest, join_group,
+    SyncGroup => sync_group, m::SyncGroupRequest, sync_group,
+    Heartbeat => heartbeat, m::HeartbeatRequest, heartbeat,
+    LeaveGroup => leave_group, m::LeaveGroupRequest, leave_group,
+    OffsetCommit => offset_commit, m::OffsetCommitRequest, offset_commit,
+    OffsetFetch => offset_fetch, m::OffsetFetchRequest, offset_fetch,
+    ListGroups => list_groups, m::ListGroupsRequest, uncovered,
+    DescribeGroups => describe_groups, m::DescribeGroupsRequest, uncovered,
+    DeleteGroups => delete_groups, m::DeleteGroupsRequest, uncovered,
+    OffsetDelete => offset_delete, m::OffsetDeleteRequest, uncovered,
+    ConsumerGroupHeartbeat => consumer_group_heartbeat, m::ConsumerGroupHeartbeatRequest, uncovered,
+    ConsumerGroupDescribe => consumer_group_describe, m::ConsumerGroupDescribeRequest, uncovered,
+    InitProducerId => init_producer_id, m::InitProducerIdRequest, init_producer_id,
+    AddPartitionsToTxn => add_partitions_to_txn, m::AddPartitionsToTxnRequest, uncovered,
+    AddOffsetsToTxn => add_offsets_to_txn, m::AddOffsetsToTxnRequest, uncovered,
+    EndTxn => end_txn, m::EndTxnRequest, uncovered,
+    TxnOffsetCommit => txn_offset_commit, m::TxnOffsetCommitRequest, uncovered,
+    WriteTxnMarkers => write_txn_markers, m::WriteTxnMarkersRequest, uncovered,
+    DescribeProducers => describe_producers, m::DescribeProducersRequest, uncovered,
+    DescribeTransactions => describe_transactions, m::DescribeTransactionsRequest, uncovered,
+    ListTransactions => list_transactions, m::ListTransactionsRequest, uncovered,
+    DescribeLogDirs => describe_log_dirs, m::DescribeLogDirsRequest, uncovered,
+    AlterReplicaLogDirs => alter_replica_log_dirs, m::AlterReplicaLogDirsRequest, uncovered,
+    ElectLeaders => elect_leaders, m::ElectLeadersRequest, uncovered,
+    AlterPartitionReassignments => alter_partition_reassignments, m::AlterPartitionReassignmentsRequest, uncovered,
+    ListPartitionReassignments => list_partition_reassignments, m::ListPartitionReassignmentsRequest, uncovered,
+    DescribeTopicPartitions => describe_topic_partitions, m::DescribeTopicPartitionsRequest, uncovered,
+    ListConfigResources => list_config_resources, m::ListConfigResourcesRequest, uncovered,
+    ShareGroupHeartbeat => share_group_heartbeat, m::ShareGroupHeartbeatRequest, uncovered,
+    ShareGroupDescribe => share_group_describe, m::ShareGroupDescribeRequest, uncovered,
+    ShareFetch => share_fetch, m::ShareFetchRequest, uncovered,
+    ShareAcknowledge => share_acknowledge, m::ShareAcknowledgeRequest, uncovered,
+    DescribeShareGroupOffsets => describe_share_group_offsets, m::DescribeShareGroupOffsetsRequest, uncovered,
+    AlterShareGroupOffsets => alter_share_group_offsets, m::AlterShareGroupOffsetsRequest, uncovered,
+    DeleteShareGroupOffsets => delete_share_group_offsets, m::DeleteShareGroupOffsetsRequest, uncovered,
+    DescribeUserScramCredentials => describe_user_scram_credentials, m::DescribeUserScramCredentialsRequest, describe_user_scram_credentials,
+    AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest, alter_user_scram_credentials,
+    CreateAcls => create_acls, m::CreateAclsRequest, create_acls,
+    DescribeAcls => describe_acls, m::DescribeAclsRequest, describe_acls,
+    DeleteAcls => delete_acls, m::DeleteAclsRequest, delete_acls,
 }
 
 // The controller listener: what brokers ask of the active controller, and the topic
 // administration they forward to it.
 api_table! {
-    controller_apis, dispatch_controller, decode_controller_request;
-    ApiVersions => api_versions, m::ApiVersionsRequest,
-    SaslHandshake => sasl_handshake, m::SaslHandshakeRequest,
-    SaslAuthenticate => sasl_authenticate, m::SaslAuthenticateRequest,
-    BrokerRegistration => broker_registration, m::BrokerRegistrationRequest,
-    BrokerHeartbeat => broker_heartbeat, m::BrokerHeartbeatRequest,
-    UnregisterBroker => unregister_broker, m::UnregisterBrokerRequest,
-    AlterPartition => alter_partition, m::AlterPartitionRequest,
-    AllocateProducerIds => allocate_producer_ids, m::AllocateProducerIdsRequest,
-    CreateTopics => create_topics, m::CreateTopicsRequest,
-    DeleteTopics => delete_topics, m::DeleteTopicsRequest,
-    CreatePartitions => create_partitions, m::CreatePartitionsRequest,
-    AlterConfigs => alter_configs, m::AlterConfigsRequest,
-    ElectLeaders => elect_leaders, m::ElectLeadersRequest,
-    AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest,
+    controller_apis, authorized_controller_api, dispatch_controller, decode_controller_request;
+    ApiVersions => api_versions, m::ApiVersionsRequest, none,
+    SaslHandshake => sasl_handshake, m::SaslHandshakeRequest, none,
+    SaslAuthenticate => sasl_authenticate, m::SaslAuthenticateRequest, none,
+    BrokerRegistration => broker_registration, m::BrokerRegistrationRequest, uncovered,
+    BrokerHeartbeat => broker_heartbeat, m::BrokerHeartbeatRequest, uncovered,
+    UnregisterBroker => unregister_broker, m::UnregisterBrokerRequest, uncovered,
+    AlterPartition => alter_partition, m::AlterPartitionRequest, uncovered,
+    AllocateProducerIds => allocate_producer_ids, m::AllocateProducerIdsRequest, uncovered,
+    CreateTopics => create_topics, m::CreateTopicsRequest, uncovered,
+    DeleteTopics => delete_topics, m::DeleteTopicsRequest, uncovered,
+    CreatePartitions => create_partitions, m::CreatePartitionsRequest, uncovered,
+    AlterConfigs => alter_configs, m::AlterConfigsRequest, uncovered,
+    ElectLeaders => elect_leaders, m::ElectLeadersRequest, uncovered,
+    AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest, uncovered,
+    CreateAcls => create_acls, m::CreateAclsRequest, uncovered,
+    DeleteAcls => delete_acls, m::DeleteAclsRequest, uncovered,
+}
+
+/// `into_frame` as a function: its trait bound is checked once the response type is known
+/// (a gate's refusal is typed by the handler's response, further down).
+fn frame_of<R: IntoFrame>(
+    response: R,
+    api: ApiKey,
+    version: i16,
+    correlation_id: i32,
+) -> Result<ResponseFrame, DispatchError> {
+    response.into_frame(api, version, correlation_id)
 }
 
 /// Encodes a response as a complete frame: size, response header, body. The buffer is sized
@@ -1270,6 +1323,9 @@ mod tests {
                 v,
                 "alter_user_scram_credentials",
             ),
+            ApiKey::CreateAcls => encode(&CreateAclsRequest::default(), v, "create_acls"),
+            ApiKey::DescribeAcls => encode(&DescribeAclsRequest::default(), v, "describe_acls"),
+            ApiKey::DeleteAcls => encode(&DeleteAclsRequest::default(), v, "delete_acls"),
             other => panic!("no test request for {other:?}: add one when adding the API"),
         }
     }

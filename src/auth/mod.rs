@@ -1,9 +1,12 @@
 //! Security: who a connection is and how it proved it. TLS listeners (`tls`, rustls),
 //! SASL mechanisms (`sasl` with PLAIN, `scram` for SCRAM-SHA-256/512), the principal a
 //! connection acts as and Kafka's certificate mapping rules (`principal`), and the JAAS config
-//! syntax Kafka's SASL properties use (`jaas`). The connection loop in `server` drives these;
+//! syntax Kafka's SASL properties use (`jaas`), ACLs (`acl`) and the decision over them that
+//! Kafka's StandardAuthorizer makes (`authorizer`). The connection loop in `server` drives these;
 //! SCRAM credentials live in the cluster metadata.
 
+pub mod acl;
+pub mod authorizer;
 pub mod jaas;
 pub mod principal;
 pub mod sasl;

@@ -1147,6 +1147,15 @@ impl BrokerConfig {
             &listeners,
             explicit("security.inter.broker.protocol").is_some(),
         )?;
+        if get("authorizer.class.name").is_some_and(|c| !c.trim().is_empty())
+            && !(cluster.voters.len() <= 1 && cluster.broker_role && cluster.controller_role)
+        {
+            return Err(invalid(
+                "authorizer.class.name",
+                &get("authorizer.class.name").unwrap_or_default(),
+                "an authorizer runs on a single node for now (the controller APIs between nodes are not authorized yet)",
+            ));
+        }
         let mut advertised_listeners = match explicit("advertised.listeners") {
             Some(text) => ListenerConfig::parse_list("advertised.listeners", &text)?,
             None => listeners.clone(),

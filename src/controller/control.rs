@@ -667,6 +667,60 @@ impl ClusterControl {
         Ok(self.finish(offset, changes, missing.into_iter().collect()))
     }
 
+    /// ACLs added under fresh ids; one identical to an existing ACL (or named twice) is
+    /// added once (Kafka's `AclControlManager`).
+    pub fn create_acls(
+        &mut self,
+        offset: u64,
+        acls: &[crate::metadata::acl::AclBinding],
+    ) -> Result<Outcome<()>, Error> {
+        let mut changes = Changes::new(&self.image);
+        let mut known: BTreeSet<&crate::metadata::acl::AclBinding> =
+            self.image.acls.values().collect();
+        let mut records = Vec::new();
+        for acl in acls {
+            if known.insert(acl) {
+                records.push(MetadataRecord::AccessControlEntry {
+                    id: Uuid::new_v4(),
+                    acl: acl.clone(),
+                });
+            }
+        }
+        if !records.is_empty() {
+            changes.push(records)?;
+        }
+        Ok(self.finish(offset, changes, ()))
+    }
+
+    /// Every ACL matching a filter removed; returns what each filter matched.
+    pub fn delete_acls(
+        &mut self,
+        offset: u64,
+        filters: &[crate::auth::acl::AclFilter],
+    ) -> Result<Outcome<Vec<Vec<crate::metadata::acl::AclBinding>>>, Error> {
+        let mut changes = Changes::new(&self.image);
+        let mut removed = BTreeSet::new();
+        let mut matched = Vec::with_capacity(filters.len());
+        for filter in filters {
+            let mut of_filter = Vec::new();
+            for (id, acl) in &self.image.acls {
+                if filter.matches(acl) {
+                    of_filter.push(acl.clone());
+                    removed.insert(*id);
+                }
+            }
+            matched.push(of_filter);
+        }
+        let records: Vec<MetadataRecord> = removed
+            .into_iter()
+            .map(|id| MetadataRecord::RemoveAccessControlEntry { id })
+            .collect();
+        if !records.is_empty() {
+            changes.push(records)?;
+        }
+        Ok(self.finish(offset, changes, matched))
+    }
+
     /// AlterPartition from a partition leader, checked as Kafka's controller does. Returns
     /// the partition as it stands afterwards.
     pub fn alter_partition(

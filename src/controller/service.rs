@@ -64,6 +64,11 @@ pub enum ControllerOp {
         upsertions: Vec<crate::auth::scram::ScramUpsertion>,
         deletions: Vec<(String, crate::auth::scram::ScramMechanism)>,
     },
+    /// ACLs to add (validated by the broker that asks); an ACL that exists already is
+    /// left as it is.
+    CreateAcls(Vec<crate::metadata::acl::AclBinding>),
+    /// ACLs to remove: every ACL matching any of the filters.
+    DeleteAcls(Vec<crate::auth::acl::AclFilter>),
     AlterPartition(IsrChange),
     ElectLeader {
         topic: String,
@@ -100,6 +105,8 @@ pub enum ControllerReply {
     ScramAltered {
         missing: Vec<String>,
     },
+    /// The ACLs each DeleteAcls filter removed, in filter order.
+    AclsDeleted(Vec<Vec<crate::metadata::acl::AclBinding>>),
     Done,
 }
 
@@ -509,6 +516,12 @@ impl Loop {
             } => self
                 .decide(|c, o| c.alter_scram_credentials(o, &upsertions, &deletions))
                 .map(|(i, missing)| (i, ControllerReply::ScramAltered { missing })),
+            ControllerOp::CreateAcls(acls) => self
+                .decide(|c, o| c.create_acls(o, &acls))
+                .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::DeleteAcls(filters) => self
+                .decide(|c, o| c.delete_acls(o, &filters))
+                .map(|(i, deleted)| (i, ControllerReply::AclsDeleted(deleted))),
             ControllerOp::AlterPartition(change) => self
                 .decide(|c, o| c.alter_partition(o, &change))
                 .map(|(i, p)| (i, ControllerReply::Partition(p))),

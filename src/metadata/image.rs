@@ -76,6 +76,8 @@ pub struct MetadataImage {
     pub group_configs: BTreeMap<String, BTreeMap<String, String>>,
     /// Producer ids below this were handed out.
     pub next_producer_id: i64,
+    /// ACLs by id.
+    pub acls: BTreeMap<Uuid, super::acl::AclBinding>,
     /// SCRAM credentials by user and mechanism type id.
     pub scram_credentials: BTreeMap<String, BTreeMap<i8, super::records::ScramCredentialRecord>>,
 }
@@ -175,6 +177,12 @@ impl MetadataImage {
                     });
                 }
             }
+        }
+        for (id, acl) in &self.acls {
+            records.push(MetadataRecord::AccessControlEntry {
+                id: *id,
+                acl: acl.clone(),
+            });
         }
         for (name, by_mechanism) in &self.scram_credentials {
             for (mechanism, credential) in by_mechanism {
@@ -407,6 +415,14 @@ impl MetadataImage {
                     .entry(name.clone())
                     .or_default()
                     .insert(*mechanism, credential.clone());
+            }
+            MetadataRecord::AccessControlEntry { id, acl } => {
+                self.acls.insert(*id, acl.clone());
+            }
+            MetadataRecord::RemoveAccessControlEntry { id } => {
+                if self.acls.remove(id).is_none() {
+                    return Err(ApplyError(format!("no ACL with id {id}")));
+                }
             }
             MetadataRecord::RemoveUserScramCredential { name, mechanism } => {
                 let removed = self

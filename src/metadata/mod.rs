@@ -14,6 +14,7 @@
 //! records ([`records`]), the image they build ([`image`]), this broker's current view of it
 //! ([`cache`]) and the feature levels it runs at ([`features`]).
 
+pub mod acl;
 pub mod cache;
 pub mod features;
 pub mod image;

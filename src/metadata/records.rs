@@ -119,6 +119,15 @@ pub enum MetadataRecord {
         name: String,
         mechanism: i8,
     },
+    /// KRaft's `AccessControlEntryRecord`: an ACL, under an id of its own.
+    AccessControlEntry {
+        id: Uuid,
+        acl: super::acl::AclBinding,
+    },
+    /// KRaft's `RemoveAccessControlEntryRecord`.
+    RemoveAccessControlEntry {
+        id: Uuid,
+    },
 }
 
 /// What the cluster keeps of a SCRAM password (RFC 5802's salt, iteration count, stored key
