@@ -316,6 +316,7 @@ pub mod code {
     pub const GROUP_AUTHORIZATION_FAILED: i16 = 30;
     pub const CLUSTER_AUTHORIZATION_FAILED: i16 = 31;
     pub const SECURITY_DISABLED: i16 = 54;
+    pub const OPERATION_NOT_ATTEMPTED: i16 = 55;
     pub const UNSUPPORTED_SASL_MECHANISM: i16 = 33;
     pub const ILLEGAL_SASL_STATE: i16 = 34;
     pub const SASL_AUTHENTICATION_FAILED: i16 = 58;

@@ -840,3 +840,818 @@ pub fn alter_user_scram_credentials(
         )
     })
 }
+
+// --- Transactions ---
+
+pub fn add_partitions_to_txn(
+    ctx: &ApiContext,
+    request: AddPartitionsToTxnRequest,
+    version: i16,
+) -> Gate<AddPartitionsToTxnRequest, AddPartitionsToTxnResponse> {
+    use kafka_protocol::messages::add_partitions_to_txn_response::{
+        AddPartitionsToTxnPartitionResult, AddPartitionsToTxnTopicResult,
+    };
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    if version >= 4 {
+        // The batched form is what brokers send each other to verify transactions.
+        if authz.cluster(AclOperation::ClusterAction) {
+            return pass(request);
+        }
+        return Gate::Refuse(
+            AddPartitionsToTxnResponse::default()
+                .with_error_code(code::CLUSTER_AUTHORIZATION_FAILED),
+        );
+    }
+    let transaction_allowed = authz.allowed(
+        AclOperation::Write,
+        ResourceType::TransactionalId,
+        &request.v3_and_below_transactional_id,
+    );
+    let topic_allowed = |name: &str| authz.topic(AclOperation::Write, name);
+    if transaction_allowed
+        && request
+            .v3_and_below_topics
+            .iter()
+            .all(|t| topic_allowed(&t.name))
+    {
+        return pass(request);
+    }
+    // Nothing is added: refused topics say why, the others OPERATION_NOT_ATTEMPTED.
+    let results = request
+        .v3_and_below_topics
+        .iter()
+        .map(|topic| {
+            let error_code = if !transaction_allowed {
+                code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            } else if !topic_allowed(&topic.name) {
+                code::TOPIC_AUTHORIZATION_FAILED
+            } else {
+                code::OPERATION_NOT_ATTEMPTED
+            };
+            AddPartitionsToTxnTopicResult::default()
+                .with_name(topic.name.clone())
+                .with_results_by_partition(
+                    topic
+                        .partitions
+                        .iter()
+                        .map(|p| {
+                            AddPartitionsToTxnPartitionResult::default()
+                                .with_partition_index(*p)
+                                .with_partition_error_code(error_code)
+                        })
+                        .collect(),
+                )
+        })
+        .collect();
+    Gate::Refuse(AddPartitionsToTxnResponse::default().with_results_by_topic_v3_and_below(results))
+}
+
+pub fn add_offsets_to_txn(
+    ctx: &ApiContext,
+    request: AddOffsetsToTxnRequest,
+    _version: i16,
+) -> Gate<AddOffsetsToTxnRequest, AddOffsetsToTxnResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let error = if !authz.allowed(
+        AclOperation::Write,
+        ResourceType::TransactionalId,
+        &request.transactional_id,
+    ) {
+        code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    } else if !authz.group(AclOperation::Read, &request.group_id) {
+        code::GROUP_AUTHORIZATION_FAILED
+    } else {
+        return pass(request);
+    };
+    Gate::Refuse(AddOffsetsToTxnResponse::default().with_error_code(error))
+}
+
+pub fn end_txn(
+    ctx: &ApiContext,
+    request: EndTxnRequest,
+    _version: i16,
+) -> Gate<EndTxnRequest, EndTxnResponse> {
+    match Authz::of(ctx) {
+        Some(authz)
+            if !authz.allowed(
+                AclOperation::Write,
+                ResourceType::TransactionalId,
+                &request.transactional_id,
+            ) =>
+        {
+            Gate::Refuse(
+                EndTxnResponse::default()
+                    .with_error_code(code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+                    .with_producer_id(ProducerId(-1))
+                    .with_producer_epoch(-1),
+            )
+        }
+        _ => pass(request),
+    }
+}
+
+pub fn txn_offset_commit(
+    ctx: &ApiContext,
+    mut request: TxnOffsetCommitRequest,
+    _version: i16,
+) -> Gate<TxnOffsetCommitRequest, TxnOffsetCommitResponse> {
+    use kafka_protocol::messages::txn_offset_commit_response::{
+        TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
+    };
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let failed = |topic: &txn_offset_commit_request::TxnOffsetCommitRequestTopic, error: i16| {
+        TxnOffsetCommitResponseTopic::default()
+            .with_name(topic.name.clone())
+            .with_partitions(
+                topic
+                    .partitions
+                    .iter()
+                    .map(|p| {
+                        TxnOffsetCommitResponsePartition::default()
+                            .with_partition_index(p.partition_index)
+                            .with_error_code(error)
+                    })
+                    .collect(),
+            )
+    };
+    let whole = if !authz.allowed(
+        AclOperation::Write,
+        ResourceType::TransactionalId,
+        &request.transactional_id,
+    ) {
+        Some(code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    } else if !authz.group(AclOperation::Read, &request.group_id) {
+        Some(code::GROUP_AUTHORIZATION_FAILED)
+    } else {
+        None
+    };
+    if let Some(error) = whole {
+        let topics = request.topics.iter().map(|t| failed(t, error)).collect();
+        return Gate::Refuse(TxnOffsetCommitResponse::default().with_topics(topics));
+    }
+    let mut refused = Vec::new();
+    request.topics.retain(|topic| {
+        let allowed = authz.topic(AclOperation::Read, &topic.name);
+        if !allowed {
+            refused.push(failed(topic, code::TOPIC_AUTHORIZATION_FAILED));
+        }
+        allowed
+    });
+    if refused.is_empty() {
+        return pass(request);
+    }
+    Gate::Pass(
+        request,
+        Some(Box::new(move |mut response: TxnOffsetCommitResponse| {
+            response.topics.extend(refused);
+            response
+        })),
+    )
+}
+
+pub fn write_txn_markers(
+    ctx: &ApiContext,
+    request: WriteTxnMarkersRequest,
+    _version: i16,
+) -> Gate<WriteTxnMarkersRequest, WriteTxnMarkersResponse> {
+    use kafka_protocol::messages::write_txn_markers_response::{
+        WritableTxnMarkerPartitionResult, WritableTxnMarkerResult, WritableTxnMarkerTopicResult,
+    };
+    match Authz::of(ctx) {
+        Some(authz) if !authz.cluster(AclOperation::ClusterAction) => {
+            let markers = request
+                .markers
+                .iter()
+                .map(|marker| {
+                    WritableTxnMarkerResult::default()
+                        .with_producer_id(marker.producer_id)
+                        .with_topics(
+                            marker
+                                .topics
+                                .iter()
+                                .map(|t| {
+                                    WritableTxnMarkerTopicResult::default()
+                                        .with_name(t.name.clone())
+                                        .with_partitions(
+                                            t.partition_indexes
+                                                .iter()
+                                                .map(|p| {
+                                                    WritableTxnMarkerPartitionResult::default()
+                                                        .with_partition_index(*p)
+                                                        .with_error_code(
+                                                            code::CLUSTER_AUTHORIZATION_FAILED,
+                                                        )
+                                                })
+                                                .collect(),
+                                        )
+                                })
+                                .collect(),
+                        )
+                })
+                .collect();
+            Gate::Refuse(WriteTxnMarkersResponse::default().with_markers(markers))
+        }
+        _ => pass(request),
+    }
+}
+
+pub fn describe_transactions(
+    ctx: &ApiContext,
+    request: DescribeTransactionsRequest,
+    _version: i16,
+) -> Gate<DescribeTransactionsRequest, DescribeTransactionsResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let merge = move |mut response: DescribeTransactionsResponse| {
+        for state in &mut response.transaction_states {
+            if !authz.allowed(
+                AclOperation::Describe,
+                ResourceType::TransactionalId,
+                &state.transactional_id,
+            ) {
+                *state = describe_transactions_response::TransactionState::default()
+                    .with_transactional_id(state.transactional_id.clone())
+                    .with_error_code(code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+                    .with_producer_id(ProducerId(-1))
+                    .with_producer_epoch(-1)
+                    .with_transaction_timeout_ms(-1)
+                    .with_transaction_start_time_ms(-1);
+            } else {
+                // Only the topics the principal may describe are shown.
+                state
+                    .topics
+                    .retain(|t| authz.topic(AclOperation::Describe, &t.topic));
+            }
+        }
+        response
+    };
+    Gate::Pass(request, Some(Box::new(merge)))
+}
+
+pub fn list_transactions(
+    ctx: &ApiContext,
+    request: ListTransactionsRequest,
+    _version: i16,
+) -> Gate<ListTransactionsRequest, ListTransactionsResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let merge = move |mut response: ListTransactionsResponse| {
+        response.transaction_states.retain(|state| {
+            authz.allowed(
+                AclOperation::Describe,
+                ResourceType::TransactionalId,
+                &state.transactional_id,
+            )
+        });
+        response
+    };
+    Gate::Pass(request, Some(Box::new(merge)))
+}
+
+pub fn describe_producers(
+    ctx: &ApiContext,
+    request: DescribeProducersRequest,
+    _version: i16,
+) -> Gate<DescribeProducersRequest, DescribeProducersResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let merge = move |mut response: DescribeProducersResponse| {
+        for topic in &mut response.topics {
+            if authz.topic(AclOperation::Read, &topic.name) {
+                continue;
+            }
+            for partition in &mut topic.partitions {
+                *partition = describe_producers_response::PartitionResponse::default()
+                    .with_partition_index(partition.partition_index)
+                    .with_error_code(code::TOPIC_AUTHORIZATION_FAILED);
+            }
+        }
+        response
+    };
+    Gate::Pass(request, Some(Box::new(merge)))
+}
+
+// --- Groups ---
+
+pub fn describe_groups(
+    ctx: &ApiContext,
+    request: DescribeGroupsRequest,
+    _version: i16,
+) -> Gate<DescribeGroupsRequest, DescribeGroupsResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let merge = move |mut response: DescribeGroupsResponse| {
+        for group in &mut response.groups {
+            if !authz.group(AclOperation::Describe, &group.group_id) {
+                *group = describe_groups_response::DescribedGroup::default()
+                    .with_group_id(group.group_id.clone())
+                    .with_error_code(code::GROUP_AUTHORIZATION_FAILED)
+                    .with_authorized_operations(super::OPERATIONS_NOT_REQUESTED);
+            } else if group.authorized_operations != super::OPERATIONS_NOT_REQUESTED {
+                group.authorized_operations =
+                    authz.operations(ResourceType::Group, &group.group_id, GROUP_OPERATIONS);
+            }
+        }
+        response
+    };
+    Gate::Pass(request, Some(Box::new(merge)))
+}
+
+/// READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS.
+const GROUP_OPERATIONS: &[i8] = &[3, 6, 8, 10, 11];
+
+pub fn consumer_group_describe(
+    ctx: &ApiContext,
+    request: ConsumerGroupDescribeRequest,
+    _version: i16,
+) -> Gate<ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let merge = move |mut response: ConsumerGroupDescribeResponse| {
+        for group in &mut response.groups {
+            if !authz.group(AclOperation::Describe, &group.group_id) {
+                *group = consumer_group_describe_response::DescribedGroup::default()
+                    .with_group_id(group.group_id.clone())
+                    .with_error_code(code::GROUP_AUTHORIZATION_FAILED)
+                    .with_authorized_operations(super::OPERATIONS_NOT_REQUESTED);
+            } else if group.authorized_operations != super::OPERATIONS_NOT_REQUESTED {
+                group.authorized_operations =
+                    authz.operations(ResourceType::Group, &group.group_id, GROUP_OPERATIONS);
+            }
+        }
+        response
+    };
+    Gate::Pass(request, Some(Box::new(merge)))
+}
+
+pub fn list_groups(
+    ctx: &ApiContext,
+    request: ListGroupsRequest,
+    _version: i16,
+) -> Gate<ListGroupsRequest, ListGroupsResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    // DESCRIBE on the cluster lists every group; otherwise those the principal may describe.
+    if authz.cluster(AclOperation::Describe) {
+        return pass(request);
+    }
+    let merge = move |mut response: ListGroupsResponse| {
+        response
+            .groups
+            .retain(|g| authz.group(AclOperation::Describe, &g.group_id));
+        response
+    };
+    Gate::Pass(request, Some(Box::new(merge)))
+}
+
+pub fn delete_groups(
+    ctx: &ApiContext,
+    mut request: DeleteGroupsRequest,
+    _version: i16,
+) -> Gate<DeleteGroupsRequest, DeleteGroupsResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let mut refused = Vec::new();
+    request.groups_names.retain(|group| {
+        let allowed = authz.group(AclOperation::Delete, group);
+        if !allowed {
+            refused.push(
+                delete_groups_response::DeletableGroupResult::default()
+                    .with_group_id(group.clone())
+                    .with_error_code(code::GROUP_AUTHORIZATION_FAILED),
+            );
+        }
+        allowed
+    });
+    Gate::Pass(
+        request,
+        Some(Box::new(move |mut response: DeleteGroupsResponse| {
+            response.results.extend(refused);
+            response
+        })),
+    )
+}
+
+pub fn offset_delete(
+    ctx: &ApiContext,
+    mut request: OffsetDeleteRequest,
+    _version: i16,
+) -> Gate<OffsetDeleteRequest, OffsetDeleteResponse> {
+    use kafka_protocol::messages::offset_delete_response::{
+        OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
+    };
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    if !authz.group(AclOperation::Delete, &request.group_id) {
+        return Gate::Refuse(
+            OffsetDeleteResponse::default().with_error_code(code::GROUP_AUTHORIZATION_FAILED),
+        );
+    }
+    let mut refused = Vec::new();
+    request.topics.retain(|topic| {
+        let allowed = authz.topic(AclOperation::Read, &topic.name);
+        if !allowed {
+            refused.push(
+                OffsetDeleteResponseTopic::default()
+                    .with_name(topic.name.clone())
+                    .with_partitions(
+                        topic
+                            .partitions
+                            .iter()
+                            .map(|p| {
+                                OffsetDeleteResponsePartition::default()
+                                    .with_partition_index(p.partition_index)
+                                    .with_error_code(code::TOPIC_AUTHORIZATION_FAILED)
+                            })
+                            .collect(),
+                    ),
+            );
+        }
+        allowed
+    });
+    Gate::Pass(
+        request,
+        Some(Box::new(move |mut response: OffsetDeleteResponse| {
+            response.topics.extend(refused);
+            response
+        })),
+    )
+}
+
+pub fn consumer_group_heartbeat(
+    ctx: &ApiContext,
+    request: ConsumerGroupHeartbeatRequest,
+    _version: i16,
+) -> Gate<ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let error = if !authz.group(AclOperation::Read, &request.group_id) {
+        Some(code::GROUP_AUTHORIZATION_FAILED)
+    } else if request
+        .subscribed_topic_names
+        .iter()
+        .flatten()
+        .any(|t| !authz.topic(AclOperation::Describe, t))
+    {
+        Some(code::TOPIC_AUTHORIZATION_FAILED)
+    } else {
+        None
+    };
+    match error {
+        Some(error_code) => Gate::Refuse(
+            ConsumerGroupHeartbeatResponse::default()
+                .with_error_code(error_code)
+                .with_member_epoch(-1),
+        ),
+        None => pass(request),
+    }
+}
+
+// --- Topics and configs ---
+
+pub fn create_partitions(
+    ctx: &ApiContext,
+    mut request: CreatePartitionsRequest,
+    _version: i16,
+) -> Gate<CreatePartitionsRequest, CreatePartitionsResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let mut refused = Vec::new();
+    request.topics.retain(|topic| {
+        let allowed = authz.topic(AclOperation::Alter, &topic.name);
+        if !allowed {
+            refused.push(
+                create_partitions_response::CreatePartitionsTopicResult::default()
+                    .with_name(topic.name.clone())
+                    .with_error_code(code::TOPIC_AUTHORIZATION_FAILED)
+                    .with_error_message(Some(super::wire_str("Authorization failed."))),
+            );
+        }
+        allowed
+    });
+    Gate::Pass(
+        request,
+        Some(Box::new(move |mut response: CreatePartitionsResponse| {
+            response.results.extend(refused);
+            response
+        })),
+    )
+}
+
+pub fn delete_records(
+    ctx: &ApiContext,
+    mut request: DeleteRecordsRequest,
+    _version: i16,
+) -> Gate<DeleteRecordsRequest, DeleteRecordsResponse> {
+    use kafka_protocol::messages::delete_records_response::{
+        DeleteRecordsPartitionResult, DeleteRecordsTopicResult,
+    };
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let mut refused = Vec::new();
+    request.topics.retain(|topic| {
+        let allowed = authz.topic(AclOperation::Delete, &topic.name);
+        if !allowed {
+            refused.push(
+                DeleteRecordsTopicResult::default()
+                    .with_name(topic.name.clone())
+                    .with_partitions(
+                        topic
+                            .partitions
+                            .iter()
+                            .map(|p| {
+                                DeleteRecordsPartitionResult::default()
+                                    .with_partition_index(p.partition_index)
+                                    .with_low_watermark(-1)
+                                    .with_error_code(code::TOPIC_AUTHORIZATION_FAILED)
+                            })
+                            .collect(),
+                    ),
+            );
+        }
+        allowed
+    });
+    Gate::Pass(
+        request,
+        Some(Box::new(move |mut response: DeleteRecordsResponse| {
+            response.topics.extend(refused);
+            response
+        })),
+    )
+}
+
+/// The permission a config resource needs, and the error its refusal carries.
+fn config_check(
+    authz: &Authz,
+    resource_type: i8,
+    name: &str,
+    operation: AclOperation,
+) -> Option<i16> {
+    use super::describe_configs::{RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC};
+    match resource_type {
+        RESOURCE_TOPIC if !authz.topic(operation, name) => Some(code::TOPIC_AUTHORIZATION_FAILED),
+        RESOURCE_GROUP if !authz.group(operation, name) => Some(code::GROUP_AUTHORIZATION_FAILED),
+        RESOURCE_BROKER | RESOURCE_BROKER_LOGGER if !authz.cluster(operation) => {
+            Some(code::CLUSTER_AUTHORIZATION_FAILED)
+        }
+        _ => None,
+    }
+}
+
+/// Kafka's BROKER_LOGGER config resource type.
+const RESOURCE_BROKER_LOGGER: i8 = 8;
+
+pub fn describe_configs(
+    ctx: &ApiContext,
+    request: DescribeConfigsRequest,
+    _version: i16,
+) -> Gate<DescribeConfigsRequest, DescribeConfigsResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let merge = move |mut response: DescribeConfigsResponse| {
+        for result in &mut response.results {
+            if let Some(error_code) = config_check(
+                &authz,
+                result.resource_type,
+                &result.resource_name,
+                AclOperation::DescribeConfigs,
+            ) {
+                result.error_code = error_code;
+                result.error_message = Some(super::wire_str("Authorization failed."));
+                result.configs.clear();
+            }
+        }
+        response
+    };
+    Gate::Pass(request, Some(Box::new(merge)))
+}
+
+/// AlterConfigs and IncrementalAlterConfigs: ALTER_CONFIGS on each resource.
+macro_rules! alter_configs_gate {
+    ($name:ident, $request:ty, $response:ty, $result:ty) => {
+        pub fn $name(
+            ctx: &ApiContext,
+            mut request: $request,
+            _version: i16,
+        ) -> Gate<$request, $response> {
+            let Some(authz) = Authz::of(ctx) else {
+                return pass(request);
+            };
+            let mut refused = Vec::new();
+            request.resources.retain(|resource| {
+                match config_check(
+                    &authz,
+                    resource.resource_type,
+                    &resource.resource_name,
+                    AclOperation::AlterConfigs,
+                ) {
+                    Some(error_code) => {
+                        refused.push(
+                            <$result>::default()
+                                .with_resource_type(resource.resource_type)
+                                .with_resource_name(resource.resource_name.clone())
+                                .with_error_code(error_code)
+                                .with_error_message(Some(super::wire_str("Authorization failed."))),
+                        );
+                        false
+                    }
+                    None => true,
+                }
+            });
+            Gate::Pass(
+                request,
+                Some(Box::new(move |mut response: $response| {
+                    response.responses.extend(refused);
+                    response
+                })),
+            )
+        }
+    };
+}
+
+alter_configs_gate!(
+    alter_configs,
+    AlterConfigsRequest,
+    AlterConfigsResponse,
+    alter_configs_response::AlterConfigsResourceResponse
+);
+alter_configs_gate!(
+    incremental_alter_configs,
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+    incremental_alter_configs_response::AlterConfigsResourceResponse
+);
+
+pub fn describe_topic_partitions(
+    ctx: &ApiContext,
+    request: DescribeTopicPartitionsRequest,
+    _version: i16,
+) -> Gate<DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let named = !request.topics.is_empty();
+    let merge = move |mut response: DescribeTopicPartitionsResponse| {
+        let describable =
+            |t: &describe_topic_partitions_response::DescribeTopicPartitionsResponseTopic| {
+                t.name
+                    .as_ref()
+                    .is_none_or(|name| authz.topic(AclOperation::Describe, name))
+            };
+        if named {
+            for topic in &mut response.topics {
+                if !describable(topic) {
+                    *topic = describe_topic_partitions_response::DescribeTopicPartitionsResponseTopic::default()
+                        .with_name(topic.name.clone())
+                        .with_error_code(code::TOPIC_AUTHORIZATION_FAILED)
+                        .with_topic_authorized_operations(super::OPERATIONS_NOT_REQUESTED);
+                }
+            }
+        } else {
+            response.topics.retain(describable);
+        }
+        for topic in &mut response.topics {
+            if topic.error_code == code::NONE
+                && topic.topic_authorized_operations != super::OPERATIONS_NOT_REQUESTED
+                && let Some(name) = &topic.name
+            {
+                topic.topic_authorized_operations =
+                    authz.operations(ResourceType::Topic, name, super::TOPIC_OPERATIONS);
+            }
+        }
+        response
+    };
+    Gate::Pass(request, Some(Box::new(merge)))
+}
+
+// --- Cluster administration ---
+
+pub fn describe_log_dirs(
+    ctx: &ApiContext,
+    request: DescribeLogDirsRequest,
+    _version: i16,
+) -> Gate<DescribeLogDirsRequest, DescribeLogDirsResponse> {
+    cluster_admin(ctx, request, AclOperation::Describe, |_| {
+        DescribeLogDirsResponse::default().with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+    })
+}
+
+pub fn alter_replica_log_dirs(
+    ctx: &ApiContext,
+    request: AlterReplicaLogDirsRequest,
+    _version: i16,
+) -> Gate<AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse> {
+    use kafka_protocol::messages::alter_replica_log_dirs_response::{
+        AlterReplicaLogDirPartitionResult, AlterReplicaLogDirTopicResult,
+    };
+    cluster_admin(ctx, request, AclOperation::Alter, |r| {
+        let results = r
+            .dirs
+            .iter()
+            .flat_map(|d| &d.topics)
+            .map(|t| {
+                AlterReplicaLogDirTopicResult::default()
+                    .with_topic_name(t.name.clone())
+                    .with_partitions(
+                        t.partitions
+                            .iter()
+                            .map(|p| {
+                                AlterReplicaLogDirPartitionResult::default()
+                                    .with_partition_index(*p)
+                                    .with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+                            })
+                            .collect(),
+                    )
+            })
+            .collect();
+        AlterReplicaLogDirsResponse::default().with_results(results)
+    })
+}
+
+pub fn elect_leaders(
+    ctx: &ApiContext,
+    request: ElectLeadersRequest,
+    version: i16,
+) -> Gate<ElectLeadersRequest, ElectLeadersResponse> {
+    use kafka_protocol::messages::elect_leaders_response::{
+        PartitionResult, ReplicaElectionResult,
+    };
+    cluster_admin(ctx, request, AclOperation::Alter, |r| {
+        // Every named partition carries the error; v1+ also has a top-level one.
+        let results = r
+            .topic_partitions
+            .iter()
+            .flatten()
+            .map(|t| {
+                ReplicaElectionResult::default()
+                    .with_topic(t.topic.clone())
+                    .with_partition_result(
+                        t.partitions
+                            .iter()
+                            .map(|p| {
+                                PartitionResult::default()
+                                    .with_partition_id(*p)
+                                    .with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+                            })
+                            .collect(),
+                    )
+            })
+            .collect();
+        let response = ElectLeadersResponse::default().with_replica_election_results(results);
+        if version >= 1 {
+            response.with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+        } else {
+            response
+        }
+    })
+}
+
+pub fn alter_partition_reassignments(
+    ctx: &ApiContext,
+    request: AlterPartitionReassignmentsRequest,
+    _version: i16,
+) -> Gate<AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse> {
+    cluster_admin(ctx, request, AclOperation::Alter, |_| {
+        AlterPartitionReassignmentsResponse::default()
+            .with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+    })
+}
+
+pub fn list_partition_reassignments(
+    ctx: &ApiContext,
+    request: ListPartitionReassignmentsRequest,
+    _version: i16,
+) -> Gate<ListPartitionReassignmentsRequest, ListPartitionReassignmentsResponse> {
+    cluster_admin(ctx, request, AclOperation::Describe, |_| {
+        ListPartitionReassignmentsResponse::default()
+            .with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+    })
+}
+
+pub fn list_config_resources(
+    ctx: &ApiContext,
+    request: ListConfigResourcesRequest,
+    _version: i16,
+) -> Gate<ListConfigResourcesRequest, ListConfigResourcesResponse> {
+    cluster_admin(ctx, request, AclOperation::DescribeConfigs, |_| {
+        ListConfigResourcesResponse::default().with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+    })
+}

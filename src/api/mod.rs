@@ -266,11 +266,11 @@ api_table! {
     SaslAuthenticate => sasl_authenticate, m::SaslAuthenticateRequest, none,
     CreateTopics => create_topics, m::CreateTopicsRequest, create_topics,
     DeleteTopics => delete_topics, m::DeleteTopicsRequest, delete_topics,
-    DeleteRecords => delete_records, m::DeleteRecordsRequest, uncovered,
-    DescribeConfigs => describe_configs, m::DescribeConfigsRequest, uncovered,
-    AlterConfigs => alter_configs, m::AlterConfigsRequest, uncovered,
-    CreatePartitions => create_partitions, m::CreatePartitionsRequest, uncovered,
-    IncrementalAlterConfigs => incremental_alter_configs, m::IncrementalAlterConfigsRequest, uncovered,
+    DeleteRecords => delete_records, m::DeleteRecordsRequest, delete_records,
+    DescribeConfigs => describe_configs, m::DescribeConfigsRequest, describe_configs,
+    AlterConfigs => alter_configs, m::AlterConfigsRequest, alter_configs,
+    CreatePartitions => create_partitions, m::CreatePartitionsRequest, create_partitions,
+    IncrementalAlterConfigs => incremental_alter_configs, m::IncrementalAlterConfigsRequest, incremental_alter_configs,
     DescribeCluster => describe_cluster, m::DescribeClusterRequest, describe_cluster,
     FindCoordinator => find_coordinator, m::FindCoordinatorRequest, find_coordinator,
     JoinGroup => join_group, m::JoinGroupRequest, join_group,
@@ -279,28 +279,28 @@ api_table! {
     LeaveGroup => leave_group, m::LeaveGroupRequest, leave_group,
     OffsetCommit => offset_commit, m::OffsetCommitRequest, offset_commit,
     OffsetFetch => offset_fetch, m::OffsetFetchRequest, offset_fetch,
-    ListGroups => list_groups, m::ListGroupsRequest, uncovered,
-    DescribeGroups => describe_groups, m::DescribeGroupsRequest, uncovered,
-    DeleteGroups => delete_groups, m::DeleteGroupsRequest, uncovered,
-    OffsetDelete => offset_delete, m::OffsetDeleteRequest, uncovered,
-    ConsumerGroupHeartbeat => consumer_group_heartbeat, m::ConsumerGroupHeartbeatRequest, uncovered,
-    ConsumerGroupDescribe => consumer_group_describe, m::ConsumerGroupDescribeRequest, uncovered,
+    ListGroups => list_groups, m::ListGroupsRequest, list_groups,
+    DescribeGroups => describe_groups, m::DescribeGroupsRequest, describe_groups,
+    DeleteGroups => delete_groups, m::DeleteGroupsRequest, delete_groups,
+    OffsetDelete => offset_delete, m::OffsetDeleteRequest, offset_delete,
+    ConsumerGroupHeartbeat => consumer_group_heartbeat, m::ConsumerGroupHeartbeatRequest, consumer_group_heartbeat,
+    ConsumerGroupDescribe => consumer_group_describe, m::ConsumerGroupDescribeRequest, consumer_group_describe,
     InitProducerId => init_producer_id, m::InitProducerIdRequest, init_producer_id,
-    AddPartitionsToTxn => add_partitions_to_txn, m::AddPartitionsToTxnRequest, uncovered,
-    AddOffsetsToTxn => add_offsets_to_txn, m::AddOffsetsToTxnRequest, uncovered,
-    EndTxn => end_txn, m::EndTxnRequest, uncovered,
-    TxnOffsetCommit => txn_offset_commit, m::TxnOffsetCommitRequest, uncovered,
-    WriteTxnMarkers => write_txn_markers, m::WriteTxnMarkersRequest, uncovered,
-    DescribeProducers => describe_producers, m::DescribeProducersRequest, uncovered,
-    DescribeTransactions => describe_transactions, m::DescribeTransactionsRequest, uncovered,
-    ListTransactions => list_transactions, m::ListTransactionsRequest, uncovered,
-    DescribeLogDirs => describe_log_dirs, m::DescribeLogDirsRequest, uncovered,
-    AlterReplicaLogDirs => alter_replica_log_dirs, m::AlterReplicaLogDirsRequest, uncovered,
-    ElectLeaders => elect_leaders, m::ElectLeadersRequest, uncovered,
-    AlterPartitionReassignments => alter_partition_reassignments, m::AlterPartitionReassignmentsRequest, uncovered,
-    ListPartitionReassignments => list_partition_reassignments, m::ListPartitionReassignmentsRequest, uncovered,
-    DescribeTopicPartitions => describe_topic_partitions, m::DescribeTopicPartitionsRequest, uncovered,
-    ListConfigResources => list_config_resources, m::ListConfigResourcesRequest, uncovered,
+    AddPartitionsToTxn => add_partitions_to_txn, m::AddPartitionsToTxnRequest, add_partitions_to_txn,
+    AddOffsetsToTxn => add_offsets_to_txn, m::AddOffsetsToTxnRequest, add_offsets_to_txn,
+    EndTxn => end_txn, m::EndTxnRequest, end_txn,
+    TxnOffsetCommit => txn_offset_commit, m::TxnOffsetCommitRequest, txn_offset_commit,
+    WriteTxnMarkers => write_txn_markers, m::WriteTxnMarkersRequest, write_txn_markers,
+    DescribeProducers => describe_producers, m::DescribeProducersRequest, describe_producers,
+    DescribeTransactions => describe_transactions, m::DescribeTransactionsRequest, describe_transactions,
+    ListTransactions => list_transactions, m::ListTransactionsRequest, list_transactions,
+    DescribeLogDirs => describe_log_dirs, m::DescribeLogDirsRequest, describe_log_dirs,
+    AlterReplicaLogDirs => alter_replica_log_dirs, m::AlterReplicaLogDirsRequest, alter_replica_log_dirs,
+    ElectLeaders => elect_leaders, m::ElectLeadersRequest, elect_leaders,
+    AlterPartitionReassignments => alter_partition_reassignments, m::AlterPartitionReassignmentsRequest, alter_partition_reassignments,
+    ListPartitionReassignments => list_partition_reassignments, m::ListPartitionReassignmentsRequest, list_partition_reassignments,
+    DescribeTopicPartitions => describe_topic_partitions, m::DescribeTopicPartitionsRequest, describe_topic_partitions,
+    ListConfigResources => list_config_resources, m::ListConfigResourcesRequest, list_config_resources,
     ShareGroupHeartbeat => share_group_heartbeat, m::ShareGroupHeartbeatRequest, uncovered,
     ShareGroupDescribe => share_group_describe, m::ShareGroupDescribeRequest, uncovered,
     ShareFetch => share_fetch, m::ShareFetchRequest, uncovered,
@@ -608,8 +608,14 @@ mod tests {
     }
 
     async fn context(dir: &std::path::Path) -> TestContext {
-        let config =
-            BrokerConfig::with_overrides(&[("log.dirs", &dir.display().to_string())]).unwrap();
+        context_with(dir, &[]).await
+    }
+
+    async fn context_with(dir: &std::path::Path, overrides: &[(&str, &str)]) -> TestContext {
+        let log_dirs = dir.display().to_string();
+        let mut all = vec![("log.dirs", log_dirs.as_str())];
+        all.extend_from_slice(overrides);
+        let config = BrokerConfig::with_overrides(&all).unwrap();
         let broker = Broker::open(config).unwrap();
         broker
             .start(vec![crate::metadata::records::Endpoint {
@@ -1360,6 +1366,60 @@ mod tests {
                     Ok(Some(_)) => {}
                     Ok(None) => panic!("{api:?} v{version}: no response"),
                     Err(e) => panic!("{api:?} v{version}: {e}"),
+                }
+            }
+        }
+    }
+
+    /// With an authorizer and a principal no ACL allows anything, every API whose checks
+    /// exist answers at every version (its refusals encode), and the others are refused.
+    #[tokio::test]
+    async fn every_advertised_version_answers_a_principal_that_may_do_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context_with(
+            dir.path(),
+            &[(
+                "authorizer.class.name",
+                crate::auth::authorizer::STANDARD_AUTHORIZER,
+            )],
+        )
+        .await;
+        let ctx = ctx.with_principal(crate::auth::KafkaPrincipal::user("nobody"));
+        answers_as_authorized(&ctx).await;
+    }
+
+    /// With `allow.everyone.if.no.acl.found` and no ACLs, the checked APIs answer as without
+    /// an authorizer (every merge keeps its response encodable).
+    #[tokio::test]
+    async fn every_advertised_version_answers_when_everyone_is_allowed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context_with(
+            dir.path(),
+            &[
+                (
+                    "authorizer.class.name",
+                    crate::auth::authorizer::STANDARD_AUTHORIZER,
+                ),
+                ("allow.everyone.if.no.acl.found", "true"),
+            ],
+        )
+        .await;
+        answers_as_authorized(&ctx).await;
+    }
+
+    async fn answers_as_authorized(ctx: &ApiContext) {
+        for (api, min, max) in supported_apis() {
+            for version in min..=max {
+                let body = request(ctx, api, version);
+                let outcome = dispatch(ctx, api, version, 7, body).await;
+                match (authorized_api(api), outcome) {
+                    (true, Ok(Some(_))) => {}
+                    // Produce with acks=0 sends nothing, even when refused.
+                    (true, Ok(None)) if api == ApiKey::Produce => {}
+                    (false, Err(DispatchError::Unauthorizable(_))) => {}
+                    (covered, outcome) => {
+                        panic!("{api:?} v{version} (checks built: {covered}): {outcome:?}")
+                    }
                 }
             }
         }
