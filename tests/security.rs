@@ -16,6 +16,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
 use std::io::Write;
 use std::net::TcpStream;
+use std::path::Path;
 use std::time::Duration;
 
 /// A CA, and a server certificate and a client certificate signed by it, as PEM files.
@@ -891,4 +892,156 @@ fn acls_allow_and_deny_as_kafkas_standard_authorizer_and_survive_a_restart() {
         &FindCoordinatorRequest::default().with_key(StrBytes::from_static_str("g-orders-eu")),
     );
     assert_eq!(coordinator.error_code, 30);
+}
+
+/// A PKCS12 store holding `key` with its chain, or (no key) the trusted certificates.
+fn pkcs12(path: &Path, password: &str, key: Option<&[u8]>, certs: &[&[u8]]) {
+    use p12_keystore::{Certificate, KeyStore, KeyStoreEntry, PrivateKey, PrivateKeyChain};
+    let mut store = KeyStore::new();
+    let certs: Vec<Certificate> = certs
+        .iter()
+        .map(|der| Certificate::from_der(der).unwrap())
+        .collect();
+    match key {
+        Some(key) => store.add_entry(
+            "broker",
+            KeyStoreEntry::PrivateKeyChain(PrivateKeyChain::new(
+                "broker-key",
+                PrivateKey::from_der(key).unwrap(),
+                certs,
+            )),
+        ),
+        None => {
+            for (i, cert) in certs.into_iter().enumerate() {
+                store.add_entry(&format!("ca-{i}"), KeyStoreEntry::Certificate(cert));
+            }
+        }
+    }
+    std::fs::write(path, store.writer(password).write().unwrap()).unwrap();
+}
+
+/// PKCS12 keystore and truststore, client certificates required, and the principal a
+/// certificate maps to seen through the ACLs it gets.
+#[test]
+fn pkcs12_stores_and_mapped_certificate_principals_meet_the_acls() {
+    use rcgen::{
+        BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType, IsCa,
+        KeyPair,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let mut ca_name = DistinguishedName::new();
+    ca_name.push(DnType::CommonName, "PKCS12 test CA");
+    ca_params.distinguished_name = ca_name;
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    std::fs::write(path("ca.pem"), ca.pem()).unwrap();
+    let server_key = KeyPair::generate().unwrap();
+    let server = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+        .unwrap()
+        .signed_by(&server_key, &ca)
+        .unwrap();
+    pkcs12(
+        &path("broker.p12"),
+        "store-secret",
+        Some(&server_key.serialize_der()),
+        &[server.der(), ca.der()],
+    );
+    pkcs12(&path("trust.p12"), "trust-secret", None, &[ca.der()]);
+    for (user, common_name) in [("alice", "Alice"), ("bob", "Bob")] {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        let mut name = DistinguishedName::new();
+        name.push(DnType::OrganizationName, "Acme");
+        name.push(DnType::CommonName, common_name);
+        params.distinguished_name = name;
+        let cert = params.signed_by(&key, &ca).unwrap();
+        std::fs::write(path(&format!("{user}.pem")), cert.pem()).unwrap();
+        std::fs::write(path(&format!("{user}.key")), key.serialize_pem()).unwrap();
+    }
+    let keystore = path("broker.p12").display().to_string();
+    let truststore = path("trust.p12").display().to_string();
+    let broker = Broker::start(&[
+        ("listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0"),
+        ("ssl.keystore.type", "PKCS12"),
+        ("ssl.keystore.location", &keystore),
+        ("ssl.keystore.password", "store-secret"),
+        // keytool's default type name, holding PKCS12 as keytool writes it since Java 9.
+        ("ssl.truststore.type", "JKS"),
+        ("ssl.truststore.location", &truststore),
+        ("ssl.truststore.password", "trust-secret"),
+        ("ssl.client.auth", "required"),
+        (
+            "ssl.principal.mapping.rules",
+            "RULE:^CN=([^,]+),O=Acme$/$1/L,DEFAULT",
+        ),
+        (
+            "authorizer.class.name",
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        ),
+        ("super.users", "User:ANONYMOUS"),
+    ]);
+    let ssl = {
+        let mut found = None;
+        common::wait_until(Duration::from_secs(20), || {
+            found = broker.log_text().lines().find_map(|line| {
+                line.contains("listener=SSL")
+                    .then(|| {
+                        line.split("listening on ")
+                            .nth(1)?
+                            .split_whitespace()
+                            .next()
+                            .map(str::to_string)
+                    })
+                    .flatten()
+            });
+            found.is_some()
+        });
+        found.unwrap()
+    };
+    // The PLAINTEXT listener's anonymous super user grants alice (the mapped name of
+    // "CN=Alice,O=Acme") the topic and group.
+    let mut admin = raw_connect(&broker.bootstrap);
+    let acls = create_acls(
+        &mut admin,
+        &[
+            (TOPIC, "certs", LITERAL, "User:alice", WRITE, ALLOW),
+            (TOPIC, "certs", LITERAL, "User:alice", READ, ALLOW),
+            (TOPIC, "certs", LITERAL, "User:alice", CREATE, ALLOW),
+            (GROUP, "g-certs", LITERAL, "User:alice", READ, ALLOW),
+        ],
+    );
+    assert!(acls.results.iter().all(|r| r.error_code == 0), "{acls:?}");
+    let ca_pem = path("ca.pem").display().to_string();
+    let settings = |user: &str| -> Vec<(String, String)> {
+        vec![
+            ("security.protocol".into(), "ssl".into()),
+            ("ssl.ca.location".into(), ca_pem.clone()),
+            (
+                "ssl.certificate.location".into(),
+                path(&format!("{user}.pem")).display().to_string(),
+            ),
+            (
+                "ssl.key.location".into(),
+                path(&format!("{user}.key")).display().to_string(),
+            ),
+        ]
+    };
+    let alice = settings("alice");
+    let alice: Vec<(&str, &str)> = alice
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    round_trip(&ssl, &alice, "certs", 10);
+    let bob = settings("bob");
+    let bob: Vec<(&str, &str)> = bob.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let consumer: BaseConsumer = client(&ssl, &bob).create().unwrap();
+    let seen = consumer
+        .fetch_metadata(None, Duration::from_secs(10))
+        .unwrap();
+    assert!(
+        seen.topics().iter().all(|t| t.name() != "certs"),
+        "bob may not describe the topic"
+    );
 }
