@@ -20,6 +20,14 @@
 //! `cargo bench --bench broker -- --acks all --partitions 4 --scenarios
 //! produce,produce-idempotent,produce-transactional,produce,produce-idempotent,produce-transactional`.
 //!
+//! Security: a scenario may name the listener it runs over with `@ssl`, `@sasl_plaintext` or
+//! `@sasl_ssl` (SASL PLAIN; certificates made at run time with rcgen), and the `connect`
+//! scenario (`connect-scram`: SCRAM-SHA-256) opens `--connections` connections one after the
+//! other — TLS handshake, SASL authentication, ApiVersions, close — and reports connections per
+//! second. The cost of TLS and SASL side by side with PLAINTEXT in one run:
+//! `cargo bench --bench broker -- --scenarios
+//! produce,consume,produce@ssl,consume@ssl,produce@sasl_ssl,consume@sasl_ssl,connect,connect@ssl,connect@sasl_plaintext,connect-scram@sasl_plaintext,connect@sasl_ssl`.
+//!
 //! For a broker it started itself (the default) it reports broker CPU seconds and peak RSS per
 //! scenario from /proc; with `--bootstrap HOST:PORT` it can measure another broker, and with
 //! `--broker-pid PID` also that broker's CPU and memory. It is a benchmark, not a test: it
@@ -100,6 +108,9 @@ struct Options {
     /// the broker with other tools, such as librdkafka's `rdkafka_performance`.
     #[arg(long)]
     create_topic: Option<String>,
+    /// Connections the `connect` scenarios open.
+    #[arg(long, default_value_t = 2000)]
+    connections: u64,
     /// Also write the JSON lines to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -112,6 +123,8 @@ struct Options {
 struct OwnedBroker {
     child: Child,
     bootstrap: String,
+    /// Every listener's bound address, by listener name.
+    endpoints: Vec<(String, String)>,
     startup: Duration,
     /// Whether the broker found a clean-shutdown marker (from its "loaded logs" line).
     clean_start: bool,
@@ -123,10 +136,11 @@ struct OwnedBroker {
 impl OwnedBroker {
     fn start(binary: PathBuf, overrides: &[String]) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let (child, bootstrap, startup, clean_start) = Self::spawn(&binary, dir.path(), overrides);
+        let (child, endpoints, startup, clean_start) = Self::spawn(&binary, dir.path(), overrides);
         Self {
             child,
-            bootstrap,
+            bootstrap: endpoints[0].1.clone(),
+            endpoints,
             startup,
             clean_start,
             overrides: overrides.to_vec(),
@@ -139,7 +153,13 @@ impl OwnedBroker {
         binary: &std::path::Path,
         dir: &std::path::Path,
         overrides: &[String],
-    ) -> (Child, String, Duration, bool) {
+    ) -> (Child, Vec<(String, String)>, Duration, bool) {
+        // The last `listeners` override says how many "listening on" lines to wait for.
+        let listeners = overrides
+            .iter()
+            .rev()
+            .find_map(|o| o.strip_prefix("listeners="))
+            .map_or(1, |l| l.split(',').count());
         let mut command = Command::new(binary);
         command
             .args(["--override", "listeners=PLAINTEXT://127.0.0.1:0"])
@@ -157,7 +177,8 @@ impl OwnedBroker {
         let stdout = child.stdout.take().expect("piped stdout");
         let mut lines = BufReader::new(stdout).lines();
         let mut clean_start = false;
-        let bootstrap = loop {
+        let mut endpoints = Vec::new();
+        while endpoints.len() < listeners {
             match lines.next() {
                 Some(Ok(line)) => {
                     if line.contains("loaded logs") && line.contains("clean=true") {
@@ -165,20 +186,22 @@ impl OwnedBroker {
                     }
                     if let Some(at) = line.find("listening on ") {
                         let rest = &line[at + "listening on ".len()..];
-                        break rest
-                            .split_whitespace()
-                            .next()
-                            .unwrap_or_default()
-                            .to_string();
+                        let address = rest.split_whitespace().next().unwrap_or_default();
+                        let name = rest
+                            .split("listener=")
+                            .nth(1)
+                            .and_then(|n| n.split_whitespace().next())
+                            .unwrap_or_default();
+                        endpoints.push((name.to_string(), address.to_string()));
                     }
                 }
                 _ => panic!("the broker exited before listening"),
             }
-        };
+        }
         let startup = started.elapsed();
         // Keep draining the log so the broker never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        (child, bootstrap, startup, clean_start)
+        (child, endpoints, startup, clean_start)
     }
 
     /// Stops the broker cleanly (SIGTERM, as an operator would) and starts it again on the
@@ -188,10 +211,11 @@ impl OwnedBroker {
             .args(["-TERM", &self.child.id().to_string()])
             .status();
         let _ = self.child.wait();
-        let (child, bootstrap, startup, clean_start) =
+        let (child, endpoints, startup, clean_start) =
             Self::spawn(&self.binary, self.dir.path(), &self.overrides);
         self.child = child;
-        self.bootstrap = bootstrap;
+        self.bootstrap = endpoints[0].1.clone();
+        self.endpoints = endpoints;
         self.startup = startup;
         self.clean_start = clean_start;
     }
@@ -309,9 +333,23 @@ struct Outcome {
     broker_peak_rss_mib: Option<f64>,
 }
 
+/// Client settings of each secured listener's address (`@ssl` scenarios and the like): every
+/// client the scenarios make goes through `client_config`, which looks its address up here.
+static CLIENT_SECURITY: std::sync::Mutex<Vec<(String, ClientSettings)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// librdkafka properties, in order.
+type ClientSettings = Vec<(String, String)>;
+
 fn client_config(bootstrap: &str) -> ClientConfig {
     let mut config = ClientConfig::new();
     config.set("bootstrap.servers", bootstrap);
+    let secured = CLIENT_SECURITY.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, settings)) = secured.iter().find(|(address, _)| address == bootstrap) {
+        for (key, value) in settings {
+            config.set(key, value);
+        }
+    }
     config
 }
 
@@ -614,6 +652,264 @@ fn latency(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
     }
 }
 
+/// The secured listeners of a broker the benchmark starts: a CA and a broker certificate made
+/// with rcgen, SASL PLAIN users in the JAAS config and one SCRAM-SHA-256 user.
+struct Secured {
+    dir: tempfile::TempDir,
+}
+
+const BENCH_USER: &str = "bench";
+const BENCH_PASSWORD: &str = "bench-secret";
+
+impl Secured {
+    fn new() -> Self {
+        use rcgen::{
+            BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType, IsCa,
+            KeyPair,
+        };
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("params");
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let mut name = DistinguishedName::new();
+        name.push(DnType::CommonName, "sluice bench CA");
+        ca_params.distinguished_name = name;
+        let ca =
+            CertifiedIssuer::self_signed(ca_params, KeyPair::generate().expect("key")).expect("CA");
+        let key = KeyPair::generate().expect("key");
+        let server = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
+            .expect("params")
+            .signed_by(&key, &ca)
+            .expect("certificate");
+        std::fs::write(dir.path().join("ca.pem"), ca.pem()).expect("write ca");
+        std::fs::write(
+            dir.path().join("broker.pem"),
+            format!("{}{}", key.serialize_pem(), server.pem()),
+        )
+        .expect("write keystore");
+        Self { dir }
+    }
+
+    fn ca(&self) -> String {
+        self.dir.path().join("ca.pem").display().to_string()
+    }
+
+    fn overrides(&self) -> Vec<String> {
+        let jaas = format!(
+            r#"org.apache.kafka.common.security.plain.PlainLoginModule required user_{BENCH_USER}="{BENCH_PASSWORD}";"#
+        );
+        vec![
+            "listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0".into(),
+            "ssl.keystore.type=PEM".into(),
+            format!("ssl.keystore.location={}", self.dir.path().join("broker.pem").display()),
+            "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256".into(),
+            format!("listener.name.sasl_plaintext.plain.sasl.jaas.config={jaas}"),
+            format!("listener.name.sasl_ssl.plain.sasl.jaas.config={jaas}"),
+        ]
+    }
+
+    /// librdkafka's settings for a listener of this security protocol.
+    fn client_settings(&self, protocol: &str) -> ClientSettings {
+        let mut settings = vec![("security.protocol".to_string(), protocol.to_lowercase())];
+        if protocol.ends_with("SSL") {
+            settings.push(("ssl.ca.location".into(), self.ca()));
+        }
+        if protocol.starts_with("SASL") {
+            settings.extend([
+                ("sasl.mechanism".to_string(), "PLAIN".to_string()),
+                ("sasl.username".into(), BENCH_USER.into()),
+                ("sasl.password".into(), BENCH_PASSWORD.into()),
+            ]);
+        }
+        settings
+    }
+
+    /// The SCRAM-SHA-256 credential of the bench user, made over the PLAINTEXT listener.
+    fn create_scram_user(&self, plaintext: &str) {
+        use kafka_protocol::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion;
+        use kafka_protocol::messages::{
+            AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
+        };
+        let salt = b"bench salt".to_vec();
+        let salted = sluice::auth::scram::ScramMechanism::Sha256.salted_password(
+            BENCH_PASSWORD.as_bytes(),
+            &salt,
+            4096,
+        );
+        let request = AlterUserScramCredentialsRequest::default().with_upsertions(vec![
+            ScramCredentialUpsertion::default()
+                .with_name(kafka_protocol::protocol::StrBytes::from_static_str(
+                    BENCH_USER,
+                ))
+                .with_mechanism(1)
+                .with_iterations(4096)
+                .with_salt(salt.into())
+                .with_salted_password(salted.into()),
+        ]);
+        let mut stream = std::net::TcpStream::connect(plaintext).expect("connect");
+        let response: AlterUserScramCredentialsResponse = raw::exchange(
+            &mut stream,
+            kafka_protocol::messages::ApiKey::AlterUserScramCredentials,
+            0,
+            &request,
+        );
+        assert_eq!(response.results[0].error_code, 0, "SCRAM user created");
+    }
+
+    fn tls_client(&self) -> Arc<rustls::ClientConfig> {
+        use rustls_pki_types::CertificateDer;
+        use rustls_pki_types::pem::PemObject;
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_file_iter(self.ca()).expect("ca file") {
+            roots.add(cert.expect("ca certificate")).expect("root");
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        Arc::new(
+            rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .expect("versions")
+                .with_root_certificates(roots)
+                .with_no_client_auth(),
+        )
+    }
+}
+
+/// Kafka request frames over a blocking stream, for the `connect` scenarios.
+mod raw {
+    use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
+    use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
+    use std::io::{Read, Write};
+
+    pub fn exchange<
+        S: Read + Write + ?Sized,
+        Req: Encodable + HeaderVersion,
+        Resp: Decodable + HeaderVersion,
+    >(
+        stream: &mut S,
+        api: ApiKey,
+        version: i16,
+        request: &Req,
+    ) -> Resp {
+        let header = RequestHeader::default()
+            .with_request_api_key(api as i16)
+            .with_request_api_version(version)
+            .with_correlation_id(1)
+            .with_client_id(Some(StrBytes::from_static_str("sluice-bench")));
+        let mut frame = bytes::BytesMut::new();
+        header
+            .encode(&mut frame, Req::header_version(version))
+            .expect("header");
+        request.encode(&mut frame, version).expect("request");
+        stream
+            .write_all(&(frame.len() as i32).to_be_bytes())
+            .expect("write");
+        stream.write_all(&frame).expect("write");
+        stream.flush().expect("flush");
+        let mut size = [0u8; 4];
+        stream.read_exact(&mut size).expect("response size");
+        let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
+        stream.read_exact(&mut body).expect("response");
+        let mut body = bytes::Bytes::from(body);
+        ResponseHeader::decode(&mut body, Resp::header_version(version)).expect("header");
+        Resp::decode(&mut body, version).expect("response body")
+    }
+}
+
+/// `--connections` connections one after the other: TCP, TLS on SSL listeners, SASL (PLAIN,
+/// or SCRAM-SHA-256 with `scram`) on SASL listeners, then ApiVersions, then close.
+fn connect(
+    options: &Options,
+    address: &str,
+    protocol: &str,
+    scram: bool,
+    secured: Option<&Secured>,
+) -> Outcome {
+    use kafka_protocol::messages::*;
+    use kafka_protocol::protocol::StrBytes;
+    let tls = protocol.ends_with("SSL").then(|| {
+        secured
+            .expect("TLS listeners come with their certificates")
+            .tls_client()
+    });
+    let one = |stream: &mut dyn ReadWrite| {
+        if protocol.starts_with("SASL") {
+            let mechanism = if scram { "SCRAM-SHA-256" } else { "PLAIN" };
+            let handshake: SaslHandshakeResponse = raw::exchange(
+                stream,
+                ApiKey::SaslHandshake,
+                1,
+                &SaslHandshakeRequest::default()
+                    .with_mechanism(StrBytes::from_static_str(mechanism)),
+            );
+            assert_eq!(handshake.error_code, 0, "handshake");
+            let authenticate = |stream: &mut dyn ReadWrite, token: Vec<u8>| -> Vec<u8> {
+                let response: SaslAuthenticateResponse = raw::exchange(
+                    stream,
+                    ApiKey::SaslAuthenticate,
+                    2,
+                    &SaslAuthenticateRequest::default().with_auth_bytes(token.into()),
+                );
+                assert_eq!(response.error_code, 0, "{:?}", response.error_message);
+                response.auth_bytes.to_vec()
+            };
+            if scram {
+                let mut client = sluice::auth::scram::ScramClient::new(
+                    sluice::auth::scram::ScramMechanism::Sha256,
+                    BENCH_USER,
+                    BENCH_PASSWORD,
+                )
+                .expect("nonce");
+                let server_first = authenticate(stream, client.first());
+                let client_final = client
+                    .step(&server_first)
+                    .expect("server-first")
+                    .expect("final");
+                let server_final = authenticate(stream, client_final);
+                assert_eq!(client.step(&server_final).expect("server-final"), None);
+            } else {
+                authenticate(
+                    stream,
+                    format!("\0{BENCH_USER}\0{BENCH_PASSWORD}").into_bytes(),
+                );
+            }
+        }
+        let versions: ApiVersionsResponse = raw::exchange(
+            stream,
+            ApiKey::ApiVersions,
+            3,
+            &ApiVersionsRequest::default()
+                .with_client_software_name(StrBytes::from_static_str("sluice-bench"))
+                .with_client_software_version(StrBytes::from_static_str("1")),
+        );
+        assert_eq!(versions.error_code, 0);
+    };
+    let started = Instant::now();
+    for _ in 0..options.connections {
+        let tcp = std::net::TcpStream::connect(address).expect("connect");
+        let _ = tcp.set_nodelay(true);
+        match &tls {
+            Some(config) => {
+                let name = rustls_pki_types::ServerName::try_from("127.0.0.1").expect("name");
+                let connection =
+                    rustls::ClientConnection::new(config.clone(), name).expect("tls client");
+                let mut stream = rustls::StreamOwned::new(connection, tcp);
+                one(&mut stream);
+            }
+            None => {
+                let mut stream = tcp;
+                one(&mut stream);
+            }
+        }
+    }
+    Outcome {
+        messages: options.connections,
+        seconds: started.elapsed().as_secs_f64(),
+        ..Outcome::default()
+    }
+}
+
+trait ReadWrite: std::io::Read + std::io::Write {}
+impl<T: std::io::Read + std::io::Write> ReadWrite for T {}
+
 fn json_line(scenario: &str, options: &Options, outcome: &Outcome) -> String {
     let mut value = serde_json::json!({
         "scenario": scenario,
@@ -675,13 +971,31 @@ fn main() {
         create_topic(bootstrap, topic, options.partitions, &[]);
         return;
     }
+    // Scenarios over secured listeners (`produce@ssl`, `connect@sasl_ssl`, ...) need a broker
+    // the benchmark starts with those listeners and their certificates.
+    let secured =
+        (options.bootstrap.is_none() && options.scenarios.contains('@')).then(Secured::new);
     let mut owned = options.bootstrap.is_none().then(|| {
         let binary = options
             .broker_bin
             .clone()
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_sluice")));
-        OwnedBroker::start(binary, &options.overrides)
+        let mut overrides = secured.as_ref().map(Secured::overrides).unwrap_or_default();
+        overrides.extend(options.overrides.iter().cloned());
+        OwnedBroker::start(binary, &overrides)
     });
+    if let (Some(secured), Some(broker)) = (&secured, &owned) {
+        let mut registry = CLIENT_SECURITY.lock().unwrap_or_else(|e| e.into_inner());
+        for (name, address) in &broker.endpoints {
+            if name != "PLAINTEXT" {
+                registry.push((address.clone(), secured.client_settings(name)));
+            }
+        }
+        drop(registry);
+        if options.scenarios.contains("connect-scram") {
+            secured.create_scram_user(&broker.bootstrap);
+        }
+    }
     let mut bootstrap = options
         .bootstrap
         .clone()
@@ -756,55 +1070,98 @@ fn main() {
             );
             continue;
         }
+        // `produce@ssl`: the scenario, over the listener of that security protocol.
+        let (base, protocol) = match scenario.split_once('@') {
+            Some((base, protocol)) => (base, protocol.to_uppercase()),
+            None => (scenario, "PLAINTEXT".to_string()),
+        };
+        let target = owned
+            .as_ref()
+            .and_then(|b| b.endpoints.iter().find(|(name, _)| *name == protocol))
+            .map(|(_, address)| address.clone());
+        let target = match (target, protocol.as_str()) {
+            (Some(address), _) => address,
+            (None, "PLAINTEXT") => bootstrap.clone(),
+            (None, other) => {
+                eprintln!(
+                    "{scenario}: no {other} listener (secured scenarios need a broker the benchmark starts)"
+                );
+                continue;
+            }
+        };
+        let bootstrap = &target;
         let cpu_before = probe.as_ref().map(|p| {
             p.reset_peak();
             p.cpu_seconds()
         });
-        let mut outcome = match scenario {
+        if base == "connect" || base == "connect-scram" {
+            let scram = base == "connect-scram";
+            let mut outcome = connect(&options, bootstrap, &protocol, scram, secured.as_ref());
+            if let (Some(p), Some(before)) = (&probe, cpu_before) {
+                outcome.broker_cpu_seconds = Some(p.cpu_seconds() - before);
+            }
+            let rate = outcome.messages as f64 / outcome.seconds;
+            println!(
+                "{scenario:<24} {} connections (TLS/SASL handshake + ApiVersions): {rate:.0} connections/s{}",
+                outcome.messages,
+                outcome
+                    .broker_cpu_seconds
+                    .map(|c| format!(", broker cpu {c:.2} s"))
+                    .unwrap_or_default()
+            );
+            emit(
+                serde_json::json!({"scenario": scenario, "connections": outcome.messages,
+                    "seconds": outcome.seconds, "connections_per_sec": rate,
+                    "broker_cpu_seconds": outcome.broker_cpu_seconds})
+                .to_string(),
+            );
+            continue;
+        }
+        let mut outcome = match base {
             "produce" => {
                 // A fresh topic per run of the scenario; `consume` reads the latest.
                 throughput_topic = format!("bench-{run_id}-{index}");
-                create_topic(&bootstrap, &throughput_topic, options.partitions, &[]);
+                create_topic(bootstrap, &throughput_topic, options.partitions, &[]);
                 produced = true;
-                produce(&options, &bootstrap, &throughput_topic)
+                produce(&options, bootstrap, &throughput_topic)
             }
             "consume" => {
                 if !produced {
                     eprintln!("consume reads what `produce` wrote: list produce first");
                     continue;
                 }
-                consume(&options, &bootstrap, &throughput_topic)
+                consume(&options, bootstrap, &throughput_topic)
             }
             "latency" => {
                 let topic = format!("bench-latency-{run_id}-{index}");
-                create_topic(&bootstrap, &topic, options.partitions, &[]);
-                latency(&options, &bootstrap, &topic)
+                create_topic(bootstrap, &topic, options.partitions, &[]);
+                latency(&options, bootstrap, &topic)
             }
             "produce-idempotent" => {
                 let topic = format!("bench-idempotent-{run_id}-{index}");
-                create_topic(&bootstrap, &topic, options.partitions, &[]);
+                create_topic(bootstrap, &topic, options.partitions, &[]);
                 produce_with(
                     &options,
-                    &bootstrap,
+                    bootstrap,
                     &topic,
                     &[("enable.idempotence", "true")],
                 )
             }
             "produce-transactional" => {
                 let topic = format!("bench-transactional-{run_id}-{index}");
-                create_topic(&bootstrap, &topic, options.partitions, &[]);
+                create_topic(bootstrap, &topic, options.partitions, &[]);
                 let id = format!("bench-{run_id}-{index}");
-                produce_transactional(&options, &bootstrap, &topic, &id)
+                produce_transactional(&options, bootstrap, &topic, &id)
             }
             "produce-fsync" => {
                 let topic = format!("bench-fsync-{run_id}-{index}");
                 create_topic(
-                    &bootstrap,
+                    bootstrap,
                     &topic,
                     options.partitions,
                     &[("flush.messages", "1")],
                 );
-                produce(&options, &bootstrap, &topic)
+                produce(&options, bootstrap, &topic)
             }
             other => {
                 eprintln!("unknown scenario {other}");
