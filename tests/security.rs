@@ -1045,3 +1045,102 @@ fn pkcs12_stores_and_mapped_certificate_principals_meet_the_acls() {
         "bob may not describe the topic"
     );
 }
+
+/// OAUTHBEARER with Kafka's unsecured-JWS default: librdkafka's own unsecured tokens, the
+/// principal seen through ACLs, and a bad token refused the RFC 7628 way.
+#[test]
+fn oauthbearer_unsecured_tokens_authenticate_and_bad_ones_are_refused() {
+    let overrides = [
+        (
+            "listeners",
+            "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        ),
+        ("sasl.enabled.mechanisms", "OAUTHBEARER"),
+        (
+            "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config",
+            "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
+        ),
+        (
+            "authorizer.class.name",
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        ),
+        ("super.users", "User:ANONYMOUS"),
+    ];
+    let broker = Broker::start(&overrides);
+    let sasl = {
+        let mut found = None;
+        common::wait_until(Duration::from_secs(20), || {
+            found = broker.log_text().lines().find_map(|line| {
+                line.contains("listener=SASL_PLAINTEXT")
+                    .then(|| {
+                        line.split("listening on ")
+                            .nth(1)?
+                            .split_whitespace()
+                            .next()
+                            .map(str::to_string)
+                    })
+                    .flatten()
+            });
+            found.is_some()
+        });
+        found.unwrap()
+    };
+    let mut admin = raw_connect(&broker.bootstrap);
+    let acls = create_acls(
+        &mut admin,
+        &[
+            (TOPIC, "tokens", LITERAL, "User:alice", WRITE, ALLOW),
+            (TOPIC, "tokens", LITERAL, "User:alice", READ, ALLOW),
+            (TOPIC, "tokens", LITERAL, "User:alice", CREATE, ALLOW),
+            (GROUP, "g-tokens", LITERAL, "User:alice", READ, ALLOW),
+        ],
+    );
+    assert!(acls.results.iter().all(|r| r.error_code == 0), "{acls:?}");
+    let settings = |principal: &'static str| {
+        [
+            ("security.protocol", "sasl_plaintext"),
+            ("sasl.mechanism", "OAUTHBEARER"),
+            ("enable.sasl.oauthbearer.unsecure.jwt", "true"),
+            ("sasl.oauthbearer.config", principal),
+        ]
+    };
+    round_trip(&sasl, &settings("principal=alice"), "tokens", 10);
+    let consumer: BaseConsumer = client(&sasl, &settings("principal=mallory"))
+        .create()
+        .unwrap();
+    let seen = consumer
+        .fetch_metadata(None, Duration::from_secs(10))
+        .unwrap();
+    assert!(seen.topics().iter().all(|t| t.name() != "tokens"));
+
+    // A token that is not an unsecured JWS: the invalid_token challenge, then the failure.
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let token = format!(
+        "{}.{}.c2lnbmF0dXJl",
+        b64.encode(br#"{"alg":"RS256"}"#),
+        b64.encode(br#"{"sub":"alice","exp":9999999999}"#)
+    );
+    let mut stream = raw_connect(&sasl);
+    assert_eq!(handshake(&mut stream, "OAUTHBEARER", 1).error_code, 0);
+    let first: SaslAuthenticateResponse = call(
+        &mut stream,
+        ApiKey::SaslAuthenticate,
+        2,
+        &SaslAuthenticateRequest::default().with_auth_bytes(
+            format!("n,,\u{1}auth=Bearer {token}\u{1}\u{1}")
+                .into_bytes()
+                .into(),
+        ),
+    );
+    assert_eq!(first.error_code, 0);
+    assert_eq!(&first.auth_bytes[..], br#"{"status":"invalid_token"}"#);
+    let last: SaslAuthenticateResponse = call(
+        &mut stream,
+        ApiKey::SaslAuthenticate,
+        2,
+        &SaslAuthenticateRequest::default().with_auth_bytes(vec![1u8].into()),
+    );
+    assert_eq!(last.error_code, 58);
+    assert!(is_closed(&mut stream));
+}

@@ -8,6 +8,7 @@
 pub mod acl;
 pub mod authorizer;
 pub mod jaas;
+pub mod oauthbearer;
 pub mod principal;
 pub mod sasl;
 pub mod scram;

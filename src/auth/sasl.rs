@@ -18,6 +18,7 @@ use thiserror::Error;
 pub enum Mechanism {
     Plain,
     Scram(ScramMechanism),
+    OAuthBearer,
 }
 
 impl Mechanism {
@@ -25,12 +26,14 @@ impl Mechanism {
         match self {
             Self::Plain => "PLAIN",
             Self::Scram(scram) => scram.name(),
+            Self::OAuthBearer => "OAUTHBEARER",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "PLAIN" => Some(Self::Plain),
+            "OAUTHBEARER" => Some(Self::OAuthBearer),
             other => ScramMechanism::from_name(other).map(Self::Scram),
         }
     }
@@ -81,6 +84,8 @@ pub struct SaslListener {
     session_lifetimes: BTreeMap<&'static str, Duration>,
     /// `connection.failed.authentication.delay.ms`.
     pub failed_authentication_delay: Duration,
+    /// How OAUTHBEARER tokens are checked, when it is enabled.
+    oauth: Option<super::oauthbearer::Validator>,
 }
 
 const PLAIN_LOGIN_MODULE: &str = "org.apache.kafka.common.security.plain.PlainLoginModule";
@@ -101,7 +106,7 @@ impl SaslListener {
                 error(
                     "sasl.enabled.mechanisms",
                     format!(
-                        "{name} is not supported (supported: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)"
+                        "{name} is not supported (supported: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)"
                     ),
                 )
             })?;
@@ -143,6 +148,14 @@ impl SaslListener {
                 }
             }
         }
+        let oauth = if mechanisms.contains(&Mechanism::OAuthBearer) {
+            Some(
+                oauth_validator(config, listener)
+                    .map_err(|(property, reason)| error(&property, reason))?,
+            )
+        } else {
+            None
+        };
         let mut session_lifetimes = BTreeMap::new();
         for mechanism in &mechanisms {
             let value = config
@@ -174,6 +187,7 @@ impl SaslListener {
             max_receive_size,
             session_lifetimes,
             failed_authentication_delay: Duration::from_millis(delay),
+            oauth,
         })
     }
 
@@ -216,6 +230,9 @@ pub enum SaslStep {
 enum ExchangeState {
     Plain,
     Scram(Box<ScramServer>),
+    OAuthBearer,
+    /// A token was refused and the client told so; its `\x01` ends the exchange.
+    OAuthBearerRefused,
 }
 
 /// One authentication exchange with a mechanism the client picked in SaslHandshake.
@@ -229,6 +246,7 @@ impl SaslExchange {
         let state = match mechanism {
             Mechanism::Plain => ExchangeState::Plain,
             Mechanism::Scram(scram) => ExchangeState::Scram(Box::new(ScramServer::new(scram))),
+            Mechanism::OAuthBearer => ExchangeState::OAuthBearer,
         };
         Self { mechanism, state }
     }
@@ -263,6 +281,27 @@ impl SaslExchange {
                     session_lifetime: lifetime,
                 })
             }
+            ExchangeState::OAuthBearer => {
+                let Some(validator) = &listener.oauth else {
+                    return Err(generic());
+                };
+                match validator.validate(token) {
+                    Ok(accepted) => Ok(SaslStep::Authenticated {
+                        principal: KafkaPrincipal::user(accepted.principal),
+                        response: Vec::new(),
+                        // The token's expiry bounds the session (KIP-368).
+                        session_lifetime: Some(
+                            lifetime.map_or(accepted.lifetime, |l| l.min(accepted.lifetime)),
+                        ),
+                    }),
+                    Err(refused) => {
+                        tracing::info!("OAUTHBEARER token refused: {refused}");
+                        self.state = ExchangeState::OAuthBearerRefused;
+                        Ok(SaslStep::Challenge(INVALID_TOKEN.as_bytes().to_vec()))
+                    }
+                }
+            }
+            ExchangeState::OAuthBearerRefused => Err(SaslFailure(INVALID_TOKEN.into())),
             ExchangeState::Scram(server) => {
                 let Mechanism::Scram(mechanism) = self.mechanism else {
                     return Err(generic());
@@ -284,6 +323,88 @@ impl SaslExchange {
                 }
             }
         }
+    }
+}
+
+/// RFC 7628's error challenge, which Kafka also sends as the failure's message.
+const INVALID_TOKEN: &str = r#"{"status":"invalid_token"}"#;
+
+const OAUTH_LOGIN_MODULE: &str =
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule";
+
+/// The OAUTHBEARER validator of a listener: Kafka's unsecured default, or the signed-token
+/// validator its callback handler property names. Errors name the property.
+fn oauth_validator(
+    config: &BrokerConfig,
+    listener: &str,
+) -> Result<super::oauthbearer::Validator, (String, String)> {
+    use super::oauthbearer::{VALIDATOR_CALLBACK_HANDLER, Validator};
+    let prefix = format!(
+        "listener.name.{}.oauthbearer.",
+        listener.to_ascii_lowercase()
+    );
+    let jaas_property = format!("{prefix}sasl.jaas.config");
+    let text = config
+        .listener_overrides
+        .get(listener, "oauthbearer.sasl.jaas.config")
+        .ok_or_else(|| {
+            (
+                jaas_property.clone(),
+                format!("OAUTHBEARER needs the listener's JAAS config ({OAUTH_LOGIN_MODULE})"),
+            )
+        })?;
+    let module = jaas::parse(text).map_err(|e| (jaas_property.clone(), e.to_string()))?;
+    if module.class != OAUTH_LOGIN_MODULE {
+        return Err((
+            jaas_property,
+            format!("the login module must be {OAUTH_LOGIN_MODULE}"),
+        ));
+    }
+    let handler = config
+        .listener_overrides
+        .get(listener, "oauthbearer.sasl.server.callback.handler.class");
+    match handler {
+        None => Validator::unsecured(|name| module.option(name).map(str::to_string))
+            .map_err(|reason| (jaas_property, reason)),
+        Some(VALIDATOR_CALLBACK_HANDLER) => {
+            let value = |name: &str| {
+                config
+                    .listener_value(listener, name)
+                    .filter(|v| !v.trim().is_empty())
+            };
+            let url_property = "sasl.oauthbearer.jwks.endpoint.url".to_string();
+            let url = value("sasl.oauthbearer.jwks.endpoint.url").ok_or_else(|| {
+                (
+                    url_property.clone(),
+                    "the validator needs the JWKS".to_string(),
+                )
+            })?;
+            let path = url.strip_prefix("file:").ok_or_else(|| {
+                (
+                    url_property.clone(),
+                    "only file: URLs are supported (the broker has no HTTP client)".to_string(),
+                )
+            })?;
+            let path = path.trim_start_matches("//");
+            let jwks = std::fs::read_to_string(path)
+                .map_err(|e| (url_property.clone(), format!("cannot read {path}: {e}")))?;
+            Validator::signed(
+                &jwks,
+                value("sasl.oauthbearer.expected.audience")
+                    .map(|a| a.split(',').map(|s| s.trim().to_string()).collect())
+                    .unwrap_or_default(),
+                value("sasl.oauthbearer.expected.issuer"),
+                value("sasl.oauthbearer.sub.claim.name").unwrap_or_else(|| "sub".into()),
+                value("sasl.oauthbearer.clock.skew.seconds")
+                    .and_then(|s| s.trim().parse().ok())
+                    .unwrap_or(30),
+            )
+            .map_err(|reason| (url_property, reason))
+        }
+        Some(other) => Err((
+            format!("{prefix}sasl.server.callback.handler.class"),
+            format!("{other} is not supported (only {VALIDATOR_CALLBACK_HANDLER})"),
+        )),
     }
 }
 

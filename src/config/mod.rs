@@ -183,8 +183,7 @@ macro_rules! def {
 
 mod security;
 pub use security::{
-    DEFAULT_PRINCIPAL_BUILDER, ListenerOverrides, SASL_MECHANISMS, SECURITY_CONFIGS,
-    SecurityProtocol,
+    DEFAULT_PRINCIPAL_BUILDER, ListenerOverrides, SECURITY_CONFIGS, SecurityProtocol,
 };
 
 /// Per-topic configs (Kafka's `TopicConfig`) and the broker property each defaults to.

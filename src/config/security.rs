@@ -60,15 +60,12 @@ impl SecurityProtocol {
 pub const DEFAULT_PRINCIPAL_BUILDER: &str =
     "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder";
 
-/// The mechanisms a `sasl.enabled.mechanisms` may name.
-pub const SASL_MECHANISMS: &[&str] = &["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"];
-
 /// Security properties. Those marked per-listener may also be set for one listener with the
 /// `listener.name.<listener>.` prefix.
 #[rustfmt::skip]
 pub static SECURITY_CONFIGS: &[ConfigDef] = &[
     def!("security.inter.broker.protocol", String, Some("PLAINTEXT"), Validator::OneOf(&["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]), None, "Security protocol between brokers when inter.broker.listener.name is not set: the first broker listener of this protocol."),
-    def!("sasl.enabled.mechanisms", List, Some("GSSAPI"), Validator::Any, None, "SASL mechanisms a SASL listener offers: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (Kafka's default GSSAPI is not supported). Per listener."),
+    def!("sasl.enabled.mechanisms", List, Some("GSSAPI"), Validator::Any, None, "SASL mechanisms a SASL listener offers: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (Kafka's default GSSAPI is not supported). Per listener."),
     def!("sasl.mechanism.inter.broker.protocol", String, Some("GSSAPI"), Validator::Any, None, "SASL mechanism between brokers."),
     def!("sasl.mechanism.controller.protocol", String, Some("GSSAPI"), Validator::Any, None, "SASL mechanism on the controller listener."),
     def!("sasl.server.max.receive.size", Int, Some("524288"), Validator::AtLeast(1), None, "Largest request accepted before a connection has authenticated. Per listener."),
@@ -78,6 +75,11 @@ pub static SECURITY_CONFIGS: &[ConfigDef] = &[
     def!("authorizer.class.name", String, Some(""), Validator::OneOf(&["", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"]), None, "The authorizer: Kafka's StandardAuthorizer (ACLs in the cluster metadata), or empty for none."),
     def!("super.users", String, Some(""), Validator::Any, None, "Principals the authorizer lets do anything, separated by ';' (User:admin;User:broker)."),
     def!("allow.everyone.if.no.acl.found", Boolean, Some("false"), Validator::Any, None, "Whether a resource without any ACL is open to everyone."),
+    def!("sasl.oauthbearer.jwks.endpoint.url", String, None, Validator::Any, None, "The JWKS (a file: URL) whose keys sign OAUTHBEARER tokens, for OAuthBearerValidatorCallbackHandler. Per listener."),
+    def!("sasl.oauthbearer.expected.audience", List, None, Validator::Any, None, "Audiences a signed OAUTHBEARER token must name (aud). Per listener."),
+    def!("sasl.oauthbearer.expected.issuer", String, None, Validator::Any, None, "Issuer a signed OAUTHBEARER token must name (iss). Per listener."),
+    def!("sasl.oauthbearer.sub.claim.name", String, Some("sub"), Validator::Any, None, "Claim of a signed OAUTHBEARER token holding the principal. Per listener."),
+    def!("sasl.oauthbearer.clock.skew.seconds", Int, Some("30"), Validator::AtLeast(0), None, "Clock skew allowed when checking a signed token's times. Per listener."),
     def!("ssl.keystore.type", String, Some("JKS"), Validator::OneOf(&["JKS", "PKCS12", "PEM"]), None, "Keystore format: PKCS12 or PEM; a JKS-typed keystore is read when it is PKCS12 (keytool's format since Java 9). Per listener."),
     def!("ssl.keystore.location", String, None, Validator::Any, None, "Keystore file: PKCS12, or PEM holding the private key and the certificate chain. Per listener."),
     def!("ssl.keystore.password", Password, None, Validator::Any, None, "Password of the keystore file. Per listener."),
@@ -99,6 +101,11 @@ pub static SECURITY_CONFIGS: &[ConfigDef] = &[
 /// Properties of the `listener.name.<listener>.` form: these and `<mechanism>.sasl.jaas.config`
 /// / `<mechanism>.connections.max.reauth.ms`.
 const PER_LISTENER: &[&str] = &[
+    "sasl.oauthbearer.jwks.endpoint.url",
+    "sasl.oauthbearer.expected.audience",
+    "sasl.oauthbearer.expected.issuer",
+    "sasl.oauthbearer.sub.claim.name",
+    "sasl.oauthbearer.clock.skew.seconds",
     "sasl.enabled.mechanisms",
     "sasl.server.max.receive.size",
     "connections.max.reauth.ms",
@@ -138,6 +145,17 @@ const JAAS_DEF: ConfigDef = def!(
     Validator::Any,
     None,
     "JAAS login module of one listener and mechanism."
+);
+
+const CALLBACK_HANDLER_DEF: ConfigDef = def!(
+    "sasl.server.callback.handler.class",
+    String,
+    None,
+    Validator::OneOf(&[
+        "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
+    ]),
+    None,
+    "The server callback handler of one listener and mechanism: Kafka's OAuthBearerValidatorCallbackHandler (signed OAUTHBEARER tokens)."
 );
 
 /// The prefixed (`listener.name.`) security properties that were set, validated.
@@ -207,6 +225,7 @@ fn per_listener_def(name: &str) -> Option<&'static ConfigDef> {
     }
     match property {
         "sasl.jaas.config" => Some(&JAAS_DEF),
+        "sasl.server.callback.handler.class" => Some(&CALLBACK_HANDLER_DEF),
         "connections.max.reauth.ms" => security_config_def(property),
         _ => None,
     }
