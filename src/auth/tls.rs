@@ -393,3 +393,37 @@ impl TlsServer {
             .map_err(|e| e.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key encrypted as `openssl pkcs8 -topk8 -v2 aes-256-cbc` writes it (PBES2 with
+    /// PBKDF2-SHA256 and AES-256-CBC) opens with `ssl.key.password` and only with it.
+    #[test]
+    fn an_encrypted_pkcs8_key_needs_its_password() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let plain = key.serialize_der();
+        let info = pkcs8::PrivateKeyInfoRef::try_from(plain.as_slice()).unwrap();
+        let parameters = pkcs8::pkcs5::pbes2::Parameters::generate_pbkdf2_sha256_aes256cbc(
+            2048,
+            b"salty salt",
+            [7; 16],
+        )
+        .unwrap();
+        let encrypted = info.encrypt_with_params(parameters, "key-secret").unwrap();
+        let text = pem::encode(&pem::Pem::new(
+            "ENCRYPTED PRIVATE KEY",
+            encrypted.as_bytes(),
+        ));
+        match pem_private_key(text.as_bytes(), Some("key-secret")).unwrap() {
+            PrivateKeyDer::Pkcs8(der) => assert_eq!(der.secret_pkcs8_der(), plain.as_slice()),
+            other => panic!("unexpected key kind {other:?}"),
+        }
+        let wrong = pem_private_key(text.as_bytes(), Some("nope")).unwrap_err();
+        assert!(wrong.contains("wrong ssl.key.password"), "{wrong}");
+        let missing = pem_private_key(text.as_bytes(), None).unwrap_err();
+        assert!(missing.contains("ssl.key.password"), "{missing}");
+        assert!(pem_private_key(b"no pem here", None).is_err());
+    }
+}
