@@ -8,6 +8,7 @@
 mod common;
 
 use common::Broker;
+use common::pki::Pki;
 use common::raw::{call, frame, is_closed, read_frame};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
@@ -18,54 +19,6 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
-
-/// A CA, and a server certificate and a client certificate signed by it, as PEM files.
-struct Pki {
-    dir: tempfile::TempDir,
-}
-
-impl Pki {
-    fn new() -> Self {
-        use rcgen::{
-            BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType, IsCa,
-            KeyPair,
-        };
-        let dir = tempfile::tempdir().unwrap();
-        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let mut ca_name = DistinguishedName::new();
-        ca_name.push(DnType::CommonName, "sluice test CA");
-        ca_params.distinguished_name = ca_name;
-        let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
-        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
-        write("ca.pem", &ca.pem());
-
-        let server_key = KeyPair::generate().unwrap();
-        let server_params =
-            CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
-        let server = server_params.signed_by(&server_key, &ca).unwrap();
-        // Kafka's PEM keystore: the key and the chain in one file.
-        write(
-            "server.pem",
-            &format!("{}{}", server_key.serialize_pem(), server.pem()),
-        );
-
-        let client_key = KeyPair::generate().unwrap();
-        let mut client_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        let mut client_name = DistinguishedName::new();
-        client_name.push(DnType::OrganizationName, "Acme");
-        client_name.push(DnType::CommonName, "alice");
-        client_params.distinguished_name = client_name;
-        let client = client_params.signed_by(&client_key, &ca).unwrap();
-        write("client.pem", &client.pem());
-        write("client.key", &client_key.serialize_pem());
-        Self { dir }
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.dir.path().join(name).display().to_string()
-    }
-}
 
 const PLAIN_JAAS: &str = r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";"#;
 

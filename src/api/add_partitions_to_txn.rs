@@ -156,13 +156,18 @@ fn results(
 pub struct VerifySender {
     broker: std::sync::Weak<crate::broker::Broker>,
     client_id: String,
+    security: crate::net::PeerSecurity,
 }
 
 impl VerifySender {
-    pub fn new(broker: &std::sync::Arc<crate::broker::Broker>) -> Self {
+    pub fn new(
+        broker: &std::sync::Arc<crate::broker::Broker>,
+        security: crate::net::PeerSecurity,
+    ) -> Self {
         Self {
             client_id: format!("sluice-broker-{}", broker.node_id()),
             broker: std::sync::Arc::downgrade(broker),
+            security,
         }
     }
 
@@ -200,7 +205,7 @@ impl VerifySender {
                 ]),
         ]);
         let mut connection =
-            crate::net::PeerConnection::connect(&address, &self.client_id, timeout)
+            crate::net::PeerConnection::connect(&address, &self.client_id, timeout, &self.security)
                 .await
                 .map_err(|e| e.to_string())?;
         let response: AddPartitionsToTxnResponse = connection

@@ -1655,3 +1655,70 @@ pub fn list_config_resources(
         ListConfigResourcesResponse::default().with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
     })
 }
+
+// The controller listener. Brokers and voters connect to it as their own principal (the
+// inter-broker principal Kafka expects in `super.users` or granted CLUSTER_ACTION), never as
+// a client: its APIs need CLUSTER_ACTION on the cluster, as Kafka's `ControllerApis`, and
+// UnregisterBroker ALTER. Forwarded administration is the exception Kafka handles with
+// Envelope (the client's principal, checked again by the controller): here the forwarding
+// broker has already run the client-facing gate above, and the controller checks that the
+// forwarding connection is a broker's (CLUSTER_ACTION).
+
+/// Whether the connection may act as a node of the cluster (Raft messages, lifecycle).
+pub fn is_cluster_member(ctx: &ApiContext) -> bool {
+    Authz::of(ctx).is_none_or(|authz| authz.cluster(AclOperation::ClusterAction))
+}
+
+/// Administration forwarded by a broker: refused by closing, since only a misconfigured
+/// node (or an impostor) can be refused here.
+pub fn forwarded<Req, Resp>(ctx: &ApiContext, request: Req, _: i16) -> Gate<Req, Resp> {
+    if is_cluster_member(ctx) {
+        pass(request)
+    } else {
+        Gate::Close(format!(
+            "{} may not forward requests to the controller (CLUSTER_ACTION on the cluster needed)",
+            ctx.principal
+        ))
+    }
+}
+
+macro_rules! node_gate {
+    ($name:ident, $request:ty, $response:ty, $operation:expr) => {
+        pub fn $name(ctx: &ApiContext, request: $request, _: i16) -> Gate<$request, $response> {
+            cluster_admin(ctx, request, $operation, |_| {
+                <$response>::default().with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+            })
+        }
+    };
+}
+
+node_gate!(
+    broker_registration,
+    BrokerRegistrationRequest,
+    BrokerRegistrationResponse,
+    AclOperation::ClusterAction
+);
+node_gate!(
+    broker_heartbeat,
+    BrokerHeartbeatRequest,
+    BrokerHeartbeatResponse,
+    AclOperation::ClusterAction
+);
+node_gate!(
+    unregister_broker,
+    UnregisterBrokerRequest,
+    UnregisterBrokerResponse,
+    AclOperation::Alter
+);
+node_gate!(
+    alter_partition,
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    AclOperation::ClusterAction
+);
+node_gate!(
+    allocate_producer_ids,
+    AllocateProducerIdsRequest,
+    AllocateProducerIdsResponse,
+    AclOperation::ClusterAction
+);

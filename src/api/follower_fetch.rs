@@ -4,7 +4,7 @@
 
 use super::wire_str;
 use crate::error::Error;
-use crate::net::{PeerConnection, RequestError};
+use crate::net::{PeerConnection, PeerSecurity, RequestError};
 use crate::replica::fetcher::{
     BoxFuture, FetchSpec, FollowerFetched, LeaderConnection, LeaderConnector,
 };
@@ -21,13 +21,15 @@ const FETCH_VERSION: i16 = 12;
 pub struct FollowerConnector {
     client_id: String,
     timeout: Duration,
+    security: PeerSecurity,
 }
 
 impl FollowerConnector {
-    pub fn new(node_id: i32, timeout: Duration) -> Self {
+    pub fn new(node_id: i32, timeout: Duration, security: PeerSecurity) -> Self {
         Self {
             client_id: format!("sluice-replica-fetcher-{node_id}"),
             timeout,
+            security,
         }
     }
 }
@@ -53,9 +55,10 @@ impl LeaderConnector for FollowerConnector {
         address: &'a str,
     ) -> BoxFuture<'a, Result<Box<dyn LeaderConnection>, Error>> {
         Box::pin(async move {
-            let peer = PeerConnection::connect(address, &self.client_id, self.timeout)
-                .await
-                .map_err(failed)?;
+            let peer =
+                PeerConnection::connect(address, &self.client_id, self.timeout, &self.security)
+                    .await
+                    .map_err(failed)?;
             Ok(Box::new(Connection {
                 peer,
                 timeout: self.timeout,

@@ -11,7 +11,7 @@ use crate::broker::ControllerForwarder;
 use crate::controller::control::{Election, TopicRequest};
 use crate::controller::service::{ControllerOp, ControllerReply};
 use crate::error::Error;
-use crate::net::{PeerConnection, RequestError};
+use crate::net::{PeerConnection, PeerSecurity, RequestError};
 use kafka_protocol::messages::create_partitions_request::{
     CreatePartitionsAssignment, CreatePartitionsTopic,
 };
@@ -44,7 +44,11 @@ const ALTER_PARTITION_VERSION: i16 = 3;
 /// A failed exchange: the node may have died or stopped leading; the caller finds the
 /// active controller again and retries.
 fn unreachable(e: RequestError) -> Error {
-    tracing::debug!(error = %e, "controller request failed");
+    match &e {
+        // A configuration problem, not a node that went away: worth seeing.
+        RequestError::Authentication(..) => tracing::warn!(error = %e, "controller request failed"),
+        _ => tracing::debug!(error = %e, "controller request failed"),
+    }
     match e {
         RequestError::Timeout(..) => Error::RequestTimedOut,
         _ => Error::NotController,
@@ -61,13 +65,15 @@ fn message(text: &Option<kafka_protocol::protocol::StrBytes>) -> Option<&str> {
 pub struct Forwarder {
     client_id: String,
     connections: tokio::sync::Mutex<HashMap<String, PeerConnection>>,
+    security: PeerSecurity,
 }
 
 impl Forwarder {
-    pub fn new(node_id: i32) -> Self {
+    pub fn new(node_id: i32, security: PeerSecurity) -> Self {
         Self {
             client_id: format!("sluice-broker-{node_id}"),
             connections: tokio::sync::Mutex::new(HashMap::new()),
+            security,
         }
     }
 
@@ -82,7 +88,7 @@ impl Forwarder {
         let kept = self.connections.lock().await.remove(address);
         let mut connection = match kept {
             Some(connection) => connection,
-            None => PeerConnection::connect(address, &self.client_id, timeout)
+            None => PeerConnection::connect(address, &self.client_id, timeout, &self.security)
                 .await
                 .map_err(unreachable)?,
         };

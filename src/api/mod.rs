@@ -322,19 +322,19 @@ api_table! {
     ApiVersions => api_versions, m::ApiVersionsRequest, none,
     SaslHandshake => sasl_handshake, m::SaslHandshakeRequest, none,
     SaslAuthenticate => sasl_authenticate, m::SaslAuthenticateRequest, none,
-    BrokerRegistration => broker_registration, m::BrokerRegistrationRequest, uncovered,
-    BrokerHeartbeat => broker_heartbeat, m::BrokerHeartbeatRequest, uncovered,
-    UnregisterBroker => unregister_broker, m::UnregisterBrokerRequest, uncovered,
-    AlterPartition => alter_partition, m::AlterPartitionRequest, uncovered,
-    AllocateProducerIds => allocate_producer_ids, m::AllocateProducerIdsRequest, uncovered,
-    CreateTopics => create_topics, m::CreateTopicsRequest, uncovered,
-    DeleteTopics => delete_topics, m::DeleteTopicsRequest, uncovered,
-    CreatePartitions => create_partitions, m::CreatePartitionsRequest, uncovered,
-    AlterConfigs => alter_configs, m::AlterConfigsRequest, uncovered,
-    ElectLeaders => elect_leaders, m::ElectLeadersRequest, uncovered,
-    AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest, uncovered,
-    CreateAcls => create_acls, m::CreateAclsRequest, uncovered,
-    DeleteAcls => delete_acls, m::DeleteAclsRequest, uncovered,
+    BrokerRegistration => broker_registration, m::BrokerRegistrationRequest, broker_registration,
+    BrokerHeartbeat => broker_heartbeat, m::BrokerHeartbeatRequest, broker_heartbeat,
+    UnregisterBroker => unregister_broker, m::UnregisterBrokerRequest, unregister_broker,
+    AlterPartition => alter_partition, m::AlterPartitionRequest, alter_partition,
+    AllocateProducerIds => allocate_producer_ids, m::AllocateProducerIdsRequest, allocate_producer_ids,
+    CreateTopics => create_topics, m::CreateTopicsRequest, forwarded,
+    DeleteTopics => delete_topics, m::DeleteTopicsRequest, forwarded,
+    CreatePartitions => create_partitions, m::CreatePartitionsRequest, forwarded,
+    AlterConfigs => alter_configs, m::AlterConfigsRequest, forwarded,
+    ElectLeaders => elect_leaders, m::ElectLeadersRequest, forwarded,
+    AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest, forwarded,
+    CreateAcls => create_acls, m::CreateAclsRequest, forwarded,
+    DeleteAcls => delete_acls, m::DeleteAclsRequest, forwarded,
 }
 
 /// `into_frame` as a function: its trait bound is checked once the response type is known
@@ -1405,6 +1405,74 @@ mod tests {
         )
         .await;
         answers_as_authorized(&ctx).await;
+    }
+
+    /// On the controller listener, a principal that is not one of the cluster's nodes gets
+    /// CLUSTER_AUTHORIZATION_FAILED from the lifecycle APIs at every version (the refusals
+    /// encode), and forwarded administration closes its connection.
+    #[tokio::test]
+    async fn the_controller_table_refuses_a_principal_that_is_no_node() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = context_with(
+            dir.path(),
+            &[(
+                "authorizer.class.name",
+                crate::auth::authorizer::STANDARD_AUTHORIZER,
+            )],
+        )
+        .await;
+        let ctx = ctx.with_principal(crate::auth::KafkaPrincipal::user("nobody"));
+        for (api, min, max) in controller_apis() {
+            for version in min..=max {
+                let body = match api {
+                    ApiKey::BrokerRegistration => encode(
+                        &BrokerRegistrationRequest::default(),
+                        version,
+                        "registration",
+                    ),
+                    ApiKey::BrokerHeartbeat => {
+                        encode(&BrokerHeartbeatRequest::default(), version, "heartbeat")
+                    }
+                    ApiKey::UnregisterBroker => {
+                        encode(&UnregisterBrokerRequest::default(), version, "unregister")
+                    }
+                    ApiKey::AlterPartition => encode(
+                        &AlterPartitionRequest::default(),
+                        version,
+                        "alter_partition",
+                    ),
+                    ApiKey::AllocateProducerIds => {
+                        encode(&AllocateProducerIdsRequest::default(), version, "allocate")
+                    }
+                    ApiKey::SaslHandshake | ApiKey::SaslAuthenticate => continue,
+                    other => request(&ctx, other, version),
+                };
+                let outcome = dispatch_controller(&ctx, api, version, 7, body).await;
+                match (api, outcome) {
+                    (ApiKey::ApiVersions, Ok(Some(_))) => {}
+                    (
+                        ApiKey::BrokerRegistration
+                        | ApiKey::BrokerHeartbeat
+                        | ApiKey::UnregisterBroker
+                        | ApiKey::AlterPartition
+                        | ApiKey::AllocateProducerIds,
+                        Ok(Some(frame)),
+                    ) => {
+                        let bytes = frame.into_bytes().unwrap();
+                        // size, correlation id, (tagged fields,) throttle time, error code:
+                        // the error is CLUSTER_AUTHORIZATION_FAILED (31) in every response.
+                        assert!(
+                            bytes.windows(2).any(|w| w == [0, 31]),
+                            "{api:?} v{version}: {bytes:?}"
+                        );
+                    }
+                    (_, Err(DispatchError::Refused(reason))) => {
+                        assert!(reason.contains("CLUSTER_ACTION"), "{api:?}: {reason}");
+                    }
+                    (api, outcome) => panic!("{api:?} v{version}: {outcome:?}"),
+                }
+            }
+        }
     }
 
     async fn answers_as_authorized(ctx: &ApiContext) {

@@ -89,13 +89,15 @@ async fn write_marker(
 pub struct MarkerSender {
     broker: Weak<Broker>,
     client_id: String,
+    security: crate::net::PeerSecurity,
 }
 
 impl MarkerSender {
-    pub fn new(broker: &Arc<Broker>) -> Self {
+    pub fn new(broker: &Arc<Broker>, security: crate::net::PeerSecurity) -> Self {
         Self {
             client_id: format!("sluice-broker-{}", broker.node_id()),
             broker: Arc::downgrade(broker),
+            security,
         }
     }
 
@@ -134,9 +136,10 @@ impl MarkerSender {
                 .with_coordinator_epoch(marker.coordinator_epoch)
                 .with_topics(topics),
         ]);
-        let mut connection = PeerConnection::connect(&address, &self.client_id, timeout)
-            .await
-            .map_err(|_| Error::NotLeaderOrFollower)?;
+        let mut connection =
+            PeerConnection::connect(&address, &self.client_id, timeout, &self.security)
+                .await
+                .map_err(|_| Error::NotLeaderOrFollower)?;
         let response: WriteTxnMarkersResponse = connection
             .request(ApiKey::WriteTxnMarkers, 1, &request, timeout)
             .await

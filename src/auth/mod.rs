@@ -2,7 +2,8 @@
 //! SASL mechanisms (`sasl` with PLAIN, `scram` for SCRAM-SHA-256/512), the principal a
 //! connection acts as and Kafka's certificate mapping rules (`principal`), and the JAAS config
 //! syntax Kafka's SASL properties use (`jaas`), ACLs (`acl`) and the decision over them that
-//! Kafka's StandardAuthorizer makes (`authorizer`). The connection loop in `server` drives these;
+//! Kafka's StandardAuthorizer makes (`authorizer`); the client side of TLS and SASL for the broker's
+//! own connections (`tls::TlsClient`, `sasl_client`). The connection loop in `server` drives these;
 //! SCRAM credentials live in the cluster metadata.
 
 pub mod acl;
@@ -11,6 +12,7 @@ pub mod jaas;
 pub mod oauthbearer;
 pub mod principal;
 pub mod sasl;
+pub mod sasl_client;
 pub mod scram;
 pub mod tls;
 

@@ -4,7 +4,8 @@
 //! `ssl.key.password`) and PKCS12 files (a `JKS`-typed store is read when it is PKCS12, which
 //! keytool writes since Java 9; a real JKS file is refused with how to convert it) —
 //! `ssl.client.auth`, `ssl.enabled.protocols`, `ssl.cipher.suites`, and the principal of a
-//! client certificate through `ssl.principal.mapping.rules`.
+//! client certificate through `ssl.principal.mapping.rules`; and the client side of the
+//! broker's own connections to other nodes ([`TlsClient`]).
 
 use super::principal::{KafkaPrincipal, PrincipalMapper, rfc2253_name};
 use crate::config::BrokerConfig;
@@ -391,6 +392,121 @@ impl TlsServer {
             .map(&name)
             .map(KafkaPrincipal::user)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// The client side of TLS for this broker's own connections to another node's listener
+/// (replication, forwarding, transaction markers, Raft): that listener's truststore checks the
+/// peer; its keystore, when set, is presented as the client certificate (as Kafka's
+/// inter-broker clients do); `ssl.endpoint.identification.algorithm=https` (the default) also
+/// checks the peer's host name, an empty value does not.
+#[derive(Clone)]
+pub struct TlsClient {
+    pub connector: tokio_rustls::TlsConnector,
+}
+
+impl std::fmt::Debug for TlsClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsClient").finish_non_exhaustive()
+    }
+}
+
+impl TlsClient {
+    pub fn for_listener(config: &BrokerConfig, listener: &str) -> Result<Self, TlsError> {
+        let settings = Settings { config, listener };
+        let provider = settings.provider()?;
+        let versions = settings.versions()?;
+        let roots = settings.truststore()?.ok_or_else(|| {
+            settings.error(
+                "ssl.truststore.location",
+                "this broker connects to other nodes over this TLS listener and needs a truststore to check them against",
+            )
+        })?;
+        let build = |reason: String| TlsError::Build {
+            listener: listener.to_string(),
+            reason,
+        };
+        let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider.clone(),
+        )
+        .build()
+        .map_err(|e| build(e.to_string()))?;
+        let check_host = settings
+            .get("ssl.endpoint.identification.algorithm")
+            .unwrap_or_else(|| "https".into());
+        let verifier: Arc<dyn rustls::client::danger::ServerCertVerifier> =
+            match check_host.to_ascii_lowercase().as_str() {
+                "https" => verifier,
+                _ => Arc::new(AnyHostName(verifier)),
+            };
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(&versions)
+            .map_err(|e| build(e.to_string()))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier);
+        let has_keystore = settings.get("ssl.keystore.location").is_some()
+            || settings.get("ssl.keystore.certificate.chain").is_some();
+        let client = if has_keystore {
+            let (chain, key) = settings.keystore()?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| build(e.to_string()))?
+        } else {
+            builder.with_no_client_auth()
+        };
+        Ok(Self {
+            connector: tokio_rustls::TlsConnector::from(Arc::new(client)),
+        })
+    }
+}
+
+/// A peer certificate check without the host name (`ssl.endpoint.identification.algorithm`
+/// empty): the chain must still lead to the truststore.
+#[derive(Debug)]
+struct AnyHostName(Arc<rustls::client::WebPkiServerVerifier>);
+
+impl rustls::client::danger::ServerCertVerifier for AnyHostName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &rustls_pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::NotValidForName
+                | rustls::CertificateError::NotValidForNameContext { .. },
+            )) => Ok(rustls::client::danger::ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
     }
 }
 

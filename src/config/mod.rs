@@ -923,24 +923,6 @@ impl ClusterConfig {
                 .unwrap_or_default(),
         };
         let cluster_of_one = voters.len() <= 1 && broker_role && controller_role;
-        let node_to_node: &[&String] = if cluster_of_one {
-            &[&controller_listener]
-        } else {
-            &[&inter_broker_listener, &controller_listener]
-        };
-        {
-            for name in node_to_node {
-                if let Some(listener) = listeners.iter().find(|l| &l.name == *name)
-                    && listener.protocol != SecurityProtocol::Plaintext
-                {
-                    return Err(invalid(
-                        "listener.security.protocol.map",
-                        &format!("{}:{}", listener.name, listener.protocol.name()),
-                        "the inter-broker and controller listeners of a cluster of several nodes must be PLAINTEXT for now (this broker's own connections do not speak TLS or SASL yet)",
-                    ));
-                }
-            }
-        }
         Ok(Self {
             broker_role,
             controller_role,
@@ -984,6 +966,9 @@ pub struct BrokerConfig {
     pub advertised_listeners: Vec<ListenerConfig>,
     /// The `listener.name.<listener>.` security properties that were set.
     pub listener_overrides: ListenerOverrides,
+    /// `listener.security.protocol.map`, for listeners this node connects to without
+    /// binding them (another node's controller listener).
+    pub listener_protocols: BTreeMap<String, SecurityProtocol>,
     pub log_dir: PathBuf,
     pub num_partitions: i32,
     pub default_replication_factor: i32,
@@ -1078,6 +1063,15 @@ impl BrokerConfig {
             .or_else(|| self.values.get(property).and_then(|v| v.value.clone()))
     }
 
+    /// The security protocol of the listener named `name` (a name the map does not list is
+    /// PLAINTEXT), whether or not this node binds it.
+    pub fn protocol_of(&self, name: &str) -> SecurityProtocol {
+        self.listener_protocols
+            .get(name)
+            .copied()
+            .unwrap_or(SecurityProtocol::Plaintext)
+    }
+
     /// The listener configured under `name`.
     pub fn listener(&self, name: &str) -> Option<&ListenerConfig> {
         self.listeners.iter().find(|l| l.name == name)
@@ -1146,15 +1140,6 @@ impl BrokerConfig {
             &listeners,
             explicit("security.inter.broker.protocol").is_some(),
         )?;
-        if get("authorizer.class.name").is_some_and(|c| !c.trim().is_empty())
-            && !(cluster.voters.len() <= 1 && cluster.broker_role && cluster.controller_role)
-        {
-            return Err(invalid(
-                "authorizer.class.name",
-                &get("authorizer.class.name").unwrap_or_default(),
-                "an authorizer runs on a single node for now (the controller APIs between nodes are not authorized yet)",
-            ));
-        }
         let mut advertised_listeners = match explicit("advertised.listeners") {
             Some(text) => ListenerConfig::parse_list("advertised.listeners", &text)?,
             None => listeners.clone(),
@@ -1254,6 +1239,7 @@ impl BrokerConfig {
             listeners,
             advertised_listeners,
             listener_overrides,
+            listener_protocols: protocols,
             log_dir,
             num_partitions: int("num.partitions") as i32,
             default_replication_factor: int("default.replication.factor") as i32,
@@ -1710,10 +1696,6 @@ mod tests {
             vec![("inter.broker.listener.name", "CONTROLLER")],
             vec![("controller.quorum.voters", "1@h:1,1@h:2")],
             vec![("controller.quorum.voters", "one@h:1")],
-            vec![(
-                "listener.security.protocol.map",
-                "PLAINTEXT:SSL,CONTROLLER:PLAINTEXT",
-            )],
         ] {
             assert!(node(&bad).is_err(), "{bad:?}");
         }

@@ -9,18 +9,20 @@
 //! whose voters talk with Kafka's Vote/BeginQuorumEpoch/Fetch APIs: those carry KRaft's own
 //! protocol, and the quorum here is raft-rs, whose messages are its own (protobuf).
 //!
-//! Only controllers should reach the controller listener: as in Kafka without SASL on it,
-//! anyone who can connect can speak to the quorum. Messages from a node that is not a voter,
-//! or addressed to another node, are dropped.
+//! Connections are secured as the controller listener requires (TLS, SASL with
+//! `sasl.mechanism.controller.protocol`: `net::PeerSecurity`); with an authorizer only a
+//! principal allowed CLUSTER_ACTION may send Raft messages. Without SASL on that listener, as
+//! in Kafka, anyone who can connect can speak to the quorum. Messages from a node that is not
+//! a voter, or addressed to another node, are dropped.
 
 use super::quorum::{decode_message, encode_message, node_of};
 use super::service::ControllerHandle;
+use crate::net::{PeerConnection, PeerSecurity, RequestError};
 use bytes::{BufMut, Bytes, BytesMut};
 use raft::prelude::Message;
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -82,12 +84,15 @@ pub fn decode_message_frame(frame: &[u8], node_id: u64, voters: &[u64]) -> Resul
     Ok(message)
 }
 
-/// Sends the controller's outbound messages to the other voters until `shutdown`.
+/// Sends the controller's outbound messages (this is node `node_id`) to the other voters
+/// until `shutdown`.
 pub fn spawn_outbound(
+    node_id: u64,
     peers: HashMap<u64, String>,
     mut outbound: mpsc::UnboundedReceiver<Message>,
     handle: ControllerHandle,
     shutdown: CancellationToken,
+    security: PeerSecurity,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut queues = HashMap::new();
@@ -99,6 +104,8 @@ pub fn spawn_outbound(
                 messages,
                 handle.clone(),
                 shutdown.clone(),
+                security.clone(),
+                format!("sluice-controller-{node_id}"),
             ));
             queues.insert(peer, queue);
         }
@@ -129,20 +136,29 @@ async fn send_to_peer(
     mut messages: mpsc::Receiver<Message>,
     handle: ControllerHandle,
     shutdown: CancellationToken,
+    security: PeerSecurity,
+    client_id: String,
 ) {
     let mut backoff = Duration::from_millis(50);
     let mut correlation_id = 0i32;
     let mut reported = false;
     loop {
         let connected = tokio::select! {
-            c = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&address)) => c,
+            c = PeerConnection::connect(&address, &client_id, CONNECT_TIMEOUT, &security) => c,
             _ = shutdown.cancelled() => return,
         };
-        let mut stream = match connected {
-            Ok(Ok(stream)) => stream,
-            Ok(Err(e)) => {
+        let mut connection = match connected {
+            Ok(connection) => connection,
+            Err(e) => {
                 if !reported {
-                    tracing::info!(peer, %address, error = %e, "cannot reach controller quorum voter; retrying");
+                    match e {
+                        RequestError::Authentication(..) => {
+                            tracing::warn!(peer, %address, error = %e, "cannot authenticate with controller quorum voter; retrying")
+                        }
+                        _ => {
+                            tracing::info!(peer, %address, error = %e, "cannot reach controller quorum voter; retrying")
+                        }
+                    }
                     reported = true;
                 }
                 // Raft resends what matters; what queued meanwhile is stale.
@@ -155,12 +171,7 @@ async fn send_to_peer(
                 backoff = (backoff * 2).min(MAX_BACKOFF);
                 continue;
             }
-            Err(_) => {
-                handle.unreachable(peer);
-                continue;
-            }
         };
-        let _ = stream.set_nodelay(true);
         if reported {
             tracing::info!(peer, %address, "reached controller quorum voter");
             reported = false;
@@ -186,7 +197,12 @@ async fn send_to_peer(
                     next = messages.try_recv().ok();
                 }
             }
-            if let Err(e) = stream.write_all(&batch).await {
+            // A session about to end is replaced rather than renewed: what is written here
+            // gets no response, so a re-authentication's answers could not be told apart.
+            if connection.session_ending() {
+                break;
+            }
+            if let Err(e) = connection.stream_mut().write_all(&batch).await {
                 tracing::debug!(peer, error = %e, "lost the connection to a controller quorum voter");
                 handle.unreachable(peer);
                 break;

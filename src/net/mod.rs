@@ -1,10 +1,16 @@
-//! Client side of the protocol: framed requests to another broker. Today it holds the
-//! liveness probe used by container health checks (`sluice probe`); inter-broker fetching
-//! (issue 6) will live here too.
+//! Client side of the protocol: framed requests to another node — the liveness probe used by
+//! container health checks (`sluice probe`), and [`PeerConnection`], which every connection
+//! this broker opens to another node's listener goes through (replication, forwarding,
+//! transaction markers, Raft), secured as that listener requires ([`secure`]).
+
+pub mod secure;
+
+pub use secure::PeerSecurity;
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, RequestHeader, ResponseHeader,
+    SaslAuthenticateRequest, SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
 use std::io::{Read, Write};
@@ -82,38 +88,143 @@ pub enum RequestError {
     Timeout(String, Duration),
     #[error("malformed exchange with {0}: {1}")]
     Protocol(String, String),
+    #[error("authentication with {0} failed: {1}")]
+    Authentication(String, String),
 }
 
 /// An async connection to another node, for requests made one at a time (controller RPCs):
-/// a Kafka request frame out, its response frame back, matched by correlation id.
-#[derive(Debug)]
+/// a Kafka request frame out, its response frame back, matched by correlation id. On a SASL
+/// listener it has authenticated before it is handed out, and re-authenticates on the same
+/// connection before its session ends (KIP-368).
 pub struct PeerConnection {
     address: String,
-    stream: tokio::net::TcpStream,
+    stream: Box<dyn secure::PeerStream>,
     correlation_id: i32,
     client_id: StrBytes,
+    security: PeerSecurity,
+    /// When the SASL session should be renewed (before the server ends it).
+    reauthenticate_at: Option<std::time::Instant>,
+}
+
+impl std::fmt::Debug for PeerConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerConnection")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Largest response a peer may send (controller responses are small).
 const MAX_PEER_RESPONSE: i32 = 100 << 20;
 
 impl PeerConnection {
+    /// Connects to `address` (a listener whose security is `security`), within `timeout`
+    /// for TCP, TLS and SASL together.
     pub async fn connect(
         address: &str,
         client_id: &str,
         timeout: Duration,
+        security: &PeerSecurity,
     ) -> Result<Self, RequestError> {
-        let stream = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(address))
+        tokio::time::timeout(timeout, Self::open(address, client_id, security))
             .await
             .map_err(|_| RequestError::Timeout(address.into(), timeout))?
+    }
+
+    async fn open(
+        address: &str,
+        client_id: &str,
+        security: &PeerSecurity,
+    ) -> Result<Self, RequestError> {
+        let tcp = tokio::net::TcpStream::connect(address)
+            .await
             .map_err(|e| RequestError::Connect(address.into(), e))?;
-        let _ = stream.set_nodelay(true);
-        Ok(Self {
+        let _ = tcp.set_nodelay(true);
+        let stream = security.wrap(address, tcp).await?;
+        let mut connection = Self {
             address: address.to_string(),
             stream,
             correlation_id: 0,
             client_id: StrBytes::from_string(client_id.to_string()),
-        })
+            security: security.clone(),
+            reauthenticate_at: None,
+        };
+        connection.authenticate().await?;
+        Ok(connection)
+    }
+
+    /// SASL on a SASL listener (nothing otherwise): SaslHandshake v1, then the mechanism's
+    /// tokens in SaslAuthenticate v2 requests.
+    async fn authenticate(&mut self) -> Result<(), RequestError> {
+        let Some(credentials) = self.security.sasl.clone() else {
+            return Ok(());
+        };
+        let refused = |address: &str, reason: String| {
+            RequestError::Authentication(address.to_string(), reason)
+        };
+        let handshake: SaslHandshakeResponse = self
+            .exchange(
+                ApiKey::SaslHandshake,
+                1,
+                &SaslHandshakeRequest::default()
+                    .with_mechanism(StrBytes::from_static_str(credentials.mechanism().name())),
+            )
+            .await?;
+        if handshake.error_code != 0 {
+            return Err(refused(
+                &self.address,
+                format!(
+                    "{} is not enabled there (error {}; enabled: {:?})",
+                    credentials.mechanism().name(),
+                    handshake.error_code,
+                    handshake.mechanisms
+                ),
+            ));
+        }
+        let mut exchange = credentials
+            .exchange()
+            .map_err(|reason| refused(&self.address, reason))?;
+        let mut token = Some(exchange.first());
+        while let Some(sent) = token.take() {
+            let response: SaslAuthenticateResponse = self
+                .exchange(
+                    ApiKey::SaslAuthenticate,
+                    2,
+                    &SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(sent)),
+                )
+                .await?;
+            if response.error_code != 0 {
+                return Err(refused(
+                    &self.address,
+                    format!(
+                        "error {}: {}",
+                        response.error_code,
+                        response.error_message.as_deref().unwrap_or("")
+                    ),
+                ));
+            }
+            token = exchange
+                .step(&response.auth_bytes)
+                .map_err(|reason| refused(&self.address, reason))?;
+            if token.is_none() && response.session_lifetime_ms > 0 {
+                // As Kafka's clients: renew at 85% of the session.
+                let renew = Duration::from_millis(response.session_lifetime_ms as u64 * 85 / 100);
+                self.reauthenticate_at = Some(std::time::Instant::now() + renew);
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the SASL session is about to end (a connection that only writes, as Raft's,
+    /// is replaced then instead of re-authenticating).
+    pub fn session_ending(&self) -> bool {
+        self.reauthenticate_at
+            .is_some_and(|at| std::time::Instant::now() >= at)
+    }
+
+    /// The authenticated stream, for frames that get no response (Raft messages).
+    pub fn stream_mut(&mut self) -> &mut (dyn secure::PeerStream + 'static) {
+        &mut *self.stream
     }
 
     pub fn address(&self) -> &str {
@@ -132,9 +243,15 @@ impl PeerConnection {
         Req: Encodable + HeaderVersion,
         Resp: Decodable + HeaderVersion,
     {
-        tokio::time::timeout(timeout, self.exchange(api, version, request))
-            .await
-            .map_err(|_| RequestError::Timeout(self.address.clone(), timeout))?
+        tokio::time::timeout(timeout, async {
+            if self.session_ending() {
+                self.reauthenticate_at = None;
+                self.authenticate().await?;
+            }
+            self.exchange(api, version, request).await
+        })
+        .await
+        .map_err(|_| RequestError::Timeout(self.address.clone(), timeout))?
     }
 
     async fn exchange<Req, Resp>(

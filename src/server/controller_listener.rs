@@ -2,14 +2,19 @@
 //! other Raft messages (see `controller::transport`), and where brokers send the active
 //! controller their registration, heartbeats, ISR changes and forwarded topic administration
 //! (the API layer's controller table). Frames go through the same connection loop as client
-//! requests.
+//! requests, secured as any listener (TLS, the SASL gate); with an authorizer, Raft messages
+//! come only from a principal allowed CLUSTER_ACTION, as Kafka's quorum APIs.
 
+use super::ListenerSecurity;
 use super::codec::{self, FrameError};
 use super::connection::{self, FrameHandler};
+use super::session::Authenticated;
 use crate::api::frame::ResponseFrame;
 use crate::api::{ApiContext, DispatchError};
+use crate::auth::KafkaPrincipal;
 use crate::controller::service::ControllerHandle;
 use crate::controller::transport;
+use crate::metadata::image::MetadataImage;
 use bytes::Bytes;
 use std::sync::Arc;
 use tokio::net::TcpListener;
@@ -36,6 +41,15 @@ impl FrameHandler for ControllerFrames {
                 None => Err(DispatchError::UnknownApiKey(summary.api_key).into()),
             };
         }
+        if let Some(api) = &self.api
+            && !crate::api::authorize::is_cluster_member(api)
+        {
+            return Err(DispatchError::Refused(format!(
+                "raft message from {}, who may not take part in the quorum (CLUSTER_ACTION on the cluster needed)",
+                api.principal
+            ))
+            .into());
+        }
         match transport::decode_message_frame(&frame, self.node_id, &self.voters) {
             Ok(message) => self.controller.deliver(message),
             // One bad message is not worth the connection: Raft copes with a lost one.
@@ -45,10 +59,26 @@ impl FrameHandler for ControllerFrames {
     }
 }
 
+impl Authenticated for ControllerFrames {
+    fn authenticated(&mut self, principal: KafkaPrincipal) {
+        if let Some(api) = &mut self.api {
+            api.authenticated(principal);
+        }
+    }
+
+    fn credentials(&self) -> Arc<MetadataImage> {
+        match &self.api {
+            Some(api) => api.credentials(),
+            None => Arc::new(MetadataImage::default()),
+        }
+    }
+}
+
 /// Accepts quorum connections until `shutdown`.
 pub async fn serve(
     listener: TcpListener,
     frames: ControllerFrames,
+    security: ListenerSecurity,
     max_request_bytes: usize,
     shutdown: CancellationToken,
     tracker: TaskTracker,
@@ -60,11 +90,15 @@ pub async fn serve(
         };
         match accepted {
             Ok((stream, peer)) => {
-                let _ = stream.set_nodelay(true);
                 let (frames, shutdown) = (frames.clone(), shutdown.clone());
+                let mut frames = frames;
+                if let Some(api) = &mut frames.api {
+                    *api = api.for_peer(peer);
+                }
+                let security = security.clone();
                 tracker.spawn(async move {
                     let limits = connection::Limits::frames_only(max_request_bytes);
-                    connection::serve(stream, peer, frames, limits, shutdown).await;
+                    super::serve_client(stream, peer, frames, security, limits, shutdown).await;
                 });
             }
             Err(e) => {
@@ -153,7 +187,14 @@ mod tests {
                 .filter(|(peer, _)| **peer != id)
                 .map(|(peer, address)| (*peer, address.clone()))
                 .collect();
-            transport::spawn_outbound(peers, messages, handle.clone(), shutdown.clone());
+            transport::spawn_outbound(
+                id,
+                peers,
+                messages,
+                handle.clone(),
+                shutdown.clone(),
+                crate::net::PeerSecurity::plaintext(),
+            );
             let frames = ControllerFrames {
                 controller: handle.clone(),
                 node_id: id,
@@ -163,6 +204,7 @@ mod tests {
             tokio::spawn(serve(
                 listener,
                 frames,
+                ListenerSecurity::plaintext(),
                 1 << 20,
                 shutdown.clone(),
                 TaskTracker::new(),

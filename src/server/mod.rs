@@ -15,6 +15,7 @@ use crate::broker::Broker;
 use crate::config::{BrokerConfig, ListenerConfig, SecurityProtocol};
 use crate::controller;
 use crate::metadata::records::Endpoint;
+use crate::net::secure::NodeSecurity;
 use controller_listener::ControllerFrames;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,13 +36,23 @@ struct Bound {
 
 /// How a listener's connections prove who they are.
 #[derive(Clone)]
-struct ListenerSecurity {
+pub struct ListenerSecurity {
     protocol: SecurityProtocol,
     tls: Option<TlsServer>,
     sasl: Option<Arc<SaslListener>>,
 }
 
 impl ListenerSecurity {
+    /// PLAINTEXT: anyone who connects is `User:ANONYMOUS`.
+    #[cfg(test)]
+    pub(crate) fn plaintext() -> Self {
+        Self {
+            protocol: SecurityProtocol::Plaintext,
+            tls: None,
+            sasl: None,
+        }
+    }
+
     fn for_listener(config: &BrokerConfig, listener: &ListenerConfig) -> std::io::Result<Self> {
         let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
         let tls = if listener.protocol.uses_tls() {
@@ -73,7 +84,9 @@ pub struct Server {
     broker: Arc<Broker>,
     listeners: Vec<Bound>,
     /// The controller listener, on a node with the controller role that configures one.
-    controller_listener: Option<TcpListener>,
+    controller_listener: Option<(TcpListener, ListenerSecurity)>,
+    /// How this node's own connections to other nodes are secured.
+    peers: NodeSecurity,
 }
 
 /// How long requests in flight at shutdown may take to finish before their connections are
@@ -150,27 +163,37 @@ impl Server {
             })?;
             let listener = TcpListener::bind(bind).await?;
             tracing::info!(listener = %listener_config.name, "controller quorum listening on {}", listener.local_addr()?);
-            controller_listener = Some(listener);
+            let security = ListenerSecurity::for_listener(&config, listener_config)?;
+            controller_listener = Some((listener, security));
         }
+        let peers = NodeSecurity::from_config(&config)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         broker.set_forwarder(Arc::new(crate::api::forward::Forwarder::new(
             config.node_id,
+            peers.controller.clone(),
         )));
         broker.set_remote_markers(Arc::new(crate::api::write_txn_markers::MarkerSender::new(
             &broker,
+            peers.inter_broker.clone(),
         )));
         broker.set_remote_verifier(Arc::new(
-            crate::api::add_partitions_to_txn::VerifySender::new(&broker),
+            crate::api::add_partitions_to_txn::VerifySender::new(
+                &broker,
+                peers.inter_broker.clone(),
+            ),
         ));
         broker.set_leader_connector(Arc::new(
             crate::api::follower_fetch::FollowerConnector::new(
                 config.node_id,
                 Duration::from_millis(config.cluster.replica_socket_timeout_ms),
+                peers.inter_broker.clone(),
             ),
         ));
         Ok(Self {
             broker,
             listeners,
             controller_listener,
+            peers,
         })
     }
 
@@ -291,14 +314,14 @@ impl Server {
     /// Serves the controller listener and sends this voter's Raft messages to the others.
     fn start_quorum_traffic(
         &self,
-        listener: Option<TcpListener>,
+        listener: Option<(TcpListener, ListenerSecurity)>,
         tracker: &TaskTracker,
         shutdown: CancellationToken,
     ) {
         let config = self.broker.config().clone();
         let node = config.node_id as u64;
         let voters: Arc<[u64]> = crate::broker::quorum_voters(&config).into();
-        if let Some(listener) = listener {
+        if let Some((listener, security)) = listener {
             let api = ApiContext::new(
                 self.broker.clone(),
                 &config.cluster.controller_listener,
@@ -314,6 +337,7 @@ impl Server {
             tracker.spawn(controller_listener::serve(
                 listener,
                 frames,
+                security,
                 config.socket_request_max_bytes,
                 shutdown.clone(),
                 tracker.clone(),
@@ -330,10 +354,12 @@ impl Server {
             && !peers.is_empty()
         {
             controller::transport::spawn_outbound(
+                node,
                 peers,
                 outbound,
                 self.broker.controller().clone(),
                 shutdown,
+                self.peers.controller.clone(),
             );
         }
     }
@@ -388,12 +414,12 @@ async fn accept_loop(
 /// How long a TLS handshake may take when idle connections are never closed.
 const HANDSHAKE_DEADLINE_WITHOUT_IDLE: Duration = Duration::from_secs(30);
 
-/// One client connection: the TLS handshake (bounded by `connections.max.idle.ms`) on a TLS
+/// One connection: the TLS handshake (bounded by `connections.max.idle.ms`) on a TLS
 /// listener, then the request loop, behind the SASL gate on a SASL listener.
-async fn serve_client(
+pub(crate) async fn serve_client<H: session::Authenticated>(
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
-    ctx: ApiContext,
+    mut ctx: H,
     security: ListenerSecurity,
     limits: connection::Limits,
     shutdown: CancellationToken,
@@ -421,24 +447,22 @@ async fn serve_client(
         }
     };
     // On SSL the certificate says who the client is; on SASL_SSL, SASL does.
-    let ctx = if security.sasl.is_none() {
+    if security.sasl.is_none() {
         match tls.principal(stream.get_ref().1.peer_certificates()) {
-            Ok(principal) => ctx.with_principal(principal),
+            Ok(principal) => ctx.authenticated(principal),
             Err(reason) => {
                 tracing::info!(%peer, "closing connection: {reason}");
                 return;
             }
         }
-    } else {
-        ctx
-    };
+    }
     serve_authenticated(stream, peer, ctx, security.sasl, limits, shutdown).await
 }
 
-async fn serve_authenticated<S: connection::Transport>(
+async fn serve_authenticated<S: connection::Transport, H: session::Authenticated>(
     stream: S,
     peer: SocketAddr,
-    ctx: ApiContext,
+    ctx: H,
     sasl: Option<Arc<SaslListener>>,
     limits: connection::Limits,
     shutdown: CancellationToken,

@@ -45,18 +45,36 @@ enum State {
     Authenticated(Session),
 }
 
-/// The API layer behind a SASL listener's connection, reached once the connection has
+/// What sits behind a secured connection (the API layer, or the controller listener's
+/// frames): told who the connection is once it has proved it.
+pub trait Authenticated: FrameHandler {
+    fn authenticated(&mut self, principal: KafkaPrincipal);
+    /// Where SCRAM credentials are looked up.
+    fn credentials(&self) -> Arc<crate::metadata::image::MetadataImage>;
+}
+
+impl Authenticated for ApiContext {
+    fn authenticated(&mut self, principal: KafkaPrincipal) {
+        *self = self.with_principal(principal);
+    }
+
+    fn credentials(&self) -> Arc<crate::metadata::image::MetadataImage> {
+        self.broker.metadata().image()
+    }
+}
+
+/// The handler behind a SASL listener's connection, reached once the connection has
 /// authenticated.
-pub struct SaslGate {
-    inner: ApiContext,
+pub struct SaslGate<H = ApiContext> {
+    inner: H,
     listener: Arc<SaslListener>,
     peer: SocketAddr,
     state: State,
     close: bool,
 }
 
-impl SaslGate {
-    pub fn new(inner: ApiContext, listener: Arc<SaslListener>, peer: SocketAddr) -> Self {
+impl<H: Authenticated> SaslGate<H> {
+    pub fn new(inner: H, listener: Arc<SaslListener>, peer: SocketAddr) -> Self {
         Self {
             inner,
             listener,
@@ -116,7 +134,7 @@ impl SaslGate {
         else {
             return Err(self.refuse("SASL token outside an authentication".into()));
         };
-        let image = self.inner.broker.metadata().image();
+        let image = self.inner.credentials();
         let step = exchange.step(&token, &self.listener, image.as_ref());
         let mechanism = exchange.mechanism();
         let step = match (step, previous.as_ref()) {
@@ -138,7 +156,7 @@ impl SaslGate {
                 session_lifetime,
             }) => {
                 tracing::debug!(peer = %self.peer, %principal, mechanism = mechanism.name(), "authenticated");
-                self.inner = self.inner.with_principal(principal.clone());
+                self.inner.authenticated(principal.clone());
                 self.state = State::Authenticated(Session {
                     principal,
                     mechanism,
@@ -184,7 +202,7 @@ impl SaslGate {
     }
 }
 
-impl FrameHandler for SaslGate {
+impl<H: Authenticated> FrameHandler for SaslGate<H> {
     async fn handle(&mut self, frame: Bytes) -> Result<Option<ResponseFrame>, FrameError> {
         if let State::Authenticating { raw: true, .. } = self.state {
             return self.authenticate(frame, None).await;

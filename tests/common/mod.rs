@@ -10,6 +10,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub mod pki;
 pub mod proxy;
 pub mod raw;
 
@@ -368,20 +369,33 @@ pub struct Cluster {
     dirs: Vec<tempfile::TempDir>,
     extra: Vec<(String, String)>,
     network: Option<proxy::Network>,
+    /// The name of each node's client (and inter-broker) listener.
+    client_listener: String,
 }
 
 impl Cluster {
     pub fn start(size: usize, extra: &[(&str, &str)]) -> Self {
-        Self::start_on(size, extra, None)
+        Self::start_on(size, extra, None, "PLAINTEXT")
+    }
+
+    /// A cluster whose client listener is named `client_listener` (its security protocol and
+    /// the controller listener's come from `extra`'s `listener.security.protocol.map`).
+    pub fn start_named(size: usize, client_listener: &str, extra: &[(&str, &str)]) -> Self {
+        Self::start_on(size, extra, None, client_listener)
     }
 
     /// A cluster whose nodes reach each other only through [`proxy::Network`], so a test can
     /// cut one off ([`Cluster::network`]).
     pub fn start_partitionable(size: usize, extra: &[(&str, &str)]) -> Self {
-        Self::start_on(size, extra, Some(proxy::Network::new()))
+        Self::start_on(size, extra, Some(proxy::Network::new()), "PLAINTEXT")
     }
 
-    fn start_on(size: usize, extra: &[(&str, &str)], network: Option<proxy::Network>) -> Self {
+    fn start_on(
+        size: usize,
+        extra: &[(&str, &str)],
+        network: Option<proxy::Network>,
+        client_listener: &str,
+    ) -> Self {
         let client_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
         let controller_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
         let (advertised_ports, voter_ports) = match &network {
@@ -417,6 +431,7 @@ impl Cluster {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             network,
+            client_listener: client_listener.to_string(),
         };
         let mut spawned = Vec::new();
         for i in 0..size {
@@ -435,11 +450,12 @@ impl Cluster {
     }
 
     fn spawn_node(&self, i: usize) -> (Broker, mpsc::Receiver<String>) {
+        let name = &self.client_listener;
         let listeners = format!(
-            "PLAINTEXT://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
+            "{name}://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
             self.client_ports[i], self.controller_ports[i]
         );
-        let advertised = format!("PLAINTEXT://127.0.0.1:{}", self.advertised_ports[i]);
+        let advertised = format!("{name}://127.0.0.1:{}", self.advertised_ports[i]);
         let node_id = (i + 1).to_string();
         let mut overrides: Vec<(&str, &str)> = vec![
             ("node.id", &node_id),
