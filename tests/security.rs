@@ -657,7 +657,7 @@ fn acls_allow_and_deny_as_kafkas_standard_authorizer_and_survive_a_restart() {
     let alice = sasl_settings("alice", "alice-secret");
     let bob = sasl_settings("bob", "bob-secret");
 
-    // Only APIs whose checks exist are offered: the share-group APIs' are not built yet.
+    // Only APIs whose checks exist are offered (all of them now).
     let mut admin = sasl_connect(&sasl, "admin", "admin-secret");
     let versions: ApiVersionsResponse = call(
         &mut admin,
@@ -670,7 +670,7 @@ fn acls_allow_and_deny_as_kafkas_standard_authorizer_and_survive_a_restart() {
     let offered: Vec<i16> = versions.api_keys.iter().map(|k| k.api_key).collect();
     assert!(offered.contains(&30) && offered.contains(&0) && offered.contains(&1));
     assert!(offered.contains(&24), "AddPartitionsToTxn is authorized");
-    assert!(!offered.contains(&78), "ShareFetch is not authorized yet");
+    assert!(offered.contains(&78), "ShareFetch is authorized");
 
     // The super user creates a topic and ACLs: alice may read and write topics named
     // orders*, but not orders-secret, and use groups named g-orders*.
@@ -823,6 +823,218 @@ fn acls_allow_and_deny_as_kafkas_standard_authorizer_and_survive_a_restart() {
         &FindCoordinatorRequest::default().with_key(StrBytes::from_static_str("g-orders-eu")),
     );
     assert_eq!(coordinator.error_code, 30);
+}
+
+/// Share groups under ACLs (KIP-932's checks): READ on the group to join, fetch and
+/// acknowledge, DESCRIBE on subscribed topics, READ on fetched topics, DESCRIBE / READ /
+/// DELETE on the group for its offsets.
+#[test]
+fn share_groups_meet_the_acls() {
+    let jaas = r#"org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret" user_alice="alice-secret" user_bob="bob-secret";"#;
+    let broker = Broker::start(&[
+        (
+            "listeners",
+            "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        ),
+        ("sasl.enabled.mechanisms", "PLAIN"),
+        ("listener.name.sasl_plaintext.plain.sasl.jaas.config", jaas),
+        (
+            "authorizer.class.name",
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        ),
+        ("super.users", "User:admin"),
+    ]);
+    let sasl = listener_address(&broker, "SASL_PLAINTEXT");
+    let mut admin = sasl_connect(&sasl, "admin", "admin-secret");
+    let created: CreateTopicsResponse = call(
+        &mut admin,
+        ApiKey::CreateTopics,
+        7,
+        &CreateTopicsRequest::default()
+            .with_topics(
+                ["shared", "private"]
+                    .iter()
+                    .map(|name| {
+                        create_topics_request::CreatableTopic::default()
+                            .with_name(TopicName(StrBytes::from_static_str(name)))
+                            .with_num_partitions(1)
+                            .with_replication_factor(1)
+                    })
+                    .collect(),
+            )
+            .with_timeout_ms(10_000),
+    );
+    let id_of = |name: &str| {
+        created
+            .topics
+            .iter()
+            .find(|t| t.name.as_str() == name)
+            .map(|t| t.topic_id)
+            .unwrap()
+    };
+    let (shared, private) = (id_of("shared"), id_of("private"));
+    let acls = create_acls(
+        &mut admin,
+        &[
+            (TOPIC, "shared", LITERAL, "User:alice", READ, ALLOW),
+            (GROUP, "sg", LITERAL, "User:alice", READ, ALLOW),
+        ],
+    );
+    assert!(acls.results.iter().all(|r| r.error_code == 0), "{acls:?}");
+
+    let s = |text: &str| StrBytes::from_string(text.to_string());
+    let heartbeat = |stream: &mut TcpStream, group: &str, member: &str, topic: &str| {
+        let request = ShareGroupHeartbeatRequest::default()
+            .with_group_id(GroupId(s(group)))
+            .with_member_id(s(member))
+            .with_member_epoch(0)
+            .with_subscribed_topic_names(Some(vec![TopicName(s(topic))]));
+        let mut response = ShareGroupHeartbeatResponse::default();
+        // The first use loads the coordinator's topics: retried meanwhile, as clients do.
+        assert!(common::wait_until(Duration::from_secs(10), || {
+            response = call(stream, ApiKey::ShareGroupHeartbeat, 1, &request);
+            !matches!(response.error_code, 14 | 15)
+        }));
+        response
+    };
+    let mut alice = sasl_connect(&sasl, "alice", "alice-secret");
+    let joined = heartbeat(&mut alice, "sg", "aaaaaaaaaaaaaaaaaaaaaa", "shared");
+    assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
+    assert!(joined.member_epoch > 0);
+    let topic_refused = heartbeat(&mut alice, "sg", "bbbbbbbbbbbbbbbbbbbbbb", "private");
+    assert_eq!(
+        topic_refused.error_code, 29,
+        "DESCRIBE on a subscribed topic"
+    );
+    let group_refused = heartbeat(&mut alice, "other", "cccccccccccccccccccccc", "shared");
+    assert_eq!(group_refused.error_code, 30, "READ on the group");
+
+    let fetch = |stream: &mut TcpStream, group: &str| -> ShareFetchResponse {
+        use share_fetch_request::{FetchPartition, FetchTopic};
+        let request = ShareFetchRequest::default()
+            .with_group_id(Some(GroupId(s(group))))
+            .with_member_id(Some(s("aaaaaaaaaaaaaaaaaaaaaa")))
+            .with_share_session_epoch(0)
+            .with_max_wait_ms(2000)
+            .with_min_bytes(1)
+            .with_max_records(10)
+            .with_max_bytes(1 << 20)
+            .with_topics(
+                [shared, private]
+                    .into_iter()
+                    .map(|id| {
+                        FetchTopic::default()
+                            .with_topic_id(id)
+                            .with_partitions(vec![
+                                FetchPartition::default().with_partition_index(0),
+                            ])
+                    })
+                    .collect(),
+            );
+        call(stream, ApiKey::ShareFetch, 1, &request)
+    };
+    // The first fetch starts the share partition at the end of the log
+    // (share.auto.offset.reset=latest); what is produced after it is delivered.
+    assert_eq!(fetch(&mut alice, "sg").error_code, 0);
+    let produced: ProduceResponse = call(
+        &mut admin,
+        ApiKey::Produce,
+        9,
+        &ProduceRequest::default()
+            .with_acks(1)
+            .with_timeout_ms(5000)
+            .with_topic_data(vec![
+                produce_request::TopicProduceData::default()
+                    .with_name(TopicName(StrBytes::from_static_str("shared")))
+                    .with_partition_data(vec![
+                        produce_request::PartitionProduceData::default()
+                            .with_index(0)
+                            .with_records(Some(common::raw::batch(3, 10).freeze())),
+                    ]),
+            ]),
+    );
+    assert_eq!(produced.responses[0].partition_responses[0].error_code, 0);
+    let fetched = fetch(&mut alice, "sg");
+    assert_eq!(fetched.error_code, 0, "{fetched:?}");
+    let error_of = |id| {
+        fetched
+            .responses
+            .iter()
+            .find(|t| t.topic_id == id)
+            .map(|t| t.partitions[0].error_code)
+    };
+    assert_eq!(error_of(shared), Some(0));
+    let acquired: i64 = fetched
+        .responses
+        .iter()
+        .filter(|t| t.topic_id == shared)
+        .flat_map(|t| t.partitions[0].acquired_records.iter())
+        .map(|r| r.last_offset - r.first_offset + 1)
+        .sum();
+    assert_eq!(acquired, 3, "alice reads the shared topic: {fetched:?}");
+    assert_eq!(error_of(private), Some(29), "READ on a fetched topic");
+    assert_eq!(fetch(&mut alice, "other").error_code, 30);
+
+    // Offsets: DESCRIBE (implied by READ) to describe, READ to alter, DELETE to delete.
+    let describe = |stream: &mut TcpStream| -> DescribeShareGroupOffsetsResponse {
+        use describe_share_group_offsets_request::{
+            DescribeShareGroupOffsetsRequestGroup, DescribeShareGroupOffsetsRequestTopic,
+        };
+        call(
+            stream,
+            ApiKey::DescribeShareGroupOffsets,
+            0,
+            &DescribeShareGroupOffsetsRequest::default().with_groups(vec![
+                DescribeShareGroupOffsetsRequestGroup::default()
+                    .with_group_id(GroupId(s("sg")))
+                    .with_topics(Some(
+                        ["shared", "private"]
+                            .iter()
+                            .map(|t| {
+                                DescribeShareGroupOffsetsRequestTopic::default()
+                                    .with_topic_name(TopicName(s(t)))
+                                    .with_partitions(vec![0])
+                            })
+                            .collect(),
+                    )),
+            ]),
+        )
+    };
+    let described = describe(&mut alice);
+    let group = &described.groups[0];
+    assert_eq!(group.error_code, 0, "{described:?}");
+    let private_offsets = group
+        .topics
+        .iter()
+        .find(|t| t.topic_name.as_str() == "private")
+        .unwrap();
+    assert_eq!(private_offsets.partitions[0].error_code, 29);
+    let mut bob = sasl_connect(&sasl, "bob", "bob-secret");
+    assert_eq!(describe(&mut bob).groups[0].error_code, 30);
+    let altered: AlterShareGroupOffsetsResponse = call(
+        &mut bob,
+        ApiKey::AlterShareGroupOffsets,
+        0,
+        &AlterShareGroupOffsetsRequest::default().with_group_id(GroupId(s("sg"))),
+    );
+    assert_eq!(altered.error_code, 30);
+    let deleted: DeleteShareGroupOffsetsResponse = call(
+        &mut alice,
+        ApiKey::DeleteShareGroupOffsets,
+        0,
+        &DeleteShareGroupOffsetsRequest::default().with_group_id(GroupId(s("sg"))),
+    );
+    assert_eq!(deleted.error_code, 30, "DELETE on the group");
+    let described_groups = |stream: &mut TcpStream| -> ShareGroupDescribeResponse {
+        call(
+            stream,
+            ApiKey::ShareGroupDescribe,
+            1,
+            &ShareGroupDescribeRequest::default().with_group_ids(vec![GroupId(s("sg"))]),
+        )
+    };
+    assert_eq!(described_groups(&mut alice).groups[0].error_code, 0);
+    assert_eq!(described_groups(&mut bob).groups[0].error_code, 30);
 }
 
 /// A PKCS12 store holding `key` with its chain, or (no key) the trusted certificates.

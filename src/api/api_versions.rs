@@ -32,10 +32,9 @@ pub fn response_for(ctx: &ApiContext, error_code: i16) -> ApiVersionsResponse {
     if ctx.is_controller_listener() {
         response_listing(error_code, controller_apis(), false)
     } else {
-        // With an authorizer, only APIs whose checks are built are offered (share groups'
-        // are not yet, so neither is `share.version`).
+        // With an authorizer, only APIs whose checks are built are offered.
         let authorizing = ctx.authorizer.is_some();
-        let shares = ctx.broker.share_coordinator().offered() && !authorizing;
+        let shares = ctx.broker.share_coordinator().offered();
         let apis = supported_apis()
             .into_iter()
             .filter(|(key, _, _)| shares || !SHARE_APIS.contains(key))

@@ -8,6 +8,10 @@
 //! everything through. An API without checks here is `uncovered`: while an authorizer is
 //! configured it is left out of ApiVersions and refused, never served unchecked.
 
+mod share;
+
+pub use share::*;
+
 use super::ApiContext;
 use crate::auth::KafkaPrincipal;
 use crate::auth::acl::{AclOperation, ResourceType};
