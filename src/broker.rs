@@ -241,6 +241,7 @@ impl Broker {
                     .is_some_and(|v| v.eq_ignore_ascii_case("true")),
             },
             cluster_id: bootstrap_cluster_id.clone(),
+            bootstrap: metadata::bootstrap::read(&config.log_dir)?,
         };
         // Raft messages for the other voters; the server's transport takes the receiver.
         let (outbound, raft_outbound) = tokio::sync::mpsc::unbounded_channel();

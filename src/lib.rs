@@ -11,11 +11,12 @@
 //! | [`controller`] | the controller quorum: decisions, metadata log, Raft voter, transport |
 //! | [`replica`] | hosted partitions: append with acks, fetch with long-poll, follower fetchers |
 //! | [`broker`] | the node: lifecycle with the controller, applying metadata, topic administration |
-//! | [`auth`] | TLS, SASL mechanisms (PLAIN, SCRAM), principals and their mapping rules |
+//! | [`auth`] | TLS, SASL mechanisms (PLAIN, SCRAM, OAUTHBEARER), principals and their mapping rules, ACLs and the authorizer; the client side of both for the broker's own connections |
 //! | [`share`] | share groups (KIP-932): membership, share-partitions, sessions, their state |
 //! | [`api`] | one file per Kafka API, wire types <-> core; the dispatch table |
 //! | [`server`] | listener, connections, framing |
-//! | [`net`] | the client side: requests to other nodes, the liveness probe |
+//! | [`net`] | the client side: requests to other nodes (secured as their listener requires), the liveness probe |
+//! | [`cli`] | admin commands of the binary: `format` |
 //! | [`limits`] | process resource limits: the open-file limit raised and checked |
 //! | [`offload`] | CPU-heavy work (decompression, record walks) on the blocking pool, bounded |
 //! | [`telemetry`] | logging |
@@ -28,6 +29,7 @@
 pub mod api;
 pub mod auth;
 pub mod broker;
+pub mod cli;
 pub mod config;
 pub mod controller;
 pub mod error;

@@ -27,6 +27,24 @@ struct Cli {
 enum Command {
     /// Run the broker (the default).
     Serve(ServeArgs),
+    /// Prepare a node's log directory before its first start, as Kafka's `kafka-storage
+    /// format`: the cluster id, and SCRAM users the cluster starts with.
+    Format {
+        #[command(flatten)]
+        config: ServeArgs,
+        /// The cluster id (Kafka's -t); generated when not given.
+        #[arg(long = "cluster-id", short = 't')]
+        cluster_id: Option<String>,
+        /// A SCRAM user, as `SCRAM-SHA-256=[name=alice,password=alice-secret]` (repeatable).
+        #[arg(long = "add-scram", short = 'S', value_name = "MECHANISM=[...]")]
+        add_scram: Vec<String>,
+        /// Leave a directory that is formatted already as it is (exit 0).
+        #[arg(long = "ignore-formatted", short = 'g')]
+        ignore_formatted: bool,
+        /// Accepted for kafka-storage's command line (a single node is its own quorum).
+        #[arg(long, short = 's')]
+        standalone: bool,
+    },
     /// Check that a broker answers ApiVersions (exit 0) or not (exit 1): a container health check.
     Probe {
         /// The broker to ask.
@@ -89,6 +107,31 @@ fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
+        Some(Command::Format {
+            config,
+            cluster_id,
+            add_scram,
+            ignore_formatted,
+            standalone: _,
+        }) => {
+            let config = load_config(&config)?;
+            let request = sluice::cli::format::FormatRequest {
+                cluster_id,
+                add_scram,
+                ignore_formatted,
+            };
+            match sluice::cli::format::format(&config, &request)? {
+                sluice::cli::format::Formatted::New { cluster_id, users } => println!(
+                    "Formatted {} with cluster id {cluster_id} and {users} SCRAM credential(s).",
+                    config.log_dir.display()
+                ),
+                sluice::cli::format::Formatted::AlreadyFormatted => println!(
+                    "{} is already formatted; left as it is.",
+                    config.log_dir.display()
+                ),
+            }
+            return Ok(());
+        }
         Some(Command::Probe { address, timeout }) => {
             let apis = sluice::net::probe(&address, std::time::Duration::from_secs(timeout))?;
             println!("{address} is up ({apis} APIs)");

@@ -454,6 +454,72 @@ fn scram_settings<'a>(
     ]
 }
 
+/// `sluice format --add-scram`, as `kafka-storage format --add-scram`: the users exist from
+/// the first start, a malformed argument writes nothing, a formatted directory is refused.
+#[test]
+fn users_added_at_format_time_authenticate_from_the_first_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let format = |args: &[&str]| {
+        std::process::Command::new(common::broker_binary())
+            .arg("format")
+            .arg("--override")
+            .arg(format!("log.dirs={}", dir.path().display()))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let bad = format(&["--add-scram", "SCRAM-SHA-256=[name=alice]"]);
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("'password' or 'saltedpassword'"),
+        "{bad:?}"
+    );
+    assert!(!dir.path().join("meta.properties").exists());
+    let formatted = format(&[
+        "-t",
+        "q1Sh-9_ISia_zwGINzRvyQ",
+        "--standalone",
+        "--add-scram",
+        "SCRAM-SHA-256=[name=alice,password=alice-secret]",
+        "--add-scram",
+        "SCRAM-SHA-512=[name=bob,iterations=8192,password=bob-secret]",
+    ]);
+    assert!(formatted.status.success(), "{formatted:?}");
+    assert!(!format(&[]).status.success(), "formatted twice");
+    assert!(format(&["--ignore-formatted"]).status.success());
+
+    let broker = Broker::start_in(
+        dir.path(),
+        &[
+            (
+                "listeners",
+                "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+            ),
+            ("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512"),
+        ],
+    );
+    let sasl = listener_address(&broker, "SASL_PLAINTEXT");
+    assert_eq!(
+        metadata(
+            &sasl,
+            &scram_settings("SCRAM-SHA-256", "alice", "alice-secret")
+        ),
+        Ok(1)
+    );
+    assert_eq!(
+        metadata(&sasl, &scram_settings("SCRAM-SHA-512", "bob", "bob-secret")),
+        Ok(1)
+    );
+    assert!(metadata(&sasl, &scram_settings("SCRAM-SHA-256", "bob", "bob-secret")).is_err());
+    let log = broker.log_text();
+    assert!(
+        log.contains("Replayed UserScramCredentialRecord creating new entry for alice with mechanism SCRAM-SHA-256."),
+        "{log}"
+    );
+    let meta = std::fs::read_to_string(dir.path().join("meta.properties")).unwrap();
+    assert!(meta.contains("cluster.id=q1Sh-9_ISia_zwGINzRvyQ"), "{meta}");
+}
+
 #[test]
 fn scram_credentials_made_through_the_admin_api_work_at_once_and_survive_a_restart() {
     let pki = Pki::new();

@@ -178,13 +178,21 @@ impl ClusterControl {
         Outcome::new(changes.records, reply)
     }
 
-    /// The first record of a new quorum: the cluster id, once.
-    pub fn bootstrap(&mut self, offset: u64, cluster_id: &str) -> Result<Outcome<()>, Error> {
+    /// The first records of a new quorum, once: the cluster id, then what `sluice format`
+    /// left to start with (`bootstrap`: SCRAM users).
+    pub fn bootstrap(
+        &mut self,
+        offset: u64,
+        cluster_id: &str,
+        bootstrap: &[MetadataRecord],
+    ) -> Result<Outcome<()>, Error> {
         let mut changes = Changes::new(&self.image);
         if self.image.cluster_id.is_none() {
-            changes.push(vec![MetadataRecord::ClusterId {
+            let mut records = vec![MetadataRecord::ClusterId {
                 cluster_id: cluster_id.to_string(),
-            }])?;
+            }];
+            records.extend(bootstrap.iter().cloned());
+            changes.push(records)?;
         }
         Ok(self.finish(offset, changes, ()))
     }
@@ -1152,7 +1160,7 @@ mod tests {
                 unclean_leader_election: unclean,
             };
             let mut control = ClusterControl::activate(config, MetadataImage::default(), 0);
-            control.bootstrap(1, "cluster-a").unwrap();
+            control.bootstrap(1, "cluster-a", &[]).unwrap();
             Self {
                 control,
                 offset: 1,

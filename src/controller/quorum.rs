@@ -146,6 +146,40 @@ impl std::fmt::Debug for Quorum {
     }
 }
 
+/// One line per SCRAM credential a committed entry creates, changes or removes, as Kafka's
+/// ScramControlManager logs when it replays them (tools wait for these lines).
+fn log_credential_changes(image: &MetadataImage, records: &[MetadataRecord]) {
+    let mechanism_name = |id: i8| {
+        crate::auth::scram::ScramMechanism::from_type_id(id).map_or("unknown", |m| m.name())
+    };
+    for record in records {
+        match record {
+            MetadataRecord::UserScramCredential {
+                name, mechanism, ..
+            } => {
+                let exists = image
+                    .scram_credentials
+                    .get(name)
+                    .is_some_and(|c| c.contains_key(mechanism));
+                let what = if exists {
+                    "modifying existing"
+                } else {
+                    "creating new"
+                };
+                tracing::info!(
+                    "Replayed UserScramCredentialRecord {what} entry for {name} with mechanism {}.",
+                    mechanism_name(*mechanism)
+                );
+            }
+            MetadataRecord::RemoveUserScramCredential { name, mechanism } => tracing::info!(
+                "Replayed RemoveUserScramCredentialRecord for {name} with mechanism {}.",
+                mechanism_name(*mechanism)
+            ),
+            _ => {}
+        }
+    }
+}
+
 fn image_from_snapshot(snapshot: &Snapshot) -> Result<MetadataImage, QuorumError> {
     let mut image = MetadataImage::default();
     let index = snapshot.get_metadata().index;
@@ -350,6 +384,7 @@ impl Quorum {
             }
             let records = decode_batch(&entry.data)
                 .map_err(|source| QuorumError::Decode { index, source })?;
+            log_credential_changes(&self.image, &records);
             self.image
                 .apply(index, &records)
                 .map_err(|source| QuorumError::Apply { index, source })?;

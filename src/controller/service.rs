@@ -138,6 +138,8 @@ pub struct ControllerSettings {
     pub control: ControlConfig,
     /// The cluster id the first active controller writes when the log has none.
     pub cluster_id: String,
+    /// Records a new quorum starts with (`metadata::bootstrap`).
+    pub bootstrap: Vec<crate::metadata::records::MetadataRecord>,
 }
 
 /// Talks to this node's controller thread.
@@ -413,7 +415,9 @@ impl Loop {
                 "active controller"
             );
             let cluster_id = self.settings.cluster_id.clone();
-            let _ = self.decide(|control, offset| control.bootstrap(offset, &cluster_id));
+            let bootstrap = self.settings.bootstrap.clone();
+            let _ =
+                self.decide(|control, offset| control.bootstrap(offset, &cluster_id, &bootstrap));
         }
         Ok(())
     }
@@ -631,6 +635,7 @@ mod tests {
                         unclean_leader_election: false,
                     },
                     cluster_id: format!("cluster-from-{id}"),
+                    bootstrap: Vec::new(),
                 };
                 let (handle, thread) = start(settings, outbound.clone(), None).unwrap();
                 handles.lock().unwrap().insert(id, handle);

@@ -12,9 +12,11 @@
 //! Those topic files are what a single node kept before the metadata log: they are read once,
 //! imported into the log, and renamed `topics.imported`. Submodules: the metadata log's
 //! records ([`records`]), the image they build ([`image`]), this broker's current view of it
-//! ([`cache`]) and the feature levels it runs at ([`features`]).
+//! ([`cache`]), the feature levels it runs at ([`features`]) and the records a new cluster
+//! starts with ([`bootstrap`]).
 
 pub mod acl;
+pub mod bootstrap;
 pub mod cache;
 pub mod features;
 pub mod image;

@@ -178,6 +178,7 @@ mod tests {
                     unclean_leader_election: false,
                 },
                 cluster_id: "over-tcp".into(),
+                bootstrap: Vec::new(),
             };
             let (outbound, messages) = tokio::sync::mpsc::unbounded_channel();
             let (handle, thread) = service::start(settings, outbound, None).unwrap();
