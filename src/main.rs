@@ -83,6 +83,15 @@ fn load_config(args: &ServeArgs) -> anyhow::Result<BrokerConfig> {
     if args.config_from_env {
         props.extend(properties_from_env(std::env::vars()));
     }
+    // Kafka takes a static JAAS file as a JVM system property in KAFKA_OPTS.
+    if !props.contains_key("java.security.auth.login.config")
+        && let Some(path) = std::env::var("KAFKA_OPTS")
+            .ok()
+            .as_deref()
+            .and_then(sluice::config::jaas_file_from_kafka_opts)
+    {
+        props.insert("java.security.auth.login.config".into(), path);
+    }
     for item in &args.overrides {
         let (key, value) = item
             .split_once('=')

@@ -184,6 +184,7 @@ macro_rules! def {
 mod security;
 pub use security::{
     DEFAULT_PRINCIPAL_BUILDER, ListenerOverrides, SECURITY_CONFIGS, SecurityProtocol,
+    jaas_file_from_kafka_opts,
 };
 
 /// Per-topic configs (Kafka's `TopicConfig`) and the broker property each defaults to.
@@ -1080,7 +1081,7 @@ impl BrokerConfig {
     /// Builds the configuration from file properties overlaid with `--override`s.
     pub fn from_properties(props: &BTreeMap<String, String>) -> Result<Self, ConfigError> {
         let mut props = props.clone();
-        let listener_overrides = ListenerOverrides::take_from(&mut props)?;
+        let mut listener_overrides = ListenerOverrides::take_from(&mut props)?;
         let props = &props;
         let mut without_effect = Vec::new();
         for (name, value) in props {
@@ -1132,6 +1133,22 @@ impl BrokerConfig {
         };
         for listener in &mut listeners {
             listener.protocol = protocol_of(&listener.name);
+        }
+        if let Some(path) = explicit("java.security.auth.login.config").filter(|p| !p.is_empty()) {
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                invalid(
+                    "java.security.auth.login.config",
+                    &path,
+                    format!("cannot read the JAAS file: {e}"),
+                )
+            })?;
+            let sections = crate::auth::jaas::parse_file(&text)
+                .map_err(|e| invalid("java.security.auth.login.config", &path, e.to_string()))?;
+            let names = listeners
+                .iter()
+                .map(|l| l.name.as_str())
+                .chain(protocols.keys().map(String::as_str));
+            listener_overrides.add_static_jaas(&sections, names);
         }
         let cluster = ClusterConfig::from_values(
             &get,

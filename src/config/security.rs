@@ -65,6 +65,7 @@ pub const DEFAULT_PRINCIPAL_BUILDER: &str =
 #[rustfmt::skip]
 pub static SECURITY_CONFIGS: &[ConfigDef] = &[
     def!("security.inter.broker.protocol", String, Some("PLAINTEXT"), Validator::OneOf(&["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]), None, "Security protocol between brokers when inter.broker.listener.name is not set: the first broker listener of this protocol."),
+    def!("java.security.auth.login.config", String, None, Validator::Any, None, "A static JAAS file (Kafka's JVM system property, also read from -Djava.security.auth.login.config= in KAFKA_OPTS): the <listener>.KafkaServer or KafkaServer section's login modules stand for the listener.name.<listener>.<mechanism>.sasl.jaas.config properties not set."),
     def!("sasl.enabled.mechanisms", List, Some("GSSAPI"), Validator::Any, None, "SASL mechanisms a SASL listener offers: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (Kafka's default GSSAPI is not supported). Per listener."),
     def!("sasl.mechanism.inter.broker.protocol", String, Some("GSSAPI"), Validator::Any, None, "SASL mechanism between brokers."),
     def!("sasl.mechanism.controller.protocol", String, Some("GSSAPI"), Validator::Any, None, "SASL mechanism on the controller listener."),
@@ -197,6 +198,40 @@ impl ListenerOverrides {
         Ok(Self { values })
     }
 
+    /// Fills the `<mechanism>.sasl.jaas.config` of `listeners` that are not set from a static
+    /// JAAS file, as Kafka's JaasContext falls back: the `<listener>.KafkaServer` section,
+    /// else `KafkaServer`; each module stands for the mechanisms of its class.
+    pub fn add_static_jaas<'a>(
+        &mut self,
+        sections: &BTreeMap<String, Vec<crate::auth::jaas::JaasModule>>,
+        listeners: impl Iterator<Item = &'a str>,
+    ) {
+        for listener in listeners {
+            let listener = listener.to_ascii_lowercase();
+            let Some(modules) = sections
+                .get(&format!("{listener}.KafkaServer"))
+                .or_else(|| sections.get("KafkaServer"))
+            else {
+                continue;
+            };
+            for module in modules {
+                let mechanisms: &[&str] = match module.class.rsplit('.').next() {
+                    Some("PlainLoginModule") => &["plain"],
+                    Some("ScramLoginModule") => &["scram-sha-256", "scram-sha-512"],
+                    Some("OAuthBearerLoginModule") => &["oauthbearer"],
+                    _ => &[],
+                };
+                for mechanism in mechanisms {
+                    self.values
+                        .entry(format!(
+                            "listener.name.{listener}.{mechanism}.sasl.jaas.config"
+                        ))
+                        .or_insert_with(|| module.to_config());
+                }
+            }
+        }
+    }
+
     /// The listener's own value of `property`, if set.
     pub fn get(&self, listener: &str, property: &str) -> Option<&str> {
         self.values
@@ -258,9 +293,95 @@ pub fn parse_protocol_map(text: &str) -> Result<BTreeMap<String, SecurityProtoco
     Ok(map)
 }
 
+/// The static JAAS file a Kafka start script passes the JVM in `KAFKA_OPTS`
+/// (`-Djava.security.auth.login.config=PATH`), if any.
+pub fn jaas_file_from_kafka_opts(opts: &str) -> Option<String> {
+    opts.split_whitespace()
+        .filter_map(|option| option.strip_prefix("-Djava.security.auth.login.config="))
+        .map(|path| path.trim_matches('"').to_string())
+        .next_back()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_static_jaas_file_stands_for_unset_listener_jaas_configs() {
+        assert_eq!(
+            jaas_file_from_kafka_opts(
+                "-Xmx1G -Djava.security.auth.login.config=/etc/kafka/jaas.conf"
+            ),
+            Some("/etc/kafka/jaas.conf".to_string())
+        );
+        assert_eq!(jaas_file_from_kafka_opts("-Xmx1G"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jaas.conf");
+        std::fs::write(
+            &path,
+            r#"KafkaServer {
+                org.apache.kafka.common.security.plain.PlainLoginModule required
+                username="admin" password="admin-secret" user_admin="admin-secret";
+                org.apache.kafka.common.security.scram.ScramLoginModule required
+                username="admin" password="admin-secret";
+            };
+            internal.KafkaServer {
+                org.apache.kafka.common.security.plain.PlainLoginModule required user_x="y";
+            };"#,
+        )
+        .unwrap();
+        let path_text = path.display().to_string();
+        let config = crate::config::BrokerConfig::with_overrides(&[
+            (
+                "listeners",
+                "SASL_PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:0,OWN://127.0.0.1:0",
+            ),
+            (
+                "listener.security.protocol.map",
+                "SASL_PLAINTEXT:SASL_PLAINTEXT,INTERNAL:SASL_PLAINTEXT,OWN:SASL_PLAINTEXT",
+            ),
+            ("java.security.auth.login.config", &path_text),
+            (
+                "listener.name.own.plain.sasl.jaas.config",
+                r#"org.apache.kafka.common.security.plain.PlainLoginModule required user_own="o";"#,
+            ),
+        ])
+        .unwrap();
+        let module = |listener: &str, mechanism: &str| {
+            let text = config
+                .listener_overrides
+                .get(listener, &format!("{mechanism}.sasl.jaas.config"))
+                .unwrap();
+            crate::auth::jaas::parse(text).unwrap()
+        };
+        assert_eq!(
+            module("SASL_PLAINTEXT", "plain").option("user_admin"),
+            Some("admin-secret")
+        );
+        assert_eq!(
+            module("SASL_PLAINTEXT", "scram-sha-512").option("username"),
+            Some("admin")
+        );
+        // The listener's own section, then the listener's own property, come first.
+        assert_eq!(module("INTERNAL", "plain").option("user_x"), Some("y"));
+        assert!(
+            config
+                .listener_overrides
+                .get("INTERNAL", "scram-sha-256.sasl.jaas.config")
+                .is_none()
+        );
+        assert_eq!(module("OWN", "plain").option("user_own"), Some("o"));
+        // A missing or malformed file is a config error.
+        for bad in ["/nonexistent/jaas.conf", dir.path().to_str().unwrap()] {
+            assert!(
+                crate::config::BrokerConfig::with_overrides(&[(
+                    "java.security.auth.login.config",
+                    bad
+                )])
+                .is_err()
+            );
+        }
+    }
 
     #[test]
     fn prefixed_properties_are_checked_and_resolved_per_listener() {
