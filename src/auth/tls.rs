@@ -260,6 +260,34 @@ impl Settings<'_> {
     }
 }
 
+/// The chain and key a listener presents, checked to belong together. rustls' own check
+/// parses the certificate with webpki, which refuses X.509 v1 certificates (what `openssl x509
+/// -req` signs without extensions, and Java accepts): those are checked with x509-parser.
+fn certified_key(
+    provider: &CryptoProvider,
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<rustls::sign::CertifiedKey, rustls::Error> {
+    use rustls::{Error, InconsistentKeys};
+    let signing_key = provider.key_provider.load_private_key(key)?;
+    let certified = rustls::sign::CertifiedKey::new(chain, signing_key);
+    match certified.keys_match() {
+        Ok(()) | Err(Error::InconsistentKeys(InconsistentKeys::Unknown)) => Ok(certified),
+        Err(Error::InvalidCertificate(_)) => {
+            let leaf = certified.end_entity_cert()?;
+            let (_, parsed) = x509_parser::parse_x509_certificate(leaf.as_ref())
+                .map_err(|e| Error::General(format!("unreadable certificate: {e}")))?;
+            match certified.key.public_key() {
+                Some(spki) if spki.as_ref() != parsed.tbs_certificate.subject_pki.raw => {
+                    Err(Error::InconsistentKeys(InconsistentKeys::KeyMismatch))
+                }
+                _ => Ok(certified),
+            }
+        }
+        Err(other) => Err(other),
+    }
+}
+
 /// The IANA name of a suite (what Java and Kafka configs use).
 fn iana_name(suite: &rustls::SupportedCipherSuite) -> String {
     format!("{:?}", suite.suite()).replacen("TLS13_", "TLS_", 1)
@@ -360,12 +388,12 @@ impl TlsServer {
             listener: listener.to_string(),
             reason: e.to_string(),
         };
+        let certified = certified_key(&provider, chain, key).map_err(build)?;
         let server = rustls::ServerConfig::builder_with_provider(provider)
             .with_protocol_versions(&versions)
             .map_err(build)?
             .with_client_cert_verifier(verifier)
-            .with_single_cert(chain, key)
-            .map_err(build)?;
+            .with_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(certified)));
         let rules = settings
             .get("ssl.principal.mapping.rules")
             .unwrap_or_else(|| "DEFAULT".into());
@@ -440,7 +468,7 @@ impl TlsClient {
                 "https" => verifier,
                 _ => Arc::new(AnyHostName(verifier)),
             };
-        let builder = rustls::ClientConfig::builder_with_provider(provider)
+        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(&versions)
             .map_err(|e| build(e.to_string()))?
             .dangerous()
@@ -449,9 +477,11 @@ impl TlsClient {
             || settings.get("ssl.keystore.certificate.chain").is_some();
         let client = if has_keystore {
             let (chain, key) = settings.keystore()?;
-            builder
-                .with_client_auth_cert(chain, key)
-                .map_err(|e| build(e.to_string()))?
+            let certified =
+                certified_key(&provider, chain, key).map_err(|e| build(e.to_string()))?;
+            builder.with_client_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(
+                certified,
+            )))
         } else {
             builder.with_no_client_auth()
         };
