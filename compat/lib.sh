@@ -11,6 +11,7 @@ work=$(mktemp -d)
 broker_pid=""
 cleanup() {
   if [[ -n "$broker_pid" ]]; then kill "$broker_pid" 2>/dev/null; wait "$broker_pid" 2>/dev/null; fi
+  if [[ -n "$secure_pid" ]]; then kill "$secure_pid" 2>/dev/null; wait "$secure_pid" 2>/dev/null; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -29,6 +30,70 @@ start_broker() {
     sleep 0.1
   done
   echo "broker did not start:"; cat "$work/broker.log"; exit 2
+}
+
+# A second broker with every security protocol (issue 17), for a suite's security cases:
+# listeners SSL, SASL_PLAINTEXT, SASL_SSL and MTLS (SSL requiring client certificates, whose
+# CN is the principal through ssl.principal.mapping.rules); PLAIN (users admin and alice, from a
+# static JAAS file), SCRAM-SHA-256/512 (alice and admin, from `sluice format --add-scram`) and
+# unsecured OAUTHBEARER; Kafka's StandardAuthorizer with User:admin a super user and
+# allow.everyone.if.no.acl.found=true (a resource is closed once an ACL names it).
+# Certificates are made now with openssl: $pki/ca.pem, $pki/client.pem, $pki/client.key.
+# Sets $secure_ssl, $secure_sasl_plaintext, $secure_sasl_ssl, $secure_mtls.
+secure_pid=""
+start_secure_broker() {
+  cargo build --quiet --release --bin sluice || exit 2
+  pki="$work/pki"; mkdir -p "$pki"
+  (
+    cd "$pki" || exit 2
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=compat CA" &&
+    openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=localhost" &&
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >san.ext &&
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext -out server.crt &&
+    openssl pkcs8 -topk8 -nocrypt -in server.key -out server.pk8 && cat server.pk8 server.crt >server.pem &&
+    openssl req -newkey rsa:2048 -nodes -keyout client.rsa -out client.csr -subj "/O=compat/CN=alice" &&
+    printf 'extendedKeyUsage=clientAuth\n' >client.ext &&
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile client.ext -out client.pem &&
+    openssl pkcs8 -topk8 -nocrypt -in client.rsa -out client.key
+  ) >"$work/pki.log" 2>&1 || { echo "cannot make certificates:"; cat "$work/pki.log"; exit 2; }
+  cat >"$pki/jaas.conf" <<'JAAS'
+KafkaServer {
+  org.apache.kafka.common.security.plain.PlainLoginModule required
+    user_admin="admin-secret" user_alice="alice-secret";
+  org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;
+};
+JAAS
+  local data="$work/secure-data"
+  ./target/release/sluice format --override "log.dirs=$data" \
+    --add-scram 'SCRAM-SHA-256=[name=alice,password=alice-secret]' \
+    --add-scram 'SCRAM-SHA-512=[name=alice,password=alice-secret]' \
+    --add-scram 'SCRAM-SHA-256=[name=admin,password=admin-secret]' >"$work/format.log" 2>&1 \
+    || { echo "sluice format failed:"; cat "$work/format.log"; exit 2; }
+  ./target/release/sluice --override "log.dirs=$data" \
+    --override listeners=SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,MTLS://127.0.0.1:0 \
+    --override listener.security.protocol.map=SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL \
+    --override ssl.keystore.type=PEM --override "ssl.keystore.location=$pki/server.pem" \
+    --override ssl.truststore.type=PEM --override "ssl.truststore.location=$pki/ca.pem" \
+    --override listener.name.mtls.ssl.client.auth=required \
+    --override 'listener.name.mtls.ssl.principal.mapping.rules=RULE:^.*CN=([^,]+).*$/$1/,DEFAULT' \
+    --override sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER \
+    --override "java.security.auth.login.config=$pki/jaas.conf" \
+    --override authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer \
+    --override super.users=User:admin --override allow.everyone.if.no.acl.found=true \
+    --override group.initial.rebalance.delay.ms=0 >"$work/secure-broker.log" 2>&1 &
+  secure_pid=$!
+  local name
+  for _ in $(seq 1 300); do
+    for name in SSL SASL_PLAINTEXT SASL_SSL MTLS; do
+      local address
+      address=$(grep -E "listening on [0-9.:]+ listener=$name\$" "$work/secure-broker.log" | head -1 | sed -E 's/.*listening on ([0-9.:]+).*/\1/')
+      printf -v "secure_${name,,}" '%s' "$address"
+    done
+    [[ -n "$secure_ssl" && -n "$secure_sasl_plaintext" && -n "$secure_sasl_ssl" && -n "$secure_mtls" ]] && return 0
+    kill -0 "$secure_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "secure broker did not start:"; cat "$work/secure-broker.log"; exit 2
 }
 
 passed=0; failed=0; xfailed=0
