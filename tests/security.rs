@@ -455,7 +455,8 @@ fn scram_settings<'a>(
 }
 
 /// `sluice format --add-scram`, as `kafka-storage format --add-scram`: the users exist from
-/// the first start, a malformed argument writes nothing, a formatted directory is refused.
+/// the first start, a malformed argument writes nothing, a formatted directory is refused;
+/// raw SCRAM exchanges with a wrong nonce or proof are refused.
 #[test]
 fn users_added_at_format_time_authenticate_from_the_first_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -518,6 +519,49 @@ fn users_added_at_format_time_authenticate_from_the_first_start() {
     );
     let meta = std::fs::read_to_string(dir.path().join("meta.properties")).unwrap();
     assert!(meta.contains("cluster.id=q1Sh-9_ISia_zwGINzRvyQ"), "{meta}");
+
+    // Raw SCRAM exchanges for that user: a client-final message with another nonce, or with
+    // a wrong proof, is SASL_AUTHENTICATION_FAILED and the connection closes.
+    let authenticate = |stream: &mut TcpStream, token: &[u8]| -> SaslAuthenticateResponse {
+        call(
+            stream,
+            ApiKey::SaslAuthenticate,
+            2,
+            &SaslAuthenticateRequest::default().with_auth_bytes(token.to_vec().into()),
+        )
+    };
+    for (case, final_of) in [
+        (
+            "a wrong nonce",
+            (|_: &str| "c=biws,r=someone-elses-nonce,p=AAAA".to_string()) as fn(&str) -> String,
+        ),
+        ("a wrong proof", |nonce: &str| {
+            format!("c=biws,r={nonce},p=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+        }),
+    ] {
+        let mut stream = raw_connect(&sasl);
+        assert_eq!(handshake(&mut stream, "SCRAM-SHA-256", 1).error_code, 0);
+        let first = authenticate(&mut stream, b"n,,n=alice,r=clientnonce123");
+        assert_eq!(first.error_code, 0, "{case}: {first:?}");
+        let server_first = String::from_utf8(first.auth_bytes.to_vec()).unwrap();
+        let nonce = server_first
+            .split(',')
+            .find_map(|f| f.strip_prefix("r="))
+            .unwrap()
+            .to_string();
+        assert!(nonce.starts_with("clientnonce123"), "{server_first}");
+        let last = authenticate(&mut stream, final_of(&nonce).as_bytes());
+        assert_eq!(last.error_code, 58, "{case}: {last:?}");
+        assert!(is_closed(&mut stream), "{case}");
+    }
+    // alice is still served.
+    assert_eq!(
+        metadata(
+            &sasl,
+            &scram_settings("SCRAM-SHA-256", "alice", "alice-secret")
+        ),
+        Ok(1)
+    );
 }
 
 #[test]
