@@ -9,6 +9,7 @@
 pub mod acl;
 pub mod authorizer;
 pub mod jaas;
+pub mod jwks;
 pub mod oauthbearer;
 pub mod principal;
 pub mod sasl;

@@ -38,7 +38,7 @@ pub enum Validator {
 
 #[derive(Debug, Clone)]
 pub struct SignedValidator {
-    keys: jsonwebtoken::jwk::JwkSet,
+    keys: super::jwks::JwksSource,
     audience: Vec<String>,
     issuer: Option<String>,
     principal_claim: String,
@@ -86,16 +86,14 @@ impl Validator {
         })
     }
 
-    /// The KIP-768 validator over a JWKS document.
+    /// The KIP-768 validator over a JWKS (a file, or an endpoint kept fresh).
     pub fn signed(
-        jwks: &str,
+        keys: super::jwks::JwksSource,
         audience: Vec<String>,
         issuer: Option<String>,
         principal_claim: String,
         clock_skew_seconds: u64,
     ) -> Result<Self, String> {
-        let keys: jsonwebtoken::jwk::JwkSet =
-            serde_json::from_str(jwks).map_err(|e| format!("not a JWKS document: {e}"))?;
         Ok(Self::Signed(Box::new(SignedValidator {
             keys,
             audience,
@@ -258,11 +256,16 @@ impl SignedValidator {
                 "symmetric (HS*) signatures are not accepted".into(),
             ));
         }
+        let keys = self.keys.keys();
         let jwk = match &header.kid {
-            Some(kid) => self.keys.find(kid),
-            None => self.keys.keys.first(),
+            Some(kid) => keys.find(kid),
+            None => keys.keys.first(),
         }
-        .ok_or_else(|| Refused("no key of the JWKS matches the token's kid".into()))?;
+        .ok_or_else(|| {
+            // The endpoint may have rotated its keys since they were fetched.
+            self.keys.unknown_key();
+            Refused("no key of the JWKS matches the token's kid".into())
+        })?;
         let key =
             DecodingKey::from_jwk(jwk).map_err(|e| Refused(format!("unusable JWKS key: {e}")))?;
         let mut validation = Validation::new(header.alg);
@@ -367,7 +370,7 @@ mod tests {
         jwk.common.key_id = Some("k1".into());
         let jwks = serde_json::json!({ "keys": [jwk] }).to_string();
         let validator = Validator::signed(
-            &jwks,
+            crate::auth::jwks::JwksSource::document(&jwks).unwrap(),
             vec!["kafka".into()],
             Some("https://issuer.example".into()),
             "sub".into(),

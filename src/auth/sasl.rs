@@ -379,17 +379,39 @@ fn oauth_validator(
                     "the validator needs the JWKS".to_string(),
                 )
             })?;
-            let path = url.strip_prefix("file:").ok_or_else(|| {
-                (
-                    url_property.clone(),
-                    "only file: URLs are supported (the broker has no HTTP client)".to_string(),
+            let ms = |name: &str, default: u64| {
+                Duration::from_millis(
+                    value(name)
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                        .unwrap_or(default)
+                        .max(1),
                 )
-            })?;
-            let path = path.trim_start_matches("//");
-            let jwks = std::fs::read_to_string(path)
-                .map_err(|e| (url_property.clone(), format!("cannot read {path}: {e}")))?;
+            };
+            // Kafka reads the endpoint's TLS settings from the login module's options.
+            let trusted_pem = match module.option("ssl.truststore.location") {
+                Some(path) => Some(std::fs::read(path).map_err(|e| {
+                    (
+                        jaas_property.clone(),
+                        format!("ssl.truststore.location: cannot read {path}: {e}"),
+                    )
+                })?),
+                None => module
+                    .option("ssl.truststore.certificates")
+                    .map(|pem| pem.as_bytes().to_vec()),
+            };
+            let settings = super::jwks::EndpointSettings {
+                refresh: ms("sasl.oauthbearer.jwks.endpoint.refresh.ms", 3_600_000),
+                backoff: ms("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", 100),
+                max_backoff: ms(
+                    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+                    10_000,
+                ),
+                trusted_pem,
+            };
+            let keys = super::jwks::JwksSource::from_url(&url, settings)
+                .map_err(|reason| (url_property.clone(), reason))?;
             Validator::signed(
-                &jwks,
+                keys,
                 value("sasl.oauthbearer.expected.audience")
                     .map(|a| a.split(',').map(|s| s.trim().to_string()).collect())
                     .unwrap_or_default(),

@@ -76,7 +76,10 @@ pub static SECURITY_CONFIGS: &[ConfigDef] = &[
     def!("authorizer.class.name", String, Some(""), Validator::OneOf(&["", "org.apache.kafka.metadata.authorizer.StandardAuthorizer"]), None, "The authorizer: Kafka's StandardAuthorizer (ACLs in the cluster metadata), or empty for none."),
     def!("super.users", String, Some(""), Validator::Any, None, "Principals the authorizer lets do anything, separated by ';' (User:admin;User:broker)."),
     def!("allow.everyone.if.no.acl.found", Boolean, Some("false"), Validator::Any, None, "Whether a resource without any ACL is open to everyone."),
-    def!("sasl.oauthbearer.jwks.endpoint.url", String, None, Validator::Any, None, "The JWKS (a file: URL) whose keys sign OAUTHBEARER tokens, for OAuthBearerValidatorCallbackHandler. Per listener."),
+    def!("sasl.oauthbearer.jwks.endpoint.url", String, None, Validator::Any, None, "The JWKS whose keys sign OAUTHBEARER tokens, for OAuthBearerValidatorCallbackHandler: a file: URL, or an https: (http:) endpoint fetched at startup and kept fresh. Per listener."),
+    def!("sasl.oauthbearer.jwks.endpoint.refresh.ms", Long, Some("3600000"), Validator::AtLeast(1), None, "How often the JWKS endpoint is fetched again. Per listener."),
+    def!("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", Long, Some("100"), Validator::AtLeast(1), None, "The least time between JWKS fetches when a token names an unknown key id, and the first wait after a failed fetch. Per listener."),
+    def!("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", Long, Some("10000"), Validator::AtLeast(1), None, "The longest wait between failed JWKS fetches. Per listener."),
     def!("sasl.oauthbearer.expected.audience", List, None, Validator::Any, None, "Audiences a signed OAUTHBEARER token must name (aud). Per listener."),
     def!("sasl.oauthbearer.expected.issuer", String, None, Validator::Any, None, "Issuer a signed OAUTHBEARER token must name (iss). Per listener."),
     def!("sasl.oauthbearer.sub.claim.name", String, Some("sub"), Validator::Any, None, "Claim of a signed OAUTHBEARER token holding the principal. Per listener."),
@@ -103,6 +106,9 @@ pub static SECURITY_CONFIGS: &[ConfigDef] = &[
 /// / `<mechanism>.connections.max.reauth.ms`.
 const PER_LISTENER: &[&str] = &[
     "sasl.oauthbearer.jwks.endpoint.url",
+    "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
     "sasl.oauthbearer.expected.audience",
     "sasl.oauthbearer.expected.issuer",
     "sasl.oauthbearer.sub.claim.name",
