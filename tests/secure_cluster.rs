@@ -2,8 +2,9 @@
 //! use, and the controller listener Raft, broker registration and forwarding use — is
 //! SASL_SSL with PLAIN, with Kafka's StandardAuthorizer and the nodes' own principal a super
 //! user. acks=all survives killing the partition leader, the killed node rejoins the ISR over
-//! SASL_SSL, a client without ACLs sees nothing, and the controller listener refuses a
-//! principal that is not a node (and a wrong password). Certificates are made at run time.
+//! SASL_SSL, a client without ACLs sees nothing, a transaction's markers cross the brokers, and
+//! the controller listener refuses a principal that is not a node (and a wrong password).
+//! Certificates are made at run time.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -341,4 +342,96 @@ async fn the_controller_listener_serves_only_the_clusters_own_principal() {
         .await
         .unwrap();
     assert_eq!(api_versions.error_code, 0);
+}
+
+/// A transaction over partitions led by different brokers: the coordinator's markers and the
+/// leaders' verification requests (AddPartitionsToTxn) travel over SASL_SSL, authorized as
+/// the nodes' own principal; read_committed readers see the committed records only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactions_commit_and_abort_across_brokers_over_sasl_ssl() {
+    use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedProducer};
+    let pki = Pki::new();
+    let ca = pki.path("ca.pem");
+    let cluster = secured_cluster(&pki);
+    let config = client(&cluster.bootstrap(), &ca, "admin", "admin-secret");
+    let admin: AdminClient<DefaultClientContext> = config.create().unwrap();
+    let topic = NewTopic::new("spread", 3, TopicReplication::Fixed(3));
+    let created = admin
+        .create_topics([&topic], &AdminOptions::new())
+        .await
+        .unwrap();
+    assert!(created[0].is_ok(), "{:?}", created[0]);
+    let leaders = || -> BTreeSet<i32> {
+        let consumer: BaseConsumer = config.create().unwrap();
+        let metadata = consumer
+            .fetch_metadata(Some("spread"), Duration::from_secs(5))
+            .unwrap();
+        metadata.topics()[0]
+            .partitions()
+            .iter()
+            .map(|p| p.leader())
+            .collect()
+    };
+    assert!(
+        wait_until(Duration::from_secs(30), || leaders().len() == 3),
+        "the partitions are led by three brokers"
+    );
+    let producer: ThreadedProducer<DefaultProducerContext> = config
+        .clone()
+        .set("transactional.id", "spread-secure")
+        .create()
+        .unwrap();
+    let timeout = Duration::from_secs(60);
+    producer.init_transactions(timeout).unwrap();
+    let send = |prefix: &str| {
+        for partition in 0..3 {
+            let value = format!("{prefix}{partition}");
+            producer
+                .send(
+                    BaseRecord::<(), _>::to("spread")
+                        .payload(&value)
+                        .partition(partition),
+                )
+                .unwrap();
+        }
+        producer.flush(timeout).unwrap();
+    };
+    producer.begin_transaction().unwrap();
+    send("committed-");
+    producer.commit_transaction(timeout).unwrap();
+    producer.begin_transaction().unwrap();
+    send("aborted-");
+    producer.abort_transaction(timeout).unwrap();
+    producer.begin_transaction().unwrap();
+    send("after-");
+    producer.commit_transaction(timeout).unwrap();
+
+    let consumer: BaseConsumer = config
+        .clone()
+        .set("group.id", "committed-reader")
+        .set("isolation.level", "read_committed")
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut assignment = rdkafka::TopicPartitionList::new();
+    for partition in 0..3 {
+        assignment
+            .add_partition_offset("spread", partition, rdkafka::Offset::Beginning)
+            .unwrap();
+    }
+    consumer.assign(&assignment).unwrap();
+    let mut seen = BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while seen.len() < 6 && Instant::now() < deadline {
+        if let Some(Ok(message)) = consumer.poll(Duration::from_millis(100)) {
+            seen.insert(
+                String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned(),
+            );
+        }
+    }
+    let expected: BTreeSet<String> = ["committed-", "after-"]
+        .iter()
+        .flat_map(|prefix| (0..3).map(move |p| format!("{prefix}{p}")))
+        .collect();
+    assert_eq!(seen, expected);
 }
