@@ -461,6 +461,28 @@ mod tests {
         );
     }
 
+    /// The secured cluster example loads, and its own connections' client side is complete
+    /// (the certificates themselves are read at bind time).
+    #[test]
+    fn the_secure_cluster_example_is_valid() {
+        let text = include_str!("../../config/secure-cluster-node-1.properties");
+        let props = super::super::parse_properties(text).unwrap();
+        let config = super::super::BrokerConfig::from_properties(&props).unwrap();
+        assert!(!config.cluster.is_single_node());
+        assert_eq!(config.protocol_of("BROKER"), SecurityProtocol::SaslSsl);
+        assert_eq!(config.protocol_of("CONTROLLER"), SecurityProtocol::SaslSsl);
+        for (listener, property) in [
+            ("BROKER", "sasl.mechanism.inter.broker.protocol"),
+            ("CONTROLLER", "sasl.mechanism.controller.protocol"),
+        ] {
+            let credentials = crate::auth::sasl_client::ClientCredentials::for_listener(
+                &config, listener, property,
+            )
+            .unwrap();
+            assert_eq!(credentials.mechanism().name(), "PLAIN");
+        }
+    }
+
     #[test]
     fn the_protocol_map_names_kafkas_protocols() {
         let map =
