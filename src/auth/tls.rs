@@ -460,8 +460,9 @@ impl TlsClient {
         )
         .build()
         .map_err(|e| build(e.to_string()))?;
-        let check_host = settings
-            .get("ssl.endpoint.identification.algorithm")
+        // Set empty, it turns the check off (Settings::get reads an empty value as unset).
+        let check_host = config
+            .listener_value(listener, "ssl.endpoint.identification.algorithm")
             .unwrap_or_else(|| "https".into());
         let verifier: Arc<dyn rustls::client::danger::ServerCertVerifier> =
             match check_host.to_ascii_lowercase().as_str() {

@@ -152,6 +152,92 @@ mod tests {
         NodeSecurity::from_config(&BrokerConfig::with_overrides(&pairs).unwrap())
     }
 
+    /// A CA, and a server certificate it signs for `names`, as PEM files in `dir`.
+    fn certificates(dir: &std::path::Path, names: &[&str]) {
+        use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+        let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca.distinguished_name
+            .push(DnType::CommonName, "peer test CA");
+        let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let server = CertificateParams::new(names)
+            .unwrap()
+            .signed_by(&key, &ca)
+            .unwrap();
+        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+        std::fs::write(
+            dir.join("server.pem"),
+            format!("{}{}", key.serialize_pem(), server.pem()),
+        )
+        .unwrap();
+    }
+
+    /// `ssl.endpoint.identification.algorithm`: https (the default) refuses a peer whose
+    /// certificate does not name the host connected to; empty accepts it when its chain is
+    /// trusted; an untrusted chain is refused either way.
+    #[tokio::test]
+    async fn peers_host_names_are_checked_unless_identification_is_off() {
+        let dir = tempfile::tempdir().unwrap();
+        certificates(dir.path(), &["broker.example"]);
+        let path = |name: &str| dir.path().join(name).display().to_string();
+        let (server_pem, ca_pem) = (path("server.pem"), path("ca.pem"));
+        let base = [
+            ("listeners", "SSL://127.0.0.1:0"),
+            ("ssl.keystore.type", "PEM"),
+            ("ssl.keystore.location", server_pem.as_str()),
+            ("ssl.truststore.type", "PEM"),
+            ("ssl.truststore.location", ca_pem.as_str()),
+        ];
+        let config = BrokerConfig::with_overrides(&base).unwrap();
+        let acceptor = crate::auth::tls::TlsServer::for_listener(&config, "SSL")
+            .unwrap()
+            .acceptor;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    // The client's verdict is what is tested; the server just shakes hands.
+                    let _ = acceptor.accept(stream).await;
+                });
+            }
+        });
+        let connect = |extra: &[(&str, &str)]| {
+            let mut pairs = base.to_vec();
+            pairs.extend_from_slice(extra);
+            let config = BrokerConfig::with_overrides(&pairs).unwrap();
+            let security = PeerSecurity::for_listener(&config, "SSL", "unused").unwrap();
+            let address = address.clone();
+            async move {
+                let tcp = tokio::net::TcpStream::connect(&address).await.unwrap();
+                security.wrap(&address, tcp).await.map(drop)
+            }
+        };
+        let checked = connect(&[]).await.unwrap_err();
+        assert!(
+            matches!(&checked, RequestError::Authentication(_, reason) if reason.contains("TLS handshake failed")),
+            "{checked}"
+        );
+        connect(&[("ssl.endpoint.identification.algorithm", "")])
+            .await
+            .unwrap();
+        // Another CA: refused even without the host name check.
+        let other = tempfile::tempdir().unwrap();
+        certificates(other.path(), &["127.0.0.1"]);
+        let other_ca = other.path().join("ca.pem").display().to_string();
+        assert!(
+            connect(&[
+                ("ssl.endpoint.identification.algorithm", ""),
+                ("ssl.truststore.location", other_ca.as_str()),
+            ])
+            .await
+            .is_err()
+        );
+    }
+
     const JAAS: &str = r#"org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="p" user_admin="p";"#;
 
     #[test]
