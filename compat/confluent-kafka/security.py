@@ -105,10 +105,13 @@ for mechanism in ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]:
     case(name, lambda n=name, m=mechanism: round_trip(n, sasl(sasl_plaintext, m, "alice", "alice-secret")))
     name = f"sasl-ssl-{mechanism.lower()}"
     case(name, lambda n=name, m=mechanism: round_trip(n, sasl(sasl_ssl, m, "alice", "alice-secret", tls=True)))
+OAUTHBEARER = {"sasl.mechanism": "OAUTHBEARER", "enable.sasl.oauthbearer.unsecure.jwt": True,
+               "sasl.oauthbearer.config": "principal=alice"}
 case("sasl-oauthbearer", lambda: round_trip("sasl-oauthbearer", {
-    "bootstrap.servers": sasl_plaintext, "security.protocol": "sasl_plaintext",
-    "sasl.mechanism": "OAUTHBEARER", "enable.sasl.oauthbearer.unsecure.jwt": True,
-    "sasl.oauthbearer.config": "principal=alice",
+    "bootstrap.servers": sasl_plaintext, "security.protocol": "sasl_plaintext", **OAUTHBEARER,
+}))
+case("sasl-ssl-oauthbearer", lambda: round_trip("sasl-ssl-oauthbearer", {
+    "bootstrap.servers": sasl_ssl, "security.protocol": "sasl_ssl", "ssl.ca.location": ca, **OAUTHBEARER,
 }))
 
 

@@ -89,9 +89,12 @@ async function produceError(kafka, topic) {
   await runCase('sasl-ssl-scram-sha-512', () => roundTrip(
     client(saslSsl, { ssl: { ca }, sasl: { mechanism: 'scram-sha-512', username: 'alice', password: 'alice-secret' } }),
     'sasl-ssl-scram-sha-512'));
-  await runCase('sasl-oauthbearer', () => roundTrip(
-    client(saslPlaintext, { sasl: { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: unsecuredToken('alice') }) } }),
-    'sasl-oauthbearer'));
+  const oauthbearer = { mechanism: 'oauthbearer', oauthBearerProvider: async () => ({ value: unsecuredToken('alice') }) };
+  await runCase('sasl-oauthbearer', () => roundTrip(client(saslPlaintext, { sasl: oauthbearer }), 'sasl-oauthbearer'));
+  await runCase('sasl-ssl-oauthbearer', () => roundTrip(client(saslSsl, { ssl: { ca }, sasl: oauthbearer }), 'sasl-ssl-oauthbearer'));
+  await runCase('sasl-ssl-scram-sha-256', () => roundTrip(
+    client(saslSsl, { ssl: { ca }, sasl: { mechanism: 'scram-sha-256', username: 'alice', password: 'alice-secret' } }),
+    'sasl-ssl-scram-sha-256'));
 
   await runCase('wrong-password-refused', async () => {
     const a = client(saslPlaintext, { sasl: plain('alice', 'not-her-password'), retry: { retries: 0 } }).admin();
