@@ -1296,6 +1296,26 @@ pub fn offset_delete(
     )
 }
 
+/// Why a heartbeat of a KIP-848 or share group member is refused, if it is: READ on the group,
+/// DESCRIBE on each subscribed topic.
+fn membership_error(
+    authz: &Authz,
+    group: &GroupId,
+    subscribed: &Option<Vec<TopicName>>,
+) -> Option<i16> {
+    if !authz.group(AclOperation::Read, group) {
+        Some(code::GROUP_AUTHORIZATION_FAILED)
+    } else if subscribed
+        .iter()
+        .flatten()
+        .any(|t| !authz.topic(AclOperation::Describe, t))
+    {
+        Some(code::TOPIC_AUTHORIZATION_FAILED)
+    } else {
+        None
+    }
+}
+
 pub fn consumer_group_heartbeat(
     ctx: &ApiContext,
     request: ConsumerGroupHeartbeatRequest,
@@ -1304,19 +1324,7 @@ pub fn consumer_group_heartbeat(
     let Some(authz) = Authz::of(ctx) else {
         return pass(request);
     };
-    let error = if !authz.group(AclOperation::Read, &request.group_id) {
-        Some(code::GROUP_AUTHORIZATION_FAILED)
-    } else if request
-        .subscribed_topic_names
-        .iter()
-        .flatten()
-        .any(|t| !authz.topic(AclOperation::Describe, t))
-    {
-        Some(code::TOPIC_AUTHORIZATION_FAILED)
-    } else {
-        None
-    };
-    match error {
+    match membership_error(&authz, &request.group_id, &request.subscribed_topic_names) {
         Some(error_code) => Gate::Refuse(
             ConsumerGroupHeartbeatResponse::default()
                 .with_error_code(error_code)

@@ -5,7 +5,7 @@
 //! describe it or its offsets, READ to alter them, DELETE to delete them (and READ on their
 //! topics).
 
-use super::{Authz, GROUP_OPERATIONS, Gate, pass};
+use super::{Authz, GROUP_OPERATIONS, Gate, membership_error, pass};
 use crate::api::ApiContext;
 use crate::auth::acl::{AclOperation, ResourceType};
 use crate::error::code;
@@ -20,19 +20,7 @@ pub fn share_group_heartbeat(
     let Some(authz) = Authz::of(ctx) else {
         return pass(request);
     };
-    let error = if !authz.group(AclOperation::Read, &request.group_id) {
-        Some(code::GROUP_AUTHORIZATION_FAILED)
-    } else if request
-        .subscribed_topic_names
-        .iter()
-        .flatten()
-        .any(|t| !authz.topic(AclOperation::Describe, t))
-    {
-        Some(code::TOPIC_AUTHORIZATION_FAILED)
-    } else {
-        None
-    };
-    match error {
+    match membership_error(&authz, &request.group_id, &request.subscribed_topic_names) {
         Some(error_code) => Gate::Refuse(
             ShareGroupHeartbeatResponse::default()
                 .with_error_code(error_code)
