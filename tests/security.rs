@@ -859,24 +859,14 @@ fn acls_allow_and_deny_as_kafkas_standard_authorizer_and_survive_a_restart() {
     assert!(topics_of(&bob).is_empty(), "bob sees no topic");
     // DENY wins over the prefixed ALLOW.
     let mut alice_raw = sasl_connect(&sasl, "alice", "alice-secret");
-    let produced: ProduceResponse = call(
+    let produced = common::raw::produce(
         &mut alice_raw,
-        ApiKey::Produce,
-        9,
-        &ProduceRequest::default()
-            .with_acks(1)
-            .with_timeout_ms(5000)
-            .with_topic_data(vec![
-                produce_request::TopicProduceData::default()
-                    .with_name(TopicName(StrBytes::from_static_str("orders-secret")))
-                    .with_partition_data(vec![
-                        produce_request::PartitionProduceData::default()
-                            .with_index(0)
-                            .with_records(Some(common::raw::batch(1, 10).freeze())),
-                    ]),
-            ]),
-    );
-    assert_eq!(produced.responses[0].partition_responses[0].error_code, 29);
+        "orders-secret",
+        1,
+        common::raw::batch(1, 10).freeze(),
+    )
+    .unwrap();
+    assert_eq!(produced.error_code, 29);
     // Admin APIs need the cluster permission.
     assert_eq!(describe_all_acls(&mut alice_raw).error_code, 31);
     assert_eq!(describe_all_acls(&mut admin).resources.len(), 3);
@@ -1046,24 +1036,9 @@ fn share_groups_meet_the_acls() {
     // The first fetch starts the share partition at the end of the log
     // (share.auto.offset.reset=latest); what is produced after it is delivered.
     assert_eq!(fetch(&mut alice, "sg").error_code, 0);
-    let produced: ProduceResponse = call(
-        &mut admin,
-        ApiKey::Produce,
-        9,
-        &ProduceRequest::default()
-            .with_acks(1)
-            .with_timeout_ms(5000)
-            .with_topic_data(vec![
-                produce_request::TopicProduceData::default()
-                    .with_name(TopicName(StrBytes::from_static_str("shared")))
-                    .with_partition_data(vec![
-                        produce_request::PartitionProduceData::default()
-                            .with_index(0)
-                            .with_records(Some(common::raw::batch(3, 10).freeze())),
-                    ]),
-            ]),
-    );
-    assert_eq!(produced.responses[0].partition_responses[0].error_code, 0);
+    let produced =
+        common::raw::produce(&mut admin, "shared", 1, common::raw::batch(3, 10).freeze()).unwrap();
+    assert_eq!(produced.error_code, 0);
     let fetched = fetch(&mut alice, "sg");
     assert_eq!(fetched.error_code, 0, "{fetched:?}");
     let error_of = |id| {
