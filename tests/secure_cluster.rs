@@ -244,27 +244,18 @@ async fn the_controller_listener_serves_only_the_clusters_own_principal() {
     let cluster = secured_cluster(&pki);
     let address = controller_address(&cluster, 0);
     let timeout = Duration::from_secs(10);
+    let connect = |user: &str, password: &str| {
+        let security = controller_client(&pki, user, password);
+        let (address, user) = (address.clone(), user.to_string());
+        async move { PeerConnection::connect(&address, &user, timeout, &security).await }
+    };
 
     // A wrong password: refused during SASL.
-    let wrong = PeerConnection::connect(
-        &address,
-        "intruder",
-        timeout,
-        &controller_client(&pki, "admin", "not-the-password"),
-    )
-    .await
-    .unwrap_err();
+    let wrong = connect("admin", "not-the-password").await.unwrap_err();
     assert!(matches!(wrong, RequestError::Authentication(..)), "{wrong}");
 
     // A client principal authenticates but may not act as a node.
-    let mut alice = PeerConnection::connect(
-        &address,
-        "alice",
-        timeout,
-        &controller_client(&pki, "alice", "alice-secret"),
-    )
-    .await
-    .unwrap();
+    let mut alice = connect("alice", "alice-secret").await.unwrap();
     let registration: BrokerRegistrationResponse = alice
         .request(
             ApiKey::BrokerRegistration,
@@ -288,14 +279,7 @@ async fn the_controller_listener_serves_only_the_clusters_own_principal() {
     assert!(forwarded.is_err(), "{forwarded:?}");
 
     // A Raft message from a principal that is not a node: the connection is closed.
-    let mut alice = PeerConnection::connect(
-        &address,
-        "alice",
-        timeout,
-        &controller_client(&pki, "alice", "alice-secret"),
-    )
-    .await
-    .unwrap();
+    let mut alice = connect("alice", "alice-secret").await.unwrap();
     let message = raft::prelude::Message {
         from: 3,
         to: 1,
@@ -318,14 +302,7 @@ async fn the_controller_listener_serves_only_the_clusters_own_principal() {
     );
 
     // The nodes themselves, as `admin`, keep working: the quorum still serves.
-    let mut admin = PeerConnection::connect(
-        &address,
-        "admin",
-        timeout,
-        &controller_client(&pki, "admin", "admin-secret"),
-    )
-    .await
-    .unwrap();
+    let mut admin = connect("admin", "admin-secret").await.unwrap();
     let api_versions: kafka_protocol::messages::ApiVersionsResponse = admin
         .request(
             ApiKey::ApiVersions,
