@@ -1109,8 +1109,8 @@ impl Broker {
         let Some(guard) = partition.start_transaction_verification(producer_id) else {
             return Ok(None);
         };
-        use crate::txn::coordinator::CoordinatorError as C;
-        use crate::txn::state::TxnError as T;
+        use crate::error::CoordinatorError as C;
+        use crate::error::TxnError as T;
         let coordinator = self.transaction_coordinator();
         let verified = match coordinator
             .verify_partitions(

@@ -160,12 +160,46 @@ pub enum GroupError {
     GroupIdTypeMismatch,
 }
 
-impl crate::txn::coordinator::CoordinatorError {
+/// Why the transaction coordinator's state machine refuses a request (each is a Kafka error code at the API layer).
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+pub enum TxnError {
+    /// The transaction is being completed; the client retries (CONCURRENT_TRANSACTIONS).
+    #[error("a transaction of this transactional id is being completed")]
+    ConcurrentTransactions,
+    #[error("the producer id does not belong to this transactional id")]
+    InvalidProducerIdMapping,
+    /// A newer producer instance (or the coordinator) bumped the epoch (PRODUCER_FENCED;
+    /// INVALID_PRODUCER_EPOCH for request versions before it existed).
+    #[error("producer epoch {got} is not the current {current}")]
+    ProducerFenced { got: i16, current: i16 },
+    #[error("{0}")]
+    InvalidTxnState(&'static str),
+    #[error("transaction timeout {got} ms is not within 1..={max} ms")]
+    InvalidTransactionTimeout { got: i32, max: i32 },
+    /// No producer id could be allocated (the controller quorum is unreachable).
+    #[error("no producer id available")]
+    ProducerIdUnavailable,
+}
+
+/// Why a request could not be served by the transaction coordinator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum CoordinatorError {
+    #[error(transparent)]
+    Txn(#[from] TxnError),
+    #[error("this broker does not coordinate the transactional id")]
+    NotCoordinator,
+    #[error("the transactional id's state is being loaded")]
+    LoadInProgress,
+    #[error("the transaction state could not be written")]
+    NotAvailable,
+}
+
+impl CoordinatorError {
     /// The Kafka error code; `producer_fenced` says whether the request version knows
     /// PRODUCER_FENCED (older ones get INVALID_PRODUCER_EPOCH, as Kafka answers them).
     pub fn code(self, producer_fenced: bool) -> i16 {
-        use crate::txn::coordinator::CoordinatorError as C;
-        use crate::txn::state::TxnError as T;
+        use CoordinatorError as C;
+        use TxnError as T;
         match self {
             C::NotCoordinator => code::NOT_COORDINATOR,
             C::LoadInProgress => code::COORDINATOR_LOAD_IN_PROGRESS,

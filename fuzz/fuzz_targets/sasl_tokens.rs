@@ -79,8 +79,8 @@ fuzz_target!(|input: &[u8]| {
             }
         }
         5 => {
-            drop(sluice::auth::jaas::parse(&text));
-            drop(sluice::auth::jaas::parse_file(&text));
+            drop(sluice::config::jaas::parse(&text));
+            drop(sluice::config::jaas::parse_file(&text));
         }
         6 => {
             let (rules, dn) = text.split_once('\n').unwrap_or((&text, "CN=alice,O=fuzz"));

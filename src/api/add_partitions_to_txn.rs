@@ -93,7 +93,7 @@ async fn add(
     producer_id: i64,
     epoch: i16,
     topics: &[AddPartitionsToTxnTopic],
-) -> Result<(), crate::txn::coordinator::CoordinatorError> {
+) -> Result<(), crate::error::CoordinatorError> {
     let mut partitions: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
     for topic in topics {
         partitions

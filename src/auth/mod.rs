@@ -1,14 +1,13 @@
-//! Security: who a connection is and how it proved it. TLS listeners (`tls`, rustls),
-//! SASL mechanisms (`sasl` with PLAIN, `scram` for SCRAM-SHA-256/512), the principal a
-//! connection acts as and Kafka's certificate mapping rules (`principal`), and the JAAS config
-//! syntax Kafka's SASL properties use (`jaas`), ACLs (`acl`) and the decision over them that
-//! Kafka's StandardAuthorizer makes (`authorizer`); the client side of TLS and SASL for the broker's
-//! own connections (`tls::TlsClient`, `sasl_client`). The connection loop in `server` drives these;
-//! SCRAM credentials live in the cluster metadata.
+//! Security: who a connection is and how it proved it. TLS listeners (`tls`, rustls), SASL
+//! mechanisms (`sasl` with PLAIN, `scram` for SCRAM-SHA-256/512, `oauthbearer` with `jwks`),
+//! the principal a connection acts as and Kafka's certificate mapping rules (`principal`), ACLs
+//! (`acl`) and the decision over them that Kafka's StandardAuthorizer makes (`authorizer`); the
+//! client side of TLS and SASL for the broker's own connections (`tls::TlsClient`,
+//! `sasl_client`). The JAAS syntax of the SASL properties is read by `config::jaas`; the
+//! connection loop in `server` drives these; SCRAM credentials live in the cluster metadata.
 
 pub mod acl;
 pub mod authorizer;
-pub mod jaas;
 pub mod jwks;
 pub mod oauthbearer;
 pub mod principal;

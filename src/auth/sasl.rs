@@ -5,10 +5,10 @@
 //! come from the cluster metadata through [`ScramCredentials`]. Every failure is one
 //! [`SaslFailure`] whose message is what Kafka tells the client; it never holds a secret.
 
-use super::jaas;
 use super::principal::KafkaPrincipal;
 use super::scram::{ScramCredential, ScramError, ScramMechanism, ScramServer, ServerStep};
 use crate::config::BrokerConfig;
+use crate::config::jaas;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use subtle::ConstantTimeEq;

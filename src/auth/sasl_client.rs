@@ -7,10 +7,10 @@
 //! for OAUTHBEARER's unsecured tokens. One [`ClientExchange`] produces the tokens of one
 //! authentication.
 
-use super::jaas;
 use super::sasl::{Mechanism, SaslConfigError};
 use super::scram::ScramClient;
 use crate::config::BrokerConfig;
+use crate::config::jaas;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use std::collections::BTreeMap;

@@ -181,6 +181,7 @@ macro_rules! def {
     };
 }
 
+pub mod jaas;
 mod security;
 pub use security::{
     DEFAULT_PRINCIPAL_BUILDER, ListenerOverrides, SECURITY_CONFIGS, SecurityProtocol,
@@ -1142,7 +1143,7 @@ impl BrokerConfig {
                     format!("cannot read the JAAS file: {e}"),
                 )
             })?;
-            let sections = crate::auth::jaas::parse_file(&text)
+            let sections = crate::config::jaas::parse_file(&text)
                 .map_err(|e| invalid("java.security.auth.login.config", &path, e.to_string()))?;
             let names = listeners
                 .iter()

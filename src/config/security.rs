@@ -209,7 +209,7 @@ impl ListenerOverrides {
     /// else `KafkaServer`; each module stands for the mechanisms of its class.
     pub fn add_static_jaas<'a>(
         &mut self,
-        sections: &BTreeMap<String, Vec<crate::auth::jaas::JaasModule>>,
+        sections: &BTreeMap<String, Vec<crate::config::jaas::JaasModule>>,
         listeners: impl Iterator<Item = &'a str>,
     ) {
         for listener in listeners {
@@ -358,7 +358,7 @@ mod tests {
                 .listener_overrides
                 .get(listener, &format!("{mechanism}.sasl.jaas.config"))
                 .unwrap();
-            crate::auth::jaas::parse(text).unwrap()
+            crate::config::jaas::parse(text).unwrap()
         };
         assert_eq!(
             module("SASL_PLAINTEXT", "plain").option("user_admin"),

@@ -16,6 +16,7 @@
 pub mod classic;
 pub mod consumer;
 pub mod records;
+pub mod topics;
 
 use crate::error::GroupError;
 use crate::metadata::cache::MetadataCache;

@@ -130,21 +130,6 @@ impl MetadataCache {
     }
 }
 
-impl crate::group::consumer::TopicsView for MetadataCache {
-    fn partitions_of(&self, topic: &str) -> Option<i32> {
-        self.image().topic(topic).map(|t| t.partitions.len() as i32)
-    }
-    fn topic_names(&self) -> Vec<String> {
-        self.image().topics.keys().map(|t| t.to_string()).collect()
-    }
-    fn topic_id(&self, topic: &str) -> Option<Uuid> {
-        self.image().topic(topic).map(|t| t.id)
-    }
-    fn topic_name(&self, id: Uuid) -> Option<String> {
-        self.image().topic_by_id(id).map(|t| t.name.to_string())
-    }
-}
-
 /// The newest image not yet taken; offering replaces an older one not yet taken (only the
 /// latest matters: deltas are computed against what was last applied).
 #[derive(Debug, Default)]

@@ -287,23 +287,6 @@ fn base64_url(bytes: &[u8]) -> String {
     out
 }
 
-/// What the group coordinator sees of topics (KIP-848 assignment, regex subscriptions, topic
-/// ids in its records).
-impl crate::group::consumer::TopicsView for TopicStore {
-    fn partitions_of(&self, topic: &str) -> Option<i32> {
-        self.get(topic).map(|t| t.partitions)
-    }
-    fn topic_names(&self) -> Vec<String> {
-        self.list().iter().map(|t| t.name.to_string()).collect()
-    }
-    fn topic_id(&self, topic: &str) -> Option<Uuid> {
-        self.get(topic).map(|t| t.id)
-    }
-    fn topic_name(&self, id: Uuid) -> Option<String> {
-        self.get_by_id(id).map(|t| t.name.to_string())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

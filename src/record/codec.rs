@@ -1,12 +1,24 @@
 //! Decompression of a batch's records section, for the few places that must read records.
 //! The produce and fetch paths never call this: batches are stored and served as produced.
 
-use super::walk::WalkError;
 use super::{Compression, RecordError};
 use std::io::Read;
 
-/// Upper bound on a decompressed records section, so a hostile batch cannot exhaust memory.
-const MAX_DECOMPRESSED: u64 = 256 * 1024 * 1024;
+/// The most decompressed bytes one batch may hold, so a hostile batch cannot exhaust memory.
+/// Streaming keeps memory flat; this bounds the CPU a compression bomb can cost (about a
+/// quarter of a second of zstd).
+pub const MAX_DECOMPRESSED_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Why a compressed payload could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodecError {
+    /// The payload does not decode.
+    #[error("{0}")]
+    Undecodable(String),
+    /// Decompressing produced more than the budget allows.
+    #[error("the decompressed records exceed {limit} bytes")]
+    TooLarge { limit: u64 },
+}
 
 /// Java clients frame snappy data with xerial's stream header; librdkafka writes raw snappy.
 const XERIAL_MAGIC: &[u8] = b"\x82SNAPPY\x00";
@@ -18,20 +30,20 @@ pub fn decompress(codec: Compression, payload: &[u8]) -> Result<Vec<u8>, RecordE
         Compression::None => out.extend_from_slice(payload),
         Compression::Gzip => {
             flate2::read::GzDecoder::new(payload)
-                .take(MAX_DECOMPRESSED)
+                .take(MAX_DECOMPRESSED_BYTES)
                 .read_to_end(&mut out)
                 .map_err(failed)?;
         }
         Compression::Lz4 => {
             lz4_flex::frame::FrameDecoder::new(payload)
-                .take(MAX_DECOMPRESSED)
+                .take(MAX_DECOMPRESSED_BYTES)
                 .read_to_end(&mut out)
                 .map_err(failed)?;
         }
         Compression::Zstd => {
             zstd::stream::read::Decoder::new(payload)
                 .map_err(failed)?
-                .take(MAX_DECOMPRESSED)
+                .take(MAX_DECOMPRESSED_BYTES)
                 .read_to_end(&mut out)
                 .map_err(failed)?;
         }
@@ -42,9 +54,9 @@ pub fn decompress(codec: Compression, payload: &[u8]) -> Result<Vec<u8>, RecordE
 
 fn decompress_snappy(payload: &[u8]) -> Result<Vec<u8>, RecordError> {
     let mut out = Vec::new();
-    SnappyReader::new(payload, MAX_DECOMPRESSED)
+    SnappyReader::new(payload, MAX_DECOMPRESSED_BYTES)
         .map_err(|e| RecordError::Compression(format!("snappy: {e}")))?
-        .take(MAX_DECOMPRESSED)
+        .take(MAX_DECOMPRESSED_BYTES)
         .read_to_end(&mut out)
         .map_err(|e| RecordError::Compression(format!("snappy: {e}")))?;
     Ok(out)
@@ -63,7 +75,7 @@ pub(crate) struct SnappyReader<'a> {
 }
 
 impl<'a> SnappyReader<'a> {
-    pub(crate) fn new(payload: &'a [u8], budget: u64) -> Result<Self, WalkError> {
+    pub(crate) fn new(payload: &'a [u8], budget: u64) -> Result<Self, CodecError> {
         let mut reader = Self {
             blocks: &[],
             block: std::io::Cursor::new(Vec::new()),
@@ -73,19 +85,19 @@ impl<'a> SnappyReader<'a> {
         if payload.starts_with(XERIAL_MAGIC) {
             reader.blocks = payload
                 .get(16..)
-                .ok_or_else(|| WalkError::Compression("snappy: short xerial header".into()))?;
+                .ok_or_else(|| CodecError::Undecodable("snappy: short xerial header".into()))?;
         } else {
             reader.decode_block(payload)?;
         }
         Ok(reader)
     }
 
-    fn decode_block(&mut self, block: &[u8]) -> Result<(), WalkError> {
-        let failed = |e: snap::Error| WalkError::Compression(format!("snappy: {e}"));
+    fn decode_block(&mut self, block: &[u8]) -> Result<(), CodecError> {
+        let failed = |e: snap::Error| CodecError::Undecodable(format!("snappy: {e}"));
         let length = snap::raw::decompress_len(block).map_err(failed)? as u64;
         self.produced += length;
         if self.produced > self.budget {
-            return Err(WalkError::TooLarge { limit: self.budget });
+            return Err(CodecError::TooLarge { limit: self.budget });
         }
         let data = snap::raw::Decoder::new()
             .decompress_vec(block)
@@ -94,11 +106,11 @@ impl<'a> SnappyReader<'a> {
         Ok(())
     }
 
-    fn next_block(&mut self) -> Result<bool, WalkError> {
+    fn next_block(&mut self) -> Result<bool, CodecError> {
         if self.blocks.is_empty() {
             return Ok(false);
         }
-        let short = || WalkError::Compression("snappy: short xerial block".into());
+        let short = || CodecError::Undecodable("snappy: short xerial block".into());
         let length: [u8; 4] = self
             .blocks
             .get(..4)

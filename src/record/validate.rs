@@ -17,9 +17,7 @@ use super::walk::{WalkError, walk_records};
 use super::{BatchView, RecordError, RecordIssue};
 use std::ops::ControlFlow;
 
-/// The most decompressed bytes one batch may hold. Streaming keeps memory flat; this bounds
-/// the CPU a compression bomb can cost (about a quarter of a second of zstd).
-pub const MAX_DECOMPRESSED_BYTES: u64 = 256 * 1024 * 1024;
+use super::codec::MAX_DECOMPRESSED_BYTES;
 
 /// At most this many bad records are named in `record_errors`; the message gives the total.
 const MAX_REPORTED_ISSUES: usize = 100;

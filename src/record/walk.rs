@@ -15,7 +15,7 @@
 //! After the declared number of records the section must end: bytes left over (or records
 //! missing) are Kafka's "Incorrect declared batch size".
 
-use super::validate::MAX_DECOMPRESSED_BYTES;
+use super::codec::{CodecError, MAX_DECOMPRESSED_BYTES};
 use super::{BatchView, Compression};
 use std::io::{BufRead, BufReader, Read};
 use std::ops::ControlFlow;
@@ -42,6 +42,15 @@ pub enum WalkError {
     /// Decompressing produced more than the budget allows.
     #[error("the decompressed records exceed {limit} bytes")]
     TooLarge { limit: u64 },
+}
+
+impl From<CodecError> for WalkError {
+    fn from(e: CodecError) -> Self {
+        match e {
+            CodecError::Undecodable(reason) => WalkError::Compression(reason),
+            CodecError::TooLarge { limit } => WalkError::TooLarge { limit },
+        }
+    }
 }
 
 impl From<WalkError> for super::RecordError {
@@ -174,13 +183,14 @@ impl<R: BufRead> StreamSource<R> {
             return Err(Fault::Walk(WalkError::TooLarge { limit: self.budget }));
         }
         let buf = self.reader.fill_buf().map_err(|e| {
-            // A reader of ours may say why in a WalkError (the snappy block budget).
-            let walk = e
+            // A reader of ours may say why in a CodecError (the snappy block budget).
+            let codec = e
                 .get_ref()
-                .and_then(|inner| inner.downcast_ref::<WalkError>());
+                .and_then(|inner| inner.downcast_ref::<CodecError>());
             Fault::Walk(
-                walk.cloned()
-                    .unwrap_or(WalkError::Compression(e.to_string())),
+                codec
+                    .cloned()
+                    .map_or(WalkError::Compression(e.to_string()), WalkError::from),
             )
         })?;
         if buf.is_empty() {

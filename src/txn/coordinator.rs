@@ -11,10 +11,9 @@
 //! state and the markers loses nothing: markers are idempotent for the partition).
 
 use super::records;
-use super::state::{
-    self, EndDecision, InitDecision, TxnError, TxnMetadata, TxnState, abort_if_timed_out,
-};
-use crate::error::Error;
+use super::state::{self, EndDecision, InitDecision, TxnMetadata, TxnState, abort_if_timed_out};
+use crate::error::CoordinatorError;
+use crate::error::{Error, TxnError};
 use crate::record::schema::partition_for;
 use crate::record::{self, NewRecord};
 use crate::replica::ReplicaManager;
@@ -81,19 +80,6 @@ pub struct TxnCoordinatorConfig {
     pub write_timeout: Duration,
     /// `transactional.id.expiration.ms`.
     pub id_expiration_ms: i64,
-}
-
-/// Why a request could not be served by this coordinator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum CoordinatorError {
-    #[error(transparent)]
-    Txn(#[from] TxnError),
-    #[error("this broker does not coordinate the transactional id")]
-    NotCoordinator,
-    #[error("the transactional id's state is being loaded")]
-    LoadInProgress,
-    #[error("the transaction state could not be written")]
-    NotAvailable,
 }
 
 #[derive(Debug, Default)]

@@ -6,8 +6,8 @@
 //! the coordinator aborts a transaction itself (timeout, or a new producer instance), which
 //! fences the old one.
 
+use crate::error::TxnError;
 use std::collections::{BTreeMap, BTreeSet};
-use thiserror::Error;
 
 /// Kafka's `TransactionState`, with its codes in `__transaction_state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -70,27 +70,6 @@ impl TxnState {
             TxnState::Empty | TxnState::CompleteCommit | TxnState::CompleteAbort
         )
     }
-}
-
-/// Why the coordinator refuses a request (each is a Kafka error code at the API layer).
-#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
-pub enum TxnError {
-    /// The transaction is being completed; the client retries (CONCURRENT_TRANSACTIONS).
-    #[error("a transaction of this transactional id is being completed")]
-    ConcurrentTransactions,
-    #[error("the producer id does not belong to this transactional id")]
-    InvalidProducerIdMapping,
-    /// A newer producer instance (or the coordinator) bumped the epoch (PRODUCER_FENCED;
-    /// INVALID_PRODUCER_EPOCH for request versions before it existed).
-    #[error("producer epoch {got} is not the current {current}")]
-    ProducerFenced { got: i16, current: i16 },
-    #[error("{0}")]
-    InvalidTxnState(&'static str),
-    #[error("transaction timeout {got} ms is not within 1..={max} ms")]
-    InvalidTransactionTimeout { got: i32, max: i32 },
-    /// No producer id could be allocated (the controller quorum is unreachable).
-    #[error("no producer id available")]
-    ProducerIdUnavailable,
 }
 
 /// A transactional id's state, as written to `__transaction_state`.
