@@ -46,7 +46,7 @@ use crate::replica::fetch_session::FetchSessionCache;
 use crate::replica::fetcher::{self, FetcherConfig, LeaderConnector};
 use crate::replica::{Leadership, Partition, ReplicaManager};
 use crate::storage::StorageError;
-use crate::storage::manager::{LogDirUsage, LogManager, lock};
+use crate::storage::manager::{Housekeeping, LogDirUsage, LogManager, lock};
 use crate::txn::coordinator::{
     BoxFuture as TxnFuture, MarkerRequest, MarkerWriter, TRANSACTION_STATE_TOPIC,
     TransactionCoordinator, TxnCoordinatorConfig,
@@ -152,7 +152,7 @@ pub struct NewTopic {
 pub struct Broker {
     config: Arc<BrokerConfig>,
     cluster_id: Mutex<String>,
-    logs: LogManager,
+    logs: Arc<LogManager>,
     replicas: Arc<ReplicaManager>,
     groups: Arc<GroupCoordinator>,
     shares: Arc<crate::share::ShareCoordinator>,
@@ -300,7 +300,7 @@ impl Broker {
             config,
             shares,
             cluster_id: Mutex::new(stored_cluster_id.unwrap_or(bootstrap_cluster_id)),
-            logs,
+            logs: Arc::new(logs),
             replicas,
             groups,
             metadata,
@@ -1664,25 +1664,22 @@ impl Broker {
         Ok(())
     }
 
-    /// Periodic work: retention, compaction, producer-id expiry.
-    pub fn apply_retention(&self) -> usize {
-        let now = now_ms();
-        for log in self.logs.all() {
-            lock(&log).expire_producers(now, self.config.producer_id_expiration_ms);
-        }
-        self.logs.apply_retention(now)
-    }
-
-    /// Periodic work: time-based flush.
-    pub fn flush_due(&self) {
-        self.logs.flush_due(now_ms());
-    }
-
-    /// Periodic work: checkpoints.
-    pub fn checkpoint(&self) {
-        if let Err(e) = self.logs.checkpoint() {
-            tracing::error!(error = %e, "writing checkpoints failed");
-        }
+    /// Starts the log manager's background work (retention, compaction, producer-id expiry,
+    /// `flush.ms` flushes, checkpoints) on its configured intervals, until `shutdown`.
+    pub fn start_housekeeping(
+        &self,
+        tracker: &tokio_util::task::TaskTracker,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) {
+        let config = &self.config;
+        let every = |ms: u64| Duration::from_millis(ms.clamp(10, 24 * 3600 * 1000));
+        let schedule = Housekeeping {
+            retention_check: every(config.retention_check_interval_ms),
+            flush_check: every(config.flush_scheduler_interval_ms.min(1000)),
+            checkpoint: every(config.checkpoint_interval_ms),
+            producer_id_expiration_ms: config.producer_id_expiration_ms,
+        };
+        self.logs.start_housekeeping(schedule, tracker, shutdown);
     }
 
     /// Controlled shutdown, then flushes everything, writes the clean-shutdown marker and

@@ -208,7 +208,7 @@ impl Server {
     /// tasks and shuts the broker down (flush, checkpoints, clean-shutdown marker).
     pub async fn run(mut self, shutdown: CancellationToken) -> Result<(), crate::error::Error> {
         let tracker = TaskTracker::new();
-        spawn_background_tasks(&tracker, self.broker.clone(), shutdown.clone());
+        self.broker.start_housekeeping(&tracker, shutdown.clone());
         let controller_listener = self.controller_listener.take();
         // The quorum keeps talking until the broker has shut down: its controlled shutdown
         // needs the active controller.
@@ -481,47 +481,6 @@ struct Quotas {
     /// `max.connections`.
     total: Arc<Semaphore>,
     per_ip: Arc<quota::PerIpQuota>,
-}
-
-type StorageTask = fn(&Broker);
-
-/// Retention, time-based flush and checkpoints, each on its own interval; blocking file work
-/// runs on the blocking pool.
-fn spawn_background_tasks(tracker: &TaskTracker, broker: Arc<Broker>, shutdown: CancellationToken) {
-    let config = broker.config().clone();
-    let every = |ms: u64| Duration::from_millis(ms.clamp(10, 24 * 3600 * 1000));
-    let tasks: [(Duration, StorageTask); 3] = [
-        (every(config.retention_check_interval_ms), |b| {
-            b.apply_retention();
-        }),
-        (
-            every(config.flush_scheduler_interval_ms.min(1000)),
-            Broker::flush_due,
-        ),
-        (every(config.checkpoint_interval_ms), Broker::checkpoint),
-    ];
-    for (period, task) in tasks {
-        let broker = broker.clone();
-        let shutdown = shutdown.clone();
-        tracker.spawn(async move {
-            let mut interval = tokio::time::interval(period);
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            interval.tick().await;
-            loop {
-                tokio::select! {
-                    _ = interval.tick() => {}
-                    _ = shutdown.cancelled() => return,
-                }
-                let broker = broker.clone();
-                if tokio::task::spawn_blocking(move || task(&broker))
-                    .await
-                    .is_err()
-                {
-                    tracing::error!("background storage task panicked");
-                }
-            }
-        });
-    }
 }
 
 fn host_name() -> String {

@@ -1,6 +1,9 @@
 //! The log directory (Kafka's `LogManager`): takes an exclusive lock on it, loads every
 //! partition log at startup (recovering after an unclean stop), creates and deletes logs, writes
-//! the recovery-point, log-start-offset and high-watermark checkpoints, and the clean-shutdown marker.
+//! the recovery-point, log-start-offset and high-watermark checkpoints, and the clean-shutdown
+//! marker; and, as Kafka's `LogManager.startup` schedules them, runs the background work over
+//! its logs ([`LogManager::start_housekeeping`]): retention and compaction, `flush.ms` flushes,
+//! checkpoints.
 //!
 //! ```text
 //! {log.dirs}/
@@ -23,6 +26,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 pub const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
 const LOCK_FILE: &str = ".lock";
@@ -98,6 +104,19 @@ fn on_threads<T: Send, R: Send>(
         results.extend(outcome?);
     }
     Ok(results)
+}
+
+/// When the log manager's background work runs (see [`LogManager::start_housekeeping`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Housekeeping {
+    /// Retention, compaction and producer-id expiry (`log.retention.check.interval.ms`).
+    pub retention_check: Duration,
+    /// `flush.ms` flushes (`log.flush.scheduler.interval.ms`).
+    pub flush_check: Duration,
+    /// The offset checkpoints (`log.flush.offset.checkpoint.interval.ms`).
+    pub checkpoint: Duration,
+    /// `producer.id.expiration.ms`.
+    pub producer_id_expiration_ms: i64,
 }
 
 /// What DescribeLogDirs reports of the log directory.
@@ -468,6 +487,67 @@ impl LogManager {
             if let Err(e) = outcome {
                 tracing::error!(error = %e, "flush failed");
             }
+        }
+    }
+
+    /// Runs the background work over the logs until `shutdown`, each job on the blocking pool
+    /// (it is file I/O): retention, compaction and producer-id expiry every
+    /// `log.retention.check.interval.ms`, `flush.ms` flushes every
+    /// `log.flush.scheduler.interval.ms`, the offset checkpoints every
+    /// `log.flush.offset.checkpoint.interval.ms`.
+    pub fn start_housekeeping(
+        self: &Arc<Self>,
+        schedule: Housekeeping,
+        tracker: &TaskTracker,
+        shutdown: CancellationToken,
+    ) {
+        type Job = Box<dyn Fn(&LogManager) + Send + Sync>;
+        let expiration_ms = schedule.producer_id_expiration_ms;
+        let jobs: [(Duration, Job); 3] = [
+            (
+                schedule.retention_check,
+                Box::new(move |logs| {
+                    let now = crate::types::now_ms();
+                    for log in logs.all() {
+                        lock(&log).expire_producers(now, expiration_ms);
+                    }
+                    logs.apply_retention(now);
+                }),
+            ),
+            (
+                schedule.flush_check,
+                Box::new(|logs| logs.flush_due(crate::types::now_ms())),
+            ),
+            (
+                schedule.checkpoint,
+                Box::new(|logs| {
+                    if let Err(e) = logs.checkpoint() {
+                        tracing::error!(error = %e, "writing checkpoints failed");
+                    }
+                }),
+            ),
+        ];
+        for (period, job) in jobs {
+            let (logs, job) = (self.clone(), Arc::new(job));
+            let shutdown = shutdown.clone();
+            tracker.spawn(async move {
+                let mut interval = tokio::time::interval(period);
+                interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                interval.tick().await;
+                loop {
+                    tokio::select! {
+                        _ = interval.tick() => {}
+                        _ = shutdown.cancelled() => return,
+                    }
+                    let (logs, job) = (logs.clone(), job.clone());
+                    if tokio::task::spawn_blocking(move || job(&logs))
+                        .await
+                        .is_err()
+                    {
+                        tracing::error!("background storage task panicked");
+                    }
+                }
+            });
         }
     }
 

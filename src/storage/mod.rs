@@ -3,13 +3,14 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `manager.rs` | the log directory: lock, load at startup, create/delete logs, checkpoints, clean-shutdown marker |
-//! | `log.rs` | one partition: segments, offsets, roll, read, retention, flush, recovery |
+//! | `manager.rs` | the log directory: lock, load at startup, create/delete logs, checkpoints, clean-shutdown marker, the retention/flush/checkpoint timers |
+//! | `log/` | one partition: segments, offsets, load and recovery, append, roll, read, retention, compaction, flush |
 //! | `segment.rs` | one `.log` file with its indexes: append, read, recover, truncate |
 //! | `index.rs` | `.index` / `.timeindex` over mmap (the only `unsafe`) |
 //! | `checkpoint.rs` | atomic text checkpoint files |
 //! | `cleaner.rs` | log compaction: latest record per key |
 //! | `producer_state.rs` | idempotent producers: sequences, duplicates, snapshots |
+//! | `txn_index.rs` | the aborted-transaction index (`.txnindex`) read_committed fetches use |
 //! | `epoch.rs` | the leader-epoch cache and its `leader-epoch-checkpoint` |
 //! | `flush.rs` | a flush job: fsyncs prepared under the log's lock, run without it |
 //! | `space.rs` | a full disk: appends refused until space is freed, the metadata log's reserve |
