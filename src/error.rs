@@ -503,6 +503,7 @@ fn record_code(e: &RecordError) -> i16 {
         RecordError::UnsupportedMagic(_) => code::UNSUPPORTED_FOR_MESSAGE_FORMAT,
         RecordError::TooLarge { .. } => code::MESSAGE_TOO_LARGE,
         RecordError::Compression(_) => code::CORRUPT_MESSAGE,
+        RecordError::CodecNotAllowed(_) => code::UNSUPPORTED_COMPRESSION_TYPE,
         RecordError::InvalidRecords { .. } => code::INVALID_RECORD,
         RecordError::InvalidTimestamps { .. } => code::INVALID_TIMESTAMP,
     }

@@ -99,6 +99,8 @@ pub struct ApiContext {
     pub principal: Arc<crate::auth::KafkaPrincipal>,
     /// `authorizer.class.name`'s authorizer, when one is configured.
     pub authorizer: Option<Arc<crate::auth::authorizer::Authorizer>>,
+    /// Incremental fetch sessions (KIP-227), one cache for every client listener.
+    pub fetch_sessions: Arc<fetch::session::FetchSessionCache>,
 }
 
 impl ApiContext {
@@ -117,7 +119,21 @@ impl ApiContext {
             principal: Arc::new(crate::auth::KafkaPrincipal::anonymous()),
             authorizer: crate::auth::authorizer::Authorizer::from_config(broker.config())
                 .map(Arc::new),
+            fetch_sessions: Arc::new(fetch::session::FetchSessionCache::new(
+                broker.config().fetch_session_cache_slots,
+            )),
             broker,
+        }
+    }
+
+    /// This context for another listener of the same broker, sharing its fetch sessions and
+    /// authorizer.
+    pub fn on_listener(&self, listener: &str, advertised_host: &str, advertised_port: i32) -> Self {
+        Self {
+            listener: Arc::from(listener),
+            advertised_host: Arc::from(advertised_host),
+            advertised_port,
+            ..self.clone()
         }
     }
 
@@ -638,7 +654,7 @@ mod tests {
             .replicas()
             .get(&TopicPartition::new("t", 0))
             .unwrap()
-            .append(&batch, 1)
+            .append(&crate::record::test_support::checked(batch), 1)
             .unwrap();
         TestContext(ApiContext::new(broker, "PLAINTEXT", "127.0.0.1", 9092))
     }
@@ -1906,7 +1922,7 @@ mod tests {
             .replicas()
             .get(&TopicPartition::new("t", 1))
             .unwrap()
-            .append(&batch, 1)
+            .append(&crate::record::test_support::checked(batch), 1)
             .unwrap();
         let news: FetchResponse = call(&ctx, ApiKey::Fetch, 12, &fetch(id, 2, vec![])).await;
         let news = answered(&news);

@@ -20,6 +20,7 @@ pub mod topics;
 
 use crate::error::GroupError;
 use crate::metadata::cache::MetadataCache;
+use crate::record::produced::CheckedBatch;
 use crate::record::{self, NewRecord};
 use crate::replica::ReplicaManager;
 use crate::storage::StorageError;
@@ -350,10 +351,14 @@ impl GroupCoordinator {
         if let Some((producer_id, epoch)) = producer {
             record::make_transactional(&mut batch, producer_id, epoch);
         }
-        partition.append(&batch, -1).map(|_| ()).map_err(|e| {
-            tracing::error!(group = group_id, error = %e, "writing to {OFFSETS_TOPIC} failed");
-            GroupError::CoordinatorNotAvailable
-        })
+        CheckedBatch::built(batch)
+            .map_err(crate::error::Error::from)
+            .and_then(|batch| partition.append(&batch, -1))
+            .map(|_| ())
+            .map_err(|e| {
+                tracing::error!(group = group_id, error = %e, "writing to {OFFSETS_TOPIC} failed");
+                GroupError::CoordinatorNotAvailable
+            })
     }
 
     fn persist_group(&self, group: &ClassicGroup) -> Result<(), GroupError> {

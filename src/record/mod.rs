@@ -26,6 +26,7 @@
 
 pub mod codec;
 pub mod control;
+pub mod produced;
 pub mod records;
 pub mod schema;
 pub mod validate;
@@ -79,6 +80,9 @@ pub enum RecordError {
     /// A compression codec id outside 0..=4, or a payload the codec cannot decode.
     #[error("unsupported or undecodable compression: {0}")]
     Compression(String),
+    /// A codec the produce request's version may not use (zstd before Produce v7).
+    #[error("{0}")]
+    CodecNotAllowed(String),
     /// Records that are not acceptable, named by index (`record_errors`); `total` counts all
     /// of them, `issues` holds the first few.
     #[error(
@@ -199,7 +203,7 @@ pub struct FramedBatch {
 }
 
 /// A borrowed view of one complete record batch (header + records).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchView<'a> {
     bytes: &'a [u8],
 }
@@ -316,8 +320,11 @@ impl<'a> BatchView<'a> {
 }
 
 /// Validates the records of one partition in a produce request: exactly one v2 batch, not a
-/// control batch, within `max_message_bytes`. Nothing is modified.
-pub fn validate_produced(bytes: &[u8], max_message_bytes: usize) -> Result<(), RecordError> {
+/// control batch, within `max_message_bytes`. Nothing is modified; the batch's view is returned.
+pub fn validate_produced(
+    bytes: &[u8],
+    max_message_bytes: usize,
+) -> Result<BatchView<'_>, RecordError> {
     let Some((_, size, batch_length)) = peek_offset_and_size(bytes) else {
         return Err(RecordError::Corrupt("batch shorter than its header"));
     };
@@ -335,6 +342,17 @@ pub fn validate_produced(bytes: &[u8], max_message_bytes: usize) -> Result<(), R
         ));
     }
     let batch = BatchView::new(bytes)?;
+    check_produced_header(&batch, max_message_bytes)?;
+    Ok(batch)
+}
+
+/// The checks of [`validate_produced`] that need the parsed header: magic, CRC32C, codec and
+/// counts ([`BatchView::validate`]), base offset 0, not a control batch, within
+/// `max_message_bytes`.
+pub(crate) fn check_produced_header(
+    batch: &BatchView<'_>,
+    max_message_bytes: usize,
+) -> Result<(), RecordError> {
     batch.validate()?;
     if batch.base_offset() != 0 {
         return Err(RecordError::Invalid(format!(
@@ -347,10 +365,9 @@ pub fn validate_produced(bytes: &[u8], max_message_bytes: usize) -> Result<(), R
             "clients may not produce control batches".into(),
         ));
     }
-
-    if size > max_message_bytes {
+    if batch.size() > max_message_bytes {
         return Err(RecordError::TooLarge {
-            size,
+            size: batch.size(),
             limit: max_message_bytes,
         });
     }
@@ -595,6 +612,11 @@ pub fn rewrite_batch(batch: &BatchView<'_>, records: &[&[u8]]) -> BytesMut {
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
+
+    /// `batch` as the log takes it ([`produced::CheckedBatch::built`]).
+    pub fn checked(batch: BytesMut) -> produced::CheckedBatch {
+        produced::CheckedBatch::built(batch).expect("a valid test batch")
+    }
 
     /// Makes `batch` idempotent (producer id, epoch, base sequence) and fixes its CRC.
     pub fn set_producer_fields(

@@ -1,41 +1,126 @@
-//! The leader's checks of a client's batch before it is appended (Kafka's `LogValidator`
-//! step of `UnifiedLog.append`): the header ([`record::validate_produced`]) and every record
-//! ([`record::validate::validate_records`]) against the topic's configuration. Compressed or
-//! large batches are walked on the blocking pool ([`crate::offload`]) so decompression never
-//! stalls an async worker; small uncompressed ones, the common case, are walked in place.
+//! The append path (Kafka's `ReplicaManager.appendRecords` with `DelayedProduce`, and
+//! `Partition.appendRecordsToLeader`). A client's batches enter through ONE entry,
+//! [`ReplicaManager::append_records`]: for each partition the leader's checks against the
+//! topic (the header and every record: [`ProducedBatch::check`]; compressed or large batches
+//! are walked on the blocking pool, [`crate::offload`], so decompression never stalls an async
+//! worker), the KIP-890 verification of a batch that would begin its producer's transaction on
+//! the partition, the append; then, for every partition of the request at once, the fsync
+//! `flush.messages` asks for and, with acks=all, the wait for the ISR. The coordinators write
+//! their own internal batches with [`Partition::append`]; the transaction coordinator's markers
+//! go through [`Partition::append_marker`].
 
-use super::Partition;
+use super::{Partition, ReplicaManager};
 use crate::error::Error;
-use crate::record::validate::{ValidationPolicy, validate_records};
-use crate::record::{self, BatchView};
+use crate::record::control::Marker;
+use crate::record::produced::{CheckedBatch, ProducedBatch};
+use crate::record::validate::ValidationPolicy;
+use crate::storage::log::AppendInfo;
 use crate::storage::manager::lock;
-use crate::types::now_ms;
-use bytes::Bytes;
+use crate::types::{TopicPartition, now_ms};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 /// Uncompressed batches up to this size are walked on the async worker: a walk reads a few
 /// bytes per record, well under a millisecond for this much.
 const WALK_IN_PLACE_BYTES: usize = 256 * 1024;
 
-/// A client's batch that passed every check, with what the checks found.
-#[derive(Debug, Clone)]
-pub struct CheckedBatch {
-    bytes: Bytes,
-    max_timestamp: i64,
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Asks the coordinator of `transactional_id` whether `tp` was added to the producer's
+/// ongoing transaction (KIP-890, Kafka's `AddPartitionsToTxnManager`): the broker implements
+/// it, with its own coordinator or another broker's. `NotInTransaction`,
+/// `ProducerFencedByCoordinator`, or `TransactionNotVerified` when it could not say.
+pub trait TransactionVerifier: Send + Sync + std::fmt::Debug {
+    fn verify<'a>(
+        &'a self,
+        tp: &'a TopicPartition,
+        transactional_id: &'a str,
+        producer_id: i64,
+        producer_epoch: i16,
+    ) -> BoxFuture<'a, Result<(), Error>>;
 }
 
-impl CheckedBatch {
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
+/// What a produce request asks of all its partitions.
+#[derive(Debug, Clone, Copy)]
+pub struct ProduceSettings<'a> {
+    /// 0, 1 or -1 (all).
+    pub acks: i16,
+    /// How long acks=all waits for the ISR.
+    pub timeout: Duration,
+    /// The request's transactional id, for the verification of transactional batches.
+    pub transactional_id: Option<&'a str>,
+}
+
+impl ReplicaManager {
+    /// Appends a produce request's batches, one per partition, and answers for each in order
+    /// once it is acknowledged as `settings.acks` asks. Every partition is appended first, then
+    /// each waits for durability and replication: the partitions of one request replicate at
+    /// the same time.
+    pub async fn append_records(
+        &self,
+        batches: Vec<(TopicPartition, ProducedBatch)>,
+        settings: ProduceSettings<'_>,
+    ) -> Vec<Result<AppendInfo, Error>> {
+        let mut appended = Vec::with_capacity(batches.len());
+        for (tp, batch) in batches {
+            appended.push(self.append_one(&tp, batch, &settings).await);
+        }
+        let mut results = Vec::with_capacity(appended.len());
+        for outcome in appended {
+            results.push(match outcome {
+                Ok((partition, info)) => partition
+                    .complete(&info, settings.acks, settings.timeout)
+                    .await
+                    .map(|()| info),
+                Err(e) => Err(e),
+            });
+        }
+        results
     }
-    /// The largest record timestamp (-1 when none has one).
-    pub fn max_timestamp(&self) -> i64 {
-        self.max_timestamp
+
+    /// One partition of a produce request, up to the append.
+    async fn append_one(
+        &self,
+        tp: &TopicPartition,
+        batch: ProducedBatch,
+        settings: &ProduceSettings<'_>,
+    ) -> Result<(Arc<Partition>, AppendInfo), Error> {
+        // Only the coordinators write their topics (Kafka: "Cannot append to internal topic").
+        if crate::metadata::INTERNAL_TOPICS.contains(&tp.topic.as_ref()) {
+            return Err(Error::InvalidTopic(format!(
+                "Cannot append to internal topic {}",
+                tp.topic
+            )));
+        }
+        let partition = self.get(tp)?;
+        let checked = partition.check(batch).await?;
+        // Only requests of transactional producers are looked at.
+        let verified = match (settings.transactional_id, self.verifier.get()) {
+            (Some(id), Some(verifier))
+                if checked.view().is_transactional()
+                    && partition.leader_epoch_if_leader().is_some() =>
+            {
+                let view = checked.view();
+                let (producer_id, producer_epoch) = (view.producer_id(), view.producer_epoch());
+                partition
+                    .verify_transaction_start(verifier.as_ref(), id, producer_id, producer_epoch)
+                    .await?
+                    .map(|guard| (producer_id, guard))
+            }
+            _ => None,
+        };
+        let info = partition.append_checked(&checked, settings.acks, verified)?;
+        Ok((partition, info))
     }
 }
 
 impl Partition {
-    /// Validates a produced batch against this partition's topic configuration.
-    pub async fn check_produced(&self, bytes: Bytes) -> Result<CheckedBatch, Error> {
+    /// The leader's checks of a client's batch against this partition's topic
+    /// configuration.
+    async fn check(&self, batch: ProducedBatch) -> Result<CheckedBatch, Error> {
         let (max_message_bytes, policy) = {
             let log = lock(&self.log);
             let config = log.config();
@@ -49,20 +134,199 @@ impl Partition {
                 },
             )
         };
-        record::validate_produced(&bytes, max_message_bytes)?;
-        let compressed = BatchView::new(&bytes)?.compression()? != record::Compression::None;
-        let in_place = !compressed && bytes.len() <= WALK_IN_PLACE_BYTES;
+        let in_place = !batch.is_compressed() && batch.len() <= WALK_IN_PLACE_BYTES;
         let check = move || -> Result<CheckedBatch, Error> {
-            let max_timestamp = validate_records(&BatchView::new(&bytes)?, &policy, now_ms())?;
-            Ok(CheckedBatch {
-                bytes,
-                max_timestamp,
-            })
+            Ok(batch.check(max_message_bytes, &policy, now_ms())?)
         };
         if in_place {
             check()
         } else {
             crate::offload::run(check).await?
         }
+    }
+
+    /// KIP-890 (part 1), before a transactional batch of `producer_id` is appended here: when
+    /// it would begin the producer's transaction on this partition, the transaction's
+    /// coordinator must confirm the partition was added to it. Returns the verification guard
+    /// for the append, `None` when the transaction is already open here. This keeps a late or
+    /// stray write (a retried batch arriving after its transaction ended) from opening a
+    /// transaction no coordinator knows, which would hold the last stable offset back until it
+    /// timed out.
+    async fn verify_transaction_start(
+        &self,
+        verifier: &dyn TransactionVerifier,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+    ) -> Result<Option<u64>, Error> {
+        let Some(guard) = self.start_transaction_verification(producer_id) else {
+            return Ok(None);
+        };
+        let verified = verifier
+            .verify(&self.tp, transactional_id, producer_id, producer_epoch)
+            .await;
+        if verified.is_err() {
+            self.forget_verification(producer_id, guard);
+        }
+        verified.map(|()| Some(guard))
+    }
+
+    /// A verification guard if a transactional batch of `producer_id` would begin a
+    /// transaction here (its coordinator must confirm the partition is in it), `None` if the
+    /// producer's transaction is already open on this partition.
+    pub(super) fn start_transaction_verification(&self, producer_id: i64) -> Option<u64> {
+        let log = lock(&self.log);
+        if log
+            .producer_state()
+            .entry(producer_id)
+            .is_some_and(|e| e.txn_first_offset.is_some())
+        {
+            return None;
+        }
+        let guard = self.next_guard.fetch_add(1, Ordering::Relaxed);
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(producer_id, guard);
+        Some(guard)
+    }
+
+    /// Drops `guard` if it is still `producer_id`'s (its verification was refused).
+    fn forget_verification(&self, producer_id: i64, guard: u64) {
+        let mut verifications = self.verifications.lock().unwrap_or_else(|p| p.into_inner());
+        if verifications.get(&producer_id) == Some(&guard) {
+            verifications.remove(&producer_id);
+        }
+    }
+
+    /// Drops `producer_id`'s verification guard (used, or ended by a marker); returns it.
+    fn take_verification(&self, producer_id: i64) -> Option<u64> {
+        self.verifications
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&producer_id)
+    }
+
+    /// Appends a batch a coordinator built (its internal topic's records) as leader.
+    pub fn append(&self, batch: &CheckedBatch, acks: i16) -> Result<AppendInfo, Error> {
+        self.append_checked(batch, acks, None)
+    }
+
+    /// Appends a checked batch as leader; `verified` (producer id, guard) for a transactional
+    /// batch its coordinator confirmed: unless the producer's transaction is open here
+    /// already, the guard must still be the producer's (no marker ended the transaction
+    /// meanwhile).
+    pub(super) fn append_checked(
+        &self,
+        batch: &CheckedBatch,
+        acks: i16,
+        verified: Option<(i64, u64)>,
+    ) -> Result<AppendInfo, Error> {
+        let leadership = match self.leadership() {
+            Some(l) if l.leader == self.node_id => l,
+            _ => return Err(Error::NotLeaderOrFollower),
+        };
+        let leader_epoch = leadership.leader_epoch;
+        let isr_size = if acks == -1 {
+            self.live_isr_size(&leadership)
+        } else {
+            leadership.isr.len() as i32
+        };
+        let info = {
+            let mut log = lock(&self.log);
+            let required = log.config().min_insync_replicas;
+            if acks == -1 && required > isr_size {
+                return Err(Error::NotEnoughReplicas {
+                    isr: isr_size,
+                    required,
+                });
+            }
+            if let Some((producer_id, guard)) = verified {
+                let open = log
+                    .producer_state()
+                    .entry(producer_id)
+                    .is_some_and(|e| e.txn_first_offset.is_some());
+                // Used once: after this append the open transaction is what counts.
+                let current = self.take_verification(producer_id);
+                if !open && current != Some(guard) {
+                    return Err(Error::NotInTransaction);
+                }
+            }
+            log.append_as_leader(batch, leader_epoch, now_ms())?
+        };
+        // With only this replica in sync, the write is committed at once.
+        self.maybe_increment_high_watermark();
+        self.wake_waiters();
+        Ok(info)
+    }
+
+    /// Writes a transaction marker as leader (WriteTxnMarkers). Like acks=all data, the
+    /// caller then waits for replication before answering.
+    pub fn append_marker(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+        marker: Marker,
+    ) -> Result<AppendInfo, Error> {
+        let leader_epoch = self
+            .leader_epoch_if_leader()
+            .ok_or(Error::NotLeaderOrFollower)?;
+        let info = {
+            let mut log = lock(&self.log);
+            let info =
+                log.append_marker(producer_id, producer_epoch, marker, leader_epoch, now_ms())?;
+            // Under the log lock: a verified append either precedes the marker or sees this.
+            self.take_verification(producer_id);
+            info
+        };
+        self.maybe_increment_high_watermark();
+        self.wake_waiters();
+        Ok(info)
+    }
+
+    /// What an append must wait for before it is acknowledged: the fsync `flush.messages`
+    /// asks for, and with acks=all the ISR.
+    pub async fn complete(
+        &self,
+        info: &AppendInfo,
+        acks: i16,
+        timeout: Duration,
+    ) -> Result<(), Error> {
+        if info.flush_due {
+            self.flush_to(info.last_offset + 1).await?;
+        }
+        if acks == -1 {
+            self.wait_for_replication(info.last_offset + 1, timeout)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Waits until everything below `offset` is fsynced. Whoever holds the turn syncs all
+    /// that was appended so far; those queued behind usually find their data already covered.
+    pub async fn flush_to(&self, offset: i64) -> Result<(), Error> {
+        let _turn = self.flush_turn.lock().await;
+        let job = {
+            let mut log = lock(&self.log);
+            if log.recovery_point() >= offset {
+                return Ok(());
+            }
+            log.prepare_flush(now_ms())?
+        };
+        let Some(job) = job else {
+            return Ok(());
+        };
+        let (job, synced) = tokio::task::spawn_blocking(move || {
+            let synced = job.sync();
+            (job, synced)
+        })
+        .await
+        .map_err(|e| {
+            Error::Storage(crate::storage::StorageError::Io(std::io::Error::other(
+                e.to_string(),
+            )))
+        })?;
+        lock(&self.log).complete_flush(&job, synced)?;
+        Ok(())
     }
 }

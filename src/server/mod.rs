@@ -105,6 +105,8 @@ impl Server {
     pub async fn bind(broker: Arc<Broker>) -> std::io::Result<Self> {
         let config = broker.config().clone();
         let mut listeners = Vec::new();
+        // One fetch session cache and authorizer for every client listener.
+        let shared = ApiContext::new(broker.clone(), "", "", -1);
         let controller_listener_name = &config.cluster.controller_listener;
         for listener_config in config
             .listeners
@@ -130,12 +132,7 @@ impl Server {
             } else {
                 advertised.port
             } as i32;
-            let ctx = ApiContext::new(
-                broker.clone(),
-                &listener_config.name,
-                &advertised_host,
-                advertised_port,
-            );
+            let ctx = shared.on_listener(&listener_config.name, &advertised_host, advertised_port);
             let security = ListenerSecurity::for_listener(&config, listener_config)?;
             listeners.push(Bound {
                 name: listener_config.name.clone(),

@@ -940,10 +940,14 @@ impl ShareCoordinator {
             value: value.as_deref(),
             timestamp: now_ms(),
         }]);
-        partition.append(&batch, -1).map(|_| ()).map_err(|e| {
-            tracing::error!(group = key.group, error = %e, "writing to {SHARE_STATE_TOPIC} failed");
-            ShareError::Storage
-        })
+        crate::record::produced::CheckedBatch::built(batch)
+            .map_err(crate::error::Error::from)
+            .and_then(|batch| partition.append(&batch, -1))
+            .map(|_| ())
+            .map_err(|e| {
+                tracing::error!(group = key.group, error = %e, "writing to {SHARE_STATE_TOPIC} failed");
+                ShareError::Storage
+            })
     }
 }
 

@@ -577,7 +577,7 @@ impl LogManager {
 mod tests {
     use super::*;
     use crate::config::BrokerConfig;
-    use crate::record::test_support::batch;
+    use crate::record::test_support::{batch, checked};
 
     fn cfg() -> LogConfig {
         let broker = BrokerConfig::with_overrides(&[]).unwrap();
@@ -600,7 +600,9 @@ mod tests {
         let crc = crc32c::crc32c(&garbage[21..]);
         garbage[17..21].copy_from_slice(&crc.to_be_bytes());
         for records in [batch(0, 2, 1, 10), garbage, batch(0, 3, 1, 10)] {
-            lock(&log).append_as_leader(&records, 0, 1).unwrap();
+            lock(&log)
+                .append_as_leader(&checked(records.clone()), 0, 1)
+                .unwrap();
         }
         let mut values = 0;
         let visited = replay_records(&log, |_| values += 1).unwrap();
@@ -620,7 +622,7 @@ mod tests {
             ));
             let log = manager.get_or_create(&tp, cfg(), 0).unwrap();
             lock(&log)
-                .append_as_leader(&batch(0, 5, 1, 10), 0, 1)
+                .append_as_leader(&checked(batch(0, 5, 1, 10)), 0, 1)
                 .unwrap();
             manager
                 .get_or_create(&TopicPartition::new("gone", 0), cfg(), 0)

@@ -14,6 +14,7 @@ use super::records;
 use super::state::{self, EndDecision, InitDecision, TxnMetadata, TxnState, abort_if_timed_out};
 use crate::error::CoordinatorError;
 use crate::error::{Error, TxnError};
+use crate::record::produced::CheckedBatch;
 use crate::record::schema::partition_for;
 use crate::record::{self, NewRecord};
 use crate::replica::ReplicaManager;
@@ -197,15 +198,10 @@ impl TransactionCoordinator {
                 _ => CoordinatorError::NotAvailable,
             }
         };
+        let batch = CheckedBatch::built(batch).map_err(|e| fail(e.into()))?;
         let info = partition.append(&batch, -1).map_err(fail)?;
-        if info.flush_due {
-            partition
-                .flush_to(info.last_offset + 1)
-                .await
-                .map_err(fail)?;
-        }
         partition
-            .wait_for_replication(info.last_offset + 1, self.config.write_timeout)
+            .complete(&info, -1, self.config.write_timeout)
             .await
             .map_err(fail)
     }
@@ -800,7 +796,7 @@ mod tests {
             .replicas
             .get(&TopicPartition::new("data", 0))
             .unwrap()
-            .append(&batch, -1)
+            .append(&crate::record::test_support::checked(batch), -1)
             .unwrap();
         assert_eq!(last_stable(&setup, 0), 0, "open");
 

@@ -1,19 +1,18 @@
 //! Fetch: reads record batches as stored, waiting up to `max_wait_ms` for `min_bytes`, with
 //! incremental fetch sessions (KIP-227, v7+): a request with epoch 0 opens a session, later
 //! ones name only changed partitions and get only partitions with news, in the session's
-//! rotating order (see `replica::fetch_session`). Topics are named by id from v13.
+//! rotating order (see `session.rs`, the session cache, which lives here in the protocol
+//! layer as Redpanda keeps it). Topics are named by id from v13.
 //! Records of at least `SEND_FROM_FILE_MIN_BYTES` stay in the segment file and are sent
 //! from the page cache (`writer`); smaller ones are copied in, which is cheaper than the two
 //! extra system calls a file part costs.
 
+pub mod session;
 mod writer;
 
 use super::frame::ResponseFrame;
 use super::{ApiContext, DispatchError, IntoFrame, LeaderHint};
 use crate::error::{Error, code};
-use crate::replica::fetch_session::{
-    PartitionFetch, PartitionOutcome, Reported, SessionError, SessionKey, SessionRequest,
-};
 use crate::replica::{FetchLimits, FetchRequestPartition, FetchedPartition};
 use crate::storage::segment::FileSlice;
 use crate::types::TopicPartition;
@@ -23,6 +22,9 @@ use kafka_protocol::messages::fetch_response::{
 };
 use kafka_protocol::messages::{
     ApiKey, BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName,
+};
+use session::{
+    PartitionFetch, PartitionOutcome, Reported, SessionError, SessionKey, SessionRequest,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -84,7 +86,7 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
     } else {
         SessionRequest::Sessionless { close: None }
     };
-    let sessions = ctx.broker.fetch_sessions();
+    let sessions = &ctx.fetch_sessions;
     let wanted = match session {
         SessionRequest::Sessionless { close } | SessionRequest::Open { close } => {
             if let Some(id) = close {

@@ -5,6 +5,7 @@
 //! run outside it, then recorded).
 
 use super::{AppendInfo, Log};
+use crate::record::produced::CheckedBatch;
 use crate::record::{self, BatchView};
 use crate::storage::StorageError;
 use crate::storage::flush::FlushJob;
@@ -27,67 +28,60 @@ impl Log {
         self.producers
             .admit_marker(producer_id, producer_epoch, marker.coordinator_epoch)?;
         let batch = record::control::build_marker(producer_id, producer_epoch, marker, now_ms);
-        let result = self.append_inner(&batch, leader_epoch, now_ms, None);
+        let result = BatchView::new(&batch)
+            .map_err(StorageError::from)
+            .and_then(|view| self.append_inner(view, leader_epoch, now_ms, None));
         self.guard(result)
     }
 
-    /// Appends one validated batch as leader: assigns offsets from the log end offset, stamps
-    /// the leader epoch and, for LogAppendTime topics, the broker time. Only the batch header
-    /// is rewritten (in a copy); the records go to the segment as they arrived.
+    /// Appends one checked batch as leader: assigns offsets from the log end offset, stamps
+    /// the leader epoch and, for LogAppendTime topics, the broker time; with CreateTime the
+    /// header gets the largest record timestamp the checks found, as Kafka's validator sets
+    /// it. Only the batch header is rewritten (in a copy); the records go to the segment as
+    /// they arrived.
     pub fn append_as_leader(
         &mut self,
-        batch: &[u8],
+        batch: &CheckedBatch,
         leader_epoch: i32,
         now_ms: i64,
-    ) -> Result<AppendInfo, StorageError> {
-        self.append_validated(batch, leader_epoch, now_ms, None)
-    }
-
-    /// [`Log::append_as_leader`] for a batch whose records were walked: with CreateTime its
-    /// header gets `max_timestamp`, the largest record timestamp, as Kafka's validator sets it.
-    pub fn append_validated(
-        &mut self,
-        batch: &[u8],
-        leader_epoch: i32,
-        now_ms: i64,
-        max_timestamp: Option<i64>,
     ) -> Result<AppendInfo, StorageError> {
         self.check_online()?;
         self.check_space(now_ms)?;
-        let result = self.append_inner(batch, leader_epoch, now_ms, max_timestamp);
+        let result = self.append_inner(
+            batch.view(),
+            leader_epoch,
+            now_ms,
+            Some(batch.max_timestamp()),
+        );
         self.guard(result)
     }
 
     pub(super) fn append_inner(
         &mut self,
-        batch: &[u8],
+        view: BatchView<'_>,
         leader_epoch: i32,
         now_ms: i64,
         validated_max_timestamp: Option<i64>,
     ) -> Result<AppendInfo, StorageError> {
         let base_offset = self.log_end_offset();
-        let (delta, count, max_timestamp) = {
-            let view = BatchView::new(batch)?;
-            // A retried idempotent batch already in the log is answered with its offsets.
-            if let Admission::Duplicate {
+        // A retried idempotent batch already in the log is answered with its offsets.
+        if let Admission::Duplicate {
+            base_offset,
+            last_offset,
+        } = self.producers.admit(&view)?
+        {
+            return Ok(AppendInfo {
                 base_offset,
                 last_offset,
-            } = self.producers.admit(&view)?
-            {
-                return Ok(AppendInfo {
-                    base_offset,
-                    last_offset,
-                    log_append_time: -1,
-                    log_start_offset: self.log_start_offset,
-                    flush_due: false,
-                });
-            }
-            (
-                view.last_offset_delta() as i64,
-                view.records_count() as i64,
-                view.max_timestamp(),
-            )
-        };
+                log_append_time: -1,
+                log_start_offset: self.log_start_offset,
+                flush_due: false,
+            });
+        }
+        let batch = view.bytes();
+        let delta = view.last_offset_delta() as i64;
+        let count = view.records_count() as i64;
+        let max_timestamp = view.max_timestamp();
         let stamp = match (self.config.log_append_time, validated_max_timestamp) {
             (true, _) => record::MaxTimestamp::LogAppendTime(now_ms),
             (false, Some(t)) if t != max_timestamp => record::MaxTimestamp::Create(t),
@@ -106,7 +100,7 @@ impl Log {
             .next_back()
             .ok_or(StorageError::Offline)?;
         active.append_stamped(&header, &batch[record::HEADER_LEN..])?;
-        if let Some(txn) = self.producers.update(&BatchView::new(batch)?, base_offset) {
+        if let Some(txn) = self.producers.update(&view, base_offset) {
             self.record_completed(txn)?;
         }
         self.unflushed_messages += count;

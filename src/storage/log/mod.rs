@@ -23,6 +23,8 @@ mod read;
 #[cfg(test)]
 mod tests;
 
+pub use read::{FetchIsolation, FetchedRecords, LogOffsets};
+
 use super::StorageError;
 use super::epoch::LeaderEpochCache;
 pub use super::flush::FlushJob;

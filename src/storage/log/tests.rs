@@ -1,7 +1,7 @@
 //! Unit tests of the partition log (after Kafka's `UnifiedLogTest` and `LogLoaderTest`).
 use super::*;
 use crate::config::BrokerConfig;
-use crate::record::test_support::batch;
+use crate::record::test_support::{batch, checked};
 use crate::record::{self, BatchView};
 use crate::storage::cleaner::CleanStats;
 
@@ -15,7 +15,7 @@ fn config(pairs: &[(&str, &str)]) -> LogConfig {
 }
 
 fn append(log: &mut Log, count: i32, ts: i64) -> AppendInfo {
-    log.append_as_leader(&batch(0, count, ts, 100), 0, ts)
+    log.append_as_leader(&checked(batch(0, count, ts, 100)), 0, ts)
         .unwrap()
 }
 
@@ -34,8 +34,10 @@ fn small_and_large_batches_are_stored_as_stamped_with_valid_crcs() {
         let small = batch(0, 3, 5, 100);
         let large = batch(0, 500, 5, 100);
         assert!(large.len() - crate::record::HEADER_LEN > 16 * 1024);
-        log.append_as_leader(&small, 4, 77).unwrap();
-        log.append_as_leader(&large, 4, 77).unwrap();
+        log.append_as_leader(&checked(small.clone()), 4, 77)
+            .unwrap();
+        log.append_as_leader(&checked(large.clone()), 4, 77)
+            .unwrap();
         let read = log
             .read(0, usize::MAX, log.log_end_offset(), true)
             .unwrap()
@@ -206,12 +208,12 @@ fn transactions_bound_the_last_stable_offset_and_aborts_are_indexed_across_reloa
         kind,
         coordinator_epoch: 3,
     };
-    log.append_as_leader(&transactional(2, 1, 0), 0, 1_000)
+    log.append_as_leader(&checked(transactional(2, 1, 0)), 0, 1_000)
         .unwrap(); // 0-1, producer 1
     append(&mut log, 1, 5); // 2, not transactional
-    log.append_as_leader(&transactional(2, 2, 0), 0, 1_000)
+    log.append_as_leader(&checked(transactional(2, 2, 0)), 0, 1_000)
         .unwrap(); // 3-4, producer 2
-    log.append_as_leader(&transactional(1, 1, 2), 0, 1_000)
+    log.append_as_leader(&checked(transactional(1, 1, 2)), 0, 1_000)
         .unwrap(); // 5, producer 1 again
     assert_eq!(log.high_watermark(), 6);
     assert_eq!(
@@ -255,7 +257,7 @@ fn transactions_bound_the_last_stable_offset_and_aborts_are_indexed_across_reloa
     // A replicated log: a marker is stable only once the high watermark passes it.
     log.set_replicated(true);
     log.set_high_watermark(8);
-    log.append_as_leader(&transactional(1, 3, 0), 0, 1_000)
+    log.append_as_leader(&checked(transactional(1, 3, 0)), 0, 1_000)
         .unwrap(); // 8
     log.append_marker(3, 0, marker(MarkerKind::Abort), 0, 1_000)
         .unwrap(); // 9
@@ -268,7 +270,7 @@ fn transactions_bound_the_last_stable_offset_and_aborts_are_indexed_across_reloa
     drop(log);
     let (mut log, _) = Log::load(dir.path(), tp.clone(), cfg.clone(), 0, 0, false, 0).unwrap();
     assert_eq!(log.aborted_transactions(0, 10).len(), 2);
-    log.append_as_leader(&transactional(1, 4, 0), 0, 1_000)
+    log.append_as_leader(&checked(transactional(1, 4, 0)), 0, 1_000)
         .unwrap(); // 10, open
     assert_eq!(log.last_stable_offset(), 10);
     // Truncating away producer 3's abort marker reopens its transaction.
@@ -290,7 +292,8 @@ fn producer_state_is_snapshotted_at_each_roll_and_survives_an_unclean_stop() {
         b
     };
     for i in 0..12 {
-        log.append_as_leader(&idempotent(i * 2), 0, 1_000).unwrap();
+        log.append_as_leader(&checked(idempotent(i * 2)), 0, 1_000)
+            .unwrap();
     }
     let snapshots = std::fs::read_dir(dir.path())
         .unwrap()
@@ -309,7 +312,9 @@ fn producer_state_is_snapshotted_at_each_roll_and_survives_an_unclean_stop() {
     drop(log);
     let (mut log, _) = Log::load(dir.path(), tp, cfg, 0, 0, false, 0).unwrap();
     let end = log.log_end_offset();
-    let retry = log.append_as_leader(&idempotent(22), 0, 1_000).unwrap();
+    let retry = log
+        .append_as_leader(&checked(idempotent(22)), 0, 1_000)
+        .unwrap();
     assert_eq!(
         retry.base_offset,
         end - 2,
@@ -341,21 +346,25 @@ fn compaction_ignores_aborted_records_and_stops_at_the_last_stable_offset() {
         kind: MarkerKind::Abort,
         coordinator_epoch: 0,
     };
-    log.append_as_leader(&keyed("k1", "committed"), 0, 1_000)
+    log.append_as_leader(&checked(keyed("k1", "committed")), 0, 1_000)
         .unwrap();
     let mut aborted = keyed("k1", "aborted");
     make_transactional(&mut aborted, 5, 0);
-    log.append_as_leader(&aborted, 0, 1_000).unwrap();
+    log.append_as_leader(&checked(aborted.clone()), 0, 1_000)
+        .unwrap();
     log.append_marker(5, 0, abort, 0, 1_000).unwrap();
     for i in 0..6 {
-        log.append_as_leader(&keyed("k3", &format!("early-{i}")), 0, 1_000)
+        log.append_as_leader(&checked(keyed("k3", &format!("early-{i}"))), 0, 1_000)
             .unwrap();
     }
     let mut open = keyed("k2", "open");
     make_transactional(&mut open, 6, 0);
-    let open_at = log.append_as_leader(&open, 0, 1_000).unwrap().base_offset;
+    let open_at = log
+        .append_as_leader(&checked(open.clone()), 0, 1_000)
+        .unwrap()
+        .base_offset;
     for i in 0..6 {
-        log.append_as_leader(&keyed("k3", &format!("late-{i}")), 0, 1_000)
+        log.append_as_leader(&checked(keyed("k3", &format!("late-{i}"))), 0, 1_000)
             .unwrap();
     }
     assert_eq!(log.last_stable_offset(), open_at);
@@ -396,7 +405,7 @@ fn compaction_ignores_aborted_records_and_stops_at_the_last_stable_offset() {
     };
     log.append_marker(6, 0, commit, 0, 1_000).unwrap();
     for i in 0..6 {
-        log.append_as_leader(&keyed("k4", &format!("fill-{i}")), 0, 1_000)
+        log.append_as_leader(&checked(keyed("k4", &format!("fill-{i}"))), 0, 1_000)
             .unwrap();
     }
     log.compact(3_000).unwrap();
@@ -430,7 +439,8 @@ fn compaction_keeps_latest_per_key_across_segments_and_survives_reload() {
                 value: Some(value.as_bytes()),
                 timestamp: 1_000,
             }]);
-            log.append_as_leader(&batch, 0, 1_000).unwrap();
+            log.append_as_leader(&checked(batch.clone()), 0, 1_000)
+                .unwrap();
         }
     }
     assert!(log.segment_count() > 3);
@@ -510,7 +520,7 @@ fn a_follower_copies_the_leaders_batches_byte_for_byte_across_segments() {
     let mut follower = Log::create(dirs[1].path(), tp.clone(), cfg.clone(), 0).unwrap();
     for (i, epoch) in [0, 0, 0, 2, 2, 5, 5, 5].iter().enumerate() {
         leader
-            .append_as_leader(&batch(0, 3, i as i64, 60), *epoch, i as i64)
+            .append_as_leader(&checked(batch(0, 3, i as i64, 60)), *epoch, i as i64)
             .unwrap();
     }
     // In two fetches, the second ending in a partial batch that is left for later.
@@ -560,7 +570,7 @@ fn truncation_removes_whole_batches_and_the_epochs_after_them_and_survives_reloa
     let cfg = config(&[("segment.bytes", "500")]);
     let mut log = Log::create(dir.path(), tp.clone(), cfg.clone(), 0).unwrap();
     for (i, epoch) in [1, 1, 1, 1, 3, 3, 3, 4].iter().enumerate() {
-        log.append_as_leader(&batch(0, 2, i as i64, 80), *epoch, i as i64)
+        log.append_as_leader(&checked(batch(0, 2, i as i64, 80)), *epoch, i as i64)
             .unwrap();
     }
     let segments_before = log.segment_count();
@@ -576,7 +586,7 @@ fn truncation_removes_whole_batches_and_the_epochs_after_them_and_survives_reloa
     assert_eq!(log.truncate_to(50).unwrap(), 10);
     // The log goes on from there, in a new epoch.
     assert_eq!(
-        log.append_as_leader(&batch(0, 1, 9, 10), 6, 9)
+        log.append_as_leader(&checked(batch(0, 1, 9, 10)), 6, 9)
             .unwrap()
             .base_offset,
         10
@@ -644,7 +654,7 @@ fn a_log_without_an_epoch_file_rebuilds_it_from_batch_headers_once() {
     let cfg = config(&[("segment.bytes", "400")]);
     let mut log = Log::create(dir.path(), tp.clone(), cfg.clone(), 0).unwrap();
     for (i, epoch) in [0, 0, 2, 2, 7].iter().enumerate() {
-        log.append_as_leader(&batch(0, 3, i as i64, 50), *epoch, i as i64)
+        log.append_as_leader(&checked(batch(0, 3, i as i64, 50)), *epoch, i as i64)
             .unwrap();
     }
     log.close(5).unwrap();

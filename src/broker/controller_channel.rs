@@ -1,0 +1,118 @@
+//! The way to the active controller (Kafka's `NodeToControllerChannelManager`): this node's
+//! own controller when it is the active one, else the voter leading the quorum over its
+//! controller listener ([`ControllerForwarder`], which the API layer implements);
+//! NOT_CONTROLLER (an election under way) is retried for a while.
+
+use super::{Broker, CONTROLLER_REQUEST_WAIT, LIFECYCLE_RETRY};
+use crate::controller::service::{ControllerOp, ControllerReply};
+use crate::error::Error;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Sends a command to another node's controller listener and reads the answer. The API
+/// layer implements it (it speaks the wire protocol; the broker does not) and the server
+/// installs it.
+pub trait ControllerForwarder: Send + Sync + std::fmt::Debug {
+    fn forward<'a>(
+        &'a self,
+        address: &'a str,
+        op: &'a ControllerOp,
+        timeout: Duration,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<ControllerReply, Error>> + Send + 'a>>;
+}
+
+impl Broker {
+    /// Runs `op` on the active controller: this node's own when it is the active one, else
+    /// over the controller listener of the voter leading the quorum. NOT_CONTROLLER (an
+    /// election under way, a leader that just stepped down or died) is retried until
+    /// [`CONTROLLER_REQUEST_WAIT`] passes.
+    pub async fn call_active_controller(&self, op: ControllerOp) -> Result<ControllerReply, Error> {
+        self.call_active_controller_within(op, CONTROLLER_REQUEST_WAIT)
+            .await
+    }
+
+    pub(super) async fn call_active_controller_within(
+        &self,
+        op: ControllerOp,
+        wait: Duration,
+    ) -> Result<ControllerReply, Error> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let node = self.config.node_id as u64;
+        loop {
+            let status = *self.controller.status().borrow();
+            let outcome = if status.active {
+                self.controller.call(op.clone()).await
+            } else if let Some(leader) = status.leader.filter(|l| *l != node) {
+                self.forward_to(leader, &op).await
+            } else {
+                Err(Error::NotController)
+            };
+            match outcome {
+                Err(Error::NotController) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(LIFECYCLE_RETRY).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Sends `op` to voter `leader`'s controller listener.
+    async fn forward_to(&self, leader: u64, op: &ControllerOp) -> Result<ControllerReply, Error> {
+        let Some(voter) = self
+            .config
+            .cluster
+            .voters
+            .iter()
+            .find(|v| v.id as u64 == leader)
+        else {
+            return Err(Error::NotController);
+        };
+        let Some(forwarder) = self.forwarder.get() else {
+            return Err(Error::NotController);
+        };
+        let address = format!("{}:{}", voter.host, voter.port);
+        let cluster = &self.config.cluster;
+        let mut timeout = cluster.replica_socket_timeout_ms;
+        if matches!(
+            op,
+            ControllerOp::Heartbeat(_) | ControllerOp::RegisterBroker(_)
+        ) {
+            // A heartbeat lost to an unreachable controller must not hold the next one past
+            // the session.
+            timeout = timeout.min((cluster.broker_session_timeout_ms / 2).max(1_000) as u64);
+        }
+        forwarder
+            .forward(&address, op, Duration::from_millis(timeout))
+            .await
+    }
+
+    /// Installs what carries commands to other nodes' controllers (the server does, once).
+    pub fn set_forwarder(&self, forwarder: Arc<dyn ControllerForwarder>) {
+        let _ = self.forwarder.set(forwarder);
+    }
+
+    /// [`Broker::call_active_controller`] from the lifecycle thread: in-process on a single
+    /// voter, through the runtime otherwise.
+    pub(super) fn call_from_thread(&self, op: ControllerOp) -> Result<ControllerReply, Error> {
+        if self.config.cluster.voters.len() <= 1 {
+            return self.controller.call_blocking(op);
+        }
+        let runtime = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        // Stopping: a cluster going down as a whole has no quorum left for long, so each
+        // controlled-shutdown heartbeat gets a short wait rather than the usual one.
+        let wait = if self.stopping.load(Ordering::SeqCst) {
+            LIFECYCLE_RETRY * 10
+        } else {
+            CONTROLLER_REQUEST_WAIT
+        };
+        match runtime {
+            Some(runtime) => runtime.block_on(self.call_active_controller_within(op, wait)),
+            None => Err(Error::NotController),
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! This broker's life with the controller (Kafka's `BrokerLifecycleManager`), on its own
+//! thread: a single node's topics from before the metadata log imported once, registration
+//! with the incarnation and advertised endpoints, heartbeats (often while fenced, then every
+//! `broker.heartbeat.interval.ms`), and at shutdown the controlled shutdown that moves this
+//! broker's leaderships away before it stops.
+
+use super::{
+    APPLY_WAIT, Broker, CONTROLLED_SHUTDOWN_WAIT, CONTROLLER_WAIT, LIFECYCLE_RETRY, READY_WAIT,
+};
+use crate::controller::control::{BrokerRegistrationRequest, HeartbeatRequest, ImportedTopic};
+use crate::controller::service::{ControllerOp, ControllerReply};
+use crate::error::Error;
+use crate::metadata::records::Endpoint;
+use crate::metadata::{self, TopicInfo};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+impl Broker {
+    /// Brings a single node's topics from before the metadata log into it (once).
+    fn import_legacy(&self, legacy: &[Arc<TopicInfo>]) -> Result<(), Error> {
+        let topics = legacy
+            .iter()
+            .map(|t| ImportedTopic {
+                name: t.name.to_string(),
+                id: t.id,
+                partitions: t.partitions,
+                configs: t.configs.clone(),
+            })
+            .collect();
+        let next_producer_id = metadata::legacy_next_producer_id(&self.config.log_dir)?;
+        let op = ControllerOp::ImportTopics {
+            broker: self.config.node_id,
+            topics,
+            next_producer_id,
+        };
+        let deadline = std::time::Instant::now() + READY_WAIT;
+        loop {
+            match self.controller.call_blocking(op.clone()) {
+                Ok(_) => break,
+                Err(Error::NotController) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(CONTROLLER_WAIT);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        metadata::retire_legacy_topics(&self.config.log_dir)?;
+        tracing::info!(
+            topics = legacy.len(),
+            "imported the topics of this single node into the metadata log"
+        );
+        Ok(())
+    }
+
+    pub(super) fn run_lifecycle(&self, endpoints: Vec<Endpoint>) {
+        let legacy =
+            std::mem::take(&mut *self.legacy_topics.lock().unwrap_or_else(|p| p.into_inner()));
+        if !legacy.is_empty()
+            && let Err(e) = self.import_legacy(&legacy)
+        {
+            // Registering anyway would delete the unimported logs as strays.
+            tracing::error!(error = %e, "importing this node's earlier topics failed; not registering");
+            return;
+        }
+        let node = self.config.node_id;
+        // The cluster is the quorum's: its id comes from the metadata log (written once by
+        // the first active controller), checked against this directory's meta.properties.
+        let cluster_id = loop {
+            if self.stopping.load(Ordering::SeqCst) {
+                return;
+            }
+            let committed = self.controller.image().borrow().cluster_id.clone();
+            if let Some(cluster_id) = committed {
+                break cluster_id;
+            }
+            std::thread::sleep(CONTROLLER_WAIT);
+        };
+        match metadata::read_meta(&self.config.log_dir, node) {
+            Ok(Some(stored)) if stored != cluster_id => {
+                tracing::error!(stored = %stored, quorum = %cluster_id, "this log directory belongs to another cluster; not registering");
+                return;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read meta.properties; not registering");
+                return;
+            }
+        }
+        let request = BrokerRegistrationRequest {
+            broker_id: node,
+            cluster_id,
+            incarnation_id: self.incarnation,
+            endpoints,
+            rack: self.config.cluster.rack.clone(),
+        };
+        let mut refusals = 0u64;
+        let epoch = loop {
+            if self.stopping.load(Ordering::SeqCst) {
+                return;
+            }
+            match self.call_from_thread(ControllerOp::RegisterBroker(request.clone())) {
+                Ok(ControllerReply::BrokerEpoch(epoch)) => break epoch,
+                Ok(other) => tracing::error!(reply = ?other, "unexpected registration reply"),
+                Err(Error::NotController) => {
+                    std::thread::sleep(CONTROLLER_WAIT);
+                    continue;
+                }
+                // A restarted broker waits out its old incarnation's session; said once.
+                Err(e) if refusals == 0 => {
+                    refusals += 1;
+                    tracing::info!(error = %e, "broker registration refused; retrying");
+                }
+                Err(e) => {
+                    refusals += 1;
+                    tracing::debug!(error = %e, refusals, "broker registration refused again");
+                }
+            }
+            std::thread::sleep(LIFECYCLE_RETRY);
+        };
+        self.broker_epoch.store(epoch, Ordering::SeqCst);
+        tracing::info!(broker = node, epoch, "registered with the controller");
+        // The publisher applies images from the registration on; heartbeats report them.
+        self.images.offer(self.controller.image().borrow().clone());
+        self.metadata
+            .wait_blocking(APPLY_WAIT, |image| image.offset as i64 >= epoch);
+        let interval = Duration::from_millis(self.config.cluster.broker_heartbeat_interval_ms);
+        let mut fenced = true;
+        while !self.stopping.load(Ordering::SeqCst) {
+            let reply = self.heartbeat(epoch, false);
+            if let Ok(reply) = reply {
+                fenced = reply.is_fenced;
+            }
+            // While fenced, heartbeat often: unfencing is what startup waits for.
+            let pause = if fenced { LIFECYCLE_RETRY } else { interval };
+            let deadline = std::time::Instant::now() + pause;
+            while std::time::Instant::now() < deadline && !self.stopping.load(Ordering::SeqCst) {
+                std::thread::sleep(LIFECYCLE_RETRY.min(pause));
+            }
+        }
+        // Controlled shutdown: leadership moves away before the broker stops.
+        let deadline = std::time::Instant::now() + CONTROLLED_SHUTDOWN_WAIT;
+        while std::time::Instant::now() < deadline {
+            match self.heartbeat(epoch, true) {
+                Ok(reply) if reply.should_shutdown => {
+                    tracing::info!("controlled shutdown complete");
+                    let offset = self.controller.image().borrow().offset;
+                    self.images.offer(self.controller.image().borrow().clone());
+                    self.metadata
+                        .wait_blocking(APPLY_WAIT, |image| image.offset >= offset);
+                    return;
+                }
+                Ok(_) => {}
+                Err(e) => tracing::debug!(error = %e, "controlled shutdown heartbeat failed"),
+            }
+            std::thread::sleep(LIFECYCLE_RETRY);
+        }
+        tracing::warn!("controlled shutdown did not complete in time; stopping anyway");
+    }
+
+    fn heartbeat(
+        &self,
+        epoch: i64,
+        want_shutdown: bool,
+    ) -> Result<crate::controller::control::HeartbeatReply, Error> {
+        let request = HeartbeatRequest {
+            broker_id: self.config.node_id,
+            broker_epoch: epoch,
+            metadata_offset: self.metadata.image().offset,
+            want_fence: false,
+            want_shutdown,
+        };
+        match self.call_from_thread(ControllerOp::Heartbeat(request))? {
+            ControllerReply::Heartbeat(reply) => Ok(reply),
+            other => Err(Error::InvalidRequest(format!(
+                "unexpected heartbeat reply {other:?}"
+            ))),
+        }
+    }
+}

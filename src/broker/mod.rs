@@ -1,0 +1,480 @@
+//! The node (Kafka's `BrokerServer`): owns the configuration, the log manager, the replica
+//! manager, the group, transaction and share coordinators and this broker's metadata cache;
+//! opens them in order, starts what ties them to the cluster, and shuts them down. Three
+//! threads: this node's voter of the controller quorum (`controller/`), the lifecycle and the
+//! metadata publisher; and, as tasks on the runtime, the replica fetchers, the ISR task, the
+//! transaction timers and the log manager's housekeeping. A single node is a quorum of one; a
+//! cluster is made of nodes that are all brokers and controllers (`process.roles`).
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | the struct, open, start, shutdown, accessors |
+//! | `lifecycle.rs` | registration, heartbeats, controlled shutdown (`BrokerLifecycleManager`) |
+//! | `controller_channel.rs` | requests to the active controller, here or on another node |
+//! | `publisher.rs` | applying each committed metadata image, strays (`BrokerMetadataPublisher`) |
+//! | `replication.rs` | replica fetchers and ISR updates (`ReplicaFetcherManager`, `AlterPartitionManager`) |
+//! | `topics.rs` | topic and partition administration, partition state, log dirs |
+//! | `txn.rs` | markers, KIP-890 verification, producer ids, transaction timers |
+//! | `acls.rs`, `credentials.rs` | ACLs and SCRAM credentials through the controller |
+//! | `coordinators.rs` | the coordinators' internal topics, created on first use |
+
+mod acls;
+mod controller_channel;
+mod coordinators;
+mod credentials;
+mod lifecycle;
+mod publisher;
+mod replication;
+#[cfg(test)]
+mod tests;
+mod topics;
+mod txn;
+
+pub use controller_channel::ControllerForwarder;
+pub use topics::{ElectionType, NewTopic, PartitionState};
+use txn::{BrokerMarkers, BrokerVerifier};
+
+use crate::config::{BrokerConfig, LogConfig};
+use crate::controller::control::ControlConfig;
+use crate::controller::metadata_log::log_config as metadata_log_config;
+use crate::controller::quorum::QuorumSettings;
+use crate::controller::service::{self, ControllerHandle, ControllerSettings};
+use crate::error::Error;
+use crate::group::classic::GroupConfig;
+use crate::group::consumer::ConsumerGroupConfig;
+use crate::group::{CoordinatorConfig, GroupCoordinator};
+use crate::metadata::cache::{ImageSlot, MetadataCache};
+use crate::metadata::records::Endpoint;
+use crate::metadata::{self, TopicInfo};
+use crate::replica::ReplicaManager;
+use crate::replica::fetcher::LeaderConnector;
+use crate::storage::StorageError;
+use crate::storage::manager::{Housekeeping, LogManager};
+use crate::txn::coordinator::{MarkerWriter, TransactionCoordinator, TxnCoordinatorConfig};
+use crate::types::now_ms;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use uuid::Uuid;
+
+/// How long a request waits for this broker to apply the metadata change it caused.
+const APPLY_WAIT: Duration = Duration::from_secs(10);
+/// How long startup waits for the broker to be registered and serving.
+const READY_WAIT: Duration = Duration::from_secs(30);
+/// Retry pause of the lifecycle's registration and heartbeats while fenced.
+const LIFECYCLE_RETRY: Duration = Duration::from_millis(50);
+/// Retry pause while the controller is not active yet (it becomes so within milliseconds
+/// on a single node).
+const CONTROLLER_WAIT: Duration = Duration::from_millis(2);
+/// How long the first use of groups waits for a controller to create `__consumer_offsets`.
+const GROUPS_TOPIC_WAIT: Duration = Duration::from_secs(2);
+/// How long a command for the active controller is retried while there is none.
+const CONTROLLER_REQUEST_WAIT: Duration = Duration::from_secs(30);
+/// How long the controlled shutdown may take before the broker stops anyway.
+const CONTROLLED_SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
+
+/// The quorum's voter ids: `controller.quorum.voters`, or this node alone.
+pub fn quorum_voters(config: &BrokerConfig) -> Vec<u64> {
+    if config.cluster.voters.is_empty() {
+        vec![config.node_id as u64]
+    } else {
+        config.cluster.voters.iter().map(|v| v.id as u64).collect()
+    }
+}
+
+fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
+    CoordinatorConfig {
+        group: GroupConfig {
+            min_session_timeout_ms: config.group_min_session_timeout_ms,
+            max_session_timeout_ms: config.group_max_session_timeout_ms,
+            initial_rebalance_delay_ms: config.group_initial_rebalance_delay_ms,
+            max_size: config.group_max_size,
+            offset_metadata_max_bytes: config.offset_metadata_max_bytes,
+        },
+        consumer: ConsumerGroupConfig {
+            session_timeout_ms: config.consumer_session_timeout_ms,
+            heartbeat_interval_ms: config.consumer_heartbeat_interval_ms,
+            assignors: config.consumer_assignors.clone(),
+            max_size: config.consumer_max_size,
+        },
+        offsets_topic_partitions: config.offsets_topic_partitions,
+        offsets_retention_ms: config.offsets_retention_ms,
+        offsets_retention_check_interval_ms: config.offsets_retention_check_interval_ms,
+    }
+}
+
+#[derive(Debug)]
+pub struct Broker {
+    config: Arc<BrokerConfig>,
+    cluster_id: Mutex<String>,
+    logs: Arc<LogManager>,
+    replicas: Arc<ReplicaManager>,
+    groups: Arc<GroupCoordinator>,
+    shares: Arc<crate::share::ShareCoordinator>,
+    metadata: Arc<MetadataCache>,
+    controller: ControllerHandle,
+    /// Committed images from the controller, for the publisher.
+    images: Arc<ImageSlot>,
+    /// This process's registration: a new one each start.
+    incarnation: Uuid,
+    /// The broker epoch the controller gave this registration; -1 before it.
+    broker_epoch: AtomicI64,
+    /// The current block of producer ids: (next, end exclusive).
+    producer_ids: tokio::sync::Mutex<(i64, i64)>,
+    /// Set when the broker stops: the lifecycle runs the controlled shutdown and exits.
+    stopping: AtomicBool,
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    /// A single node's topics from before the metadata log, imported before registering.
+    legacy_topics: Mutex<Vec<Arc<TopicInfo>>>,
+    /// Carries commands to another node's controller listener.
+    forwarder: std::sync::OnceLock<Arc<dyn ControllerForwarder>>,
+    /// Opens fetch connections to leaders, for the follower fetchers.
+    leader_connector: std::sync::OnceLock<Arc<dyn LeaderConnector>>,
+    /// The transaction coordinator (set right after the broker is built: it calls back).
+    transactions: std::sync::OnceLock<Arc<TransactionCoordinator>>,
+    /// Sends transaction markers to partitions other brokers lead (the API layer's).
+    remote_markers: std::sync::OnceLock<Arc<dyn MarkerWriter>>,
+    /// Transaction verification with coordinators on other brokers (KIP-890).
+    remote_verifier: std::sync::OnceLock<Arc<dyn crate::txn::coordinator::RemoteVerifier>>,
+    /// Leaders a fetcher task runs for.
+    fetchers: Mutex<std::collections::HashSet<i32>>,
+    /// Cancelled at shutdown: fetchers and the ISR task stop at once.
+    tasks: tokio_util::sync::CancellationToken,
+    /// The async runtime, for the lifecycle thread's requests to a remote controller.
+    runtime: Mutex<Option<tokio::runtime::Handle>>,
+    /// Raft messages for the other voters, until the transport takes them.
+    raft_outbound: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<raft::prelude::Message>>>,
+    controller_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Broker {
+    /// Opens the log directory: starts this node's controller (replaying the metadata log),
+    /// loads the partition logs (recovering after an unclean stop) and the consumer groups,
+    /// and starts applying metadata. [`Broker::start`] then registers the broker.
+    pub fn open(config: BrokerConfig) -> Result<Arc<Self>, Error> {
+        if !(config.cluster.broker_role && config.cluster.controller_role) {
+            return Err(Error::InvalidConfig(
+                "process.roles must be broker,controller: broker-only and controller-only nodes are not supported yet".into(),
+            ));
+        }
+        std::fs::create_dir_all(&config.log_dir).map_err(StorageError::from)?;
+        let stored_cluster_id = metadata::read_meta(&config.log_dir, config.node_id)?;
+        if let (Some(stored), Some(wanted)) = (&stored_cluster_id, &config.cluster_id)
+            && stored != wanted
+        {
+            return Err(StorageError::Corrupt(format!(
+                "cluster.id {wanted} does not match {stored} stored in meta.properties"
+            ))
+            .into());
+        }
+        let bootstrap_cluster_id = stored_cluster_id
+            .clone()
+            .or_else(|| config.cluster_id.clone())
+            .unwrap_or_else(metadata::generate_cluster_id);
+        let images = Arc::new(ImageSlot::default());
+        let settings = ControllerSettings {
+            log_dir: config.log_dir.clone(),
+            log_config: metadata_log_config(&config),
+            quorum: QuorumSettings {
+                node_id: config.node_id as u64,
+                voters: quorum_voters(&config),
+                election_ticks: 10,
+                heartbeat_ticks: 1,
+                snapshot_after_entries: 10_000,
+            },
+            tick: Duration::from_millis((config.cluster.election_timeout_ms / 10).clamp(10, 1000)),
+            control: ControlConfig {
+                own_node: config.node_id,
+                broker_session_timeout_ms: config.cluster.broker_session_timeout_ms,
+                default_partitions: config.num_partitions,
+                default_replication_factor: config.default_replication_factor,
+                unclean_leader_election: config
+                    .topic_defaults
+                    .get("unclean.leader.election.enable")
+                    .and_then(|v| v.value.as_deref())
+                    .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+            },
+            cluster_id: bootstrap_cluster_id.clone(),
+            bootstrap: metadata::bootstrap::read(&config.log_dir)?,
+        };
+        // Raft messages for the other voters; the server's transport takes the receiver.
+        let (outbound, raft_outbound) = tokio::sync::mpsc::unbounded_channel();
+        let (controller, controller_thread) =
+            service::start(settings, outbound, Some(images.clone())).map_err(|e| {
+                StorageError::Corrupt(format!("cannot start the controller quorum: {e}"))
+            })?;
+        let replayed = controller.image().borrow().clone();
+        let legacy = metadata::legacy_topics(&config.log_dir)?;
+
+        let now = now_ms();
+        let loading = std::time::Instant::now();
+        // Logs of topics the metadata does not (yet) know load with the defaults; the first
+        // image applied removes those this broker does not host.
+        let (logs, reports) = LogManager::open(
+            &config.log_dir,
+            |topic| {
+                let overrides = replayed
+                    .topic(topic)
+                    .map(|t| t.configs.clone())
+                    .or_else(|| {
+                        legacy
+                            .iter()
+                            .find(|t| &*t.name == topic)
+                            .map(|t| t.configs.clone())
+                    })
+                    .unwrap_or_default();
+                Some(LogConfig::resolve(&config.topic_defaults, &overrides))
+            },
+            now,
+            config.recovery_threads,
+        )?;
+        let recovered: usize = reports.iter().map(|(_, r)| r.recovered_segments).sum();
+        crate::limits::check_descriptor_budget(reports.iter().map(|(_, r)| r.segments).sum());
+        tracing::info!(
+            log_dir = %config.log_dir.display(),
+            clean = logs.clean_startup(),
+            logs = reports.len(),
+            recovered_segments = recovered,
+            elapsed_ms = loading.elapsed().as_millis() as u64,
+            "loaded logs"
+        );
+        let metadata = Arc::new(MetadataCache::default());
+        let replicas = Arc::new(ReplicaManager::new());
+        let groups = GroupCoordinator::new(
+            coordinator_config(&config),
+            replicas.clone(),
+            metadata.clone(),
+        );
+        let config = Arc::new(config);
+        let shares =
+            crate::share::ShareCoordinator::new(config.clone(), replicas.clone(), metadata.clone());
+        let broker = Arc::new(Self {
+            config,
+            shares,
+            cluster_id: Mutex::new(stored_cluster_id.unwrap_or(bootstrap_cluster_id)),
+            logs: Arc::new(logs),
+            replicas,
+            groups,
+            metadata,
+            controller,
+            images,
+            incarnation: Uuid::new_v4(),
+            broker_epoch: AtomicI64::new(-1),
+            producer_ids: tokio::sync::Mutex::new((0, 0)),
+            stopping: AtomicBool::new(false),
+            threads: Mutex::new(Vec::new()),
+            legacy_topics: Mutex::new(Vec::new()),
+            raft_outbound: Mutex::new(Some(raft_outbound)),
+            forwarder: std::sync::OnceLock::new(),
+            leader_connector: std::sync::OnceLock::new(),
+            transactions: std::sync::OnceLock::new(),
+            remote_markers: std::sync::OnceLock::new(),
+            remote_verifier: std::sync::OnceLock::new(),
+            fetchers: Mutex::new(Default::default()),
+            tasks: tokio_util::sync::CancellationToken::new(),
+            runtime: Mutex::new(None),
+            controller_thread: Mutex::new(Some(controller_thread)),
+        });
+        let weak = Arc::downgrade(&broker);
+        let ids = weak.clone();
+        let transactions = TransactionCoordinator::new(
+            TxnCoordinatorConfig {
+                partitions: broker.config.transaction_state_partitions,
+                max_timeout_ms: broker.config.transaction_max_timeout_ms,
+                write_timeout: Duration::from_millis(
+                    broker.config.cluster.replica_socket_timeout_ms,
+                ),
+                id_expiration_ms: broker.config.transactional_id_expiration_ms,
+            },
+            broker.replicas.clone(),
+            Arc::new(BrokerMarkers { broker: weak }),
+            Arc::new(move || {
+                let broker = ids.upgrade();
+                Box::pin(async move {
+                    match broker {
+                        Some(broker) => broker.allocate_producer_id().await.ok(),
+                        None => None,
+                    }
+                })
+            }),
+        );
+        let _ = broker.transactions.set(transactions);
+        if broker.config.transaction_partition_verification {
+            broker
+                .replicas
+                .set_transaction_verifier(Arc::new(BrokerVerifier {
+                    broker: Arc::downgrade(&broker),
+                }));
+        }
+        let publisher = {
+            let broker = broker.clone();
+            std::thread::Builder::new()
+                .name("metadata-publisher".into())
+                .spawn(move || broker.run_publisher())
+                .map_err(StorageError::from)?
+        };
+        broker.threads().push(publisher);
+        if !legacy.is_empty() && replayed.topics.is_empty() {
+            *broker
+                .legacy_topics
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = legacy;
+        }
+        Ok(broker)
+    }
+
+    fn threads(&self) -> std::sync::MutexGuard<'_, Vec<std::thread::JoinHandle<()>>> {
+        self.threads.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers the broker with the advertised `endpoints` (known once the listeners are
+    /// bound), starts heartbeating, and waits until it serves: registered, unfenced, and
+    /// the image that says so applied.
+    pub fn start(self: &Arc<Self>, endpoints: Vec<Endpoint>) -> Result<(), Error> {
+        *self.runtime.lock().unwrap_or_else(|p| p.into_inner()) =
+            tokio::runtime::Handle::try_current().ok();
+        let lifecycle = {
+            let broker = self.clone();
+            std::thread::Builder::new()
+                .name("broker-lifecycle".into())
+                .spawn(move || broker.run_lifecycle(endpoints))
+                .map_err(StorageError::from)?
+        };
+        self.threads().push(lifecycle);
+        if let Some(runtime) = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            runtime.spawn(self.clone().run_isr_updates());
+            runtime.spawn(self.clone().run_transaction_timeouts());
+        }
+        let node = self.config.node_id;
+        let incarnation = self.incarnation;
+        // Serving: registered, unfenced, that image applied and the groups it gave this
+        // broker to coordinate loaded.
+        let ready = self.metadata.wait_blocking(READY_WAIT, |image| {
+            image
+                .brokers
+                .get(&node)
+                .is_some_and(|b| b.incarnation_id == incarnation && !b.fenced)
+                && !self.groups.loading_anything()
+        });
+        if !ready {
+            tracing::warn!("the broker is not registered and unfenced yet; serving anyway");
+        }
+        Ok(())
+    }
+
+    /// The coordinator without creating anything (startup tasks).
+    pub fn group_coordinator(&self) -> &Arc<GroupCoordinator> {
+        &self.groups
+    }
+
+    pub fn config(&self) -> &Arc<BrokerConfig> {
+        &self.config
+    }
+    pub fn cluster_id(&self) -> String {
+        self.cluster_id
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+    pub fn node_id(&self) -> i32 {
+        self.config.node_id
+    }
+    /// The active controller's id, as Metadata and DescribeCluster report it.
+    pub fn controller_id(&self) -> i32 {
+        self.controller
+            .status()
+            .borrow()
+            .leader
+            .map_or(-1, |id| id as i32)
+    }
+    /// This node's controller (quorum voter).
+    pub fn controller(&self) -> &ControllerHandle {
+        &self.controller
+    }
+    /// The Raft messages this node's voter sends to the others (once, for the transport).
+    pub fn take_raft_outbound(
+        &self,
+    ) -> Option<tokio::sync::mpsc::UnboundedReceiver<raft::prelude::Message>> {
+        self.raft_outbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+    pub fn replicas(&self) -> &Arc<ReplicaManager> {
+        &self.replicas
+    }
+    pub fn logs(&self) -> &LogManager {
+        &self.logs
+    }
+    pub fn metadata(&self) -> &Arc<MetadataCache> {
+        &self.metadata
+    }
+    pub fn topics(&self) -> Vec<Arc<TopicInfo>> {
+        self.metadata.topics()
+    }
+    pub fn topic(&self, name: &str) -> Option<Arc<TopicInfo>> {
+        self.metadata.topic(name)
+    }
+    pub fn topic_by_id(&self, id: Uuid) -> Option<Arc<TopicInfo>> {
+        self.metadata.topic_by_id(id)
+    }
+
+    pub fn log_config(&self, overrides: &BTreeMap<String, String>) -> LogConfig {
+        LogConfig::resolve(&self.config.topic_defaults, overrides)
+    }
+
+    /// Starts the log manager's background work (retention, compaction, producer-id expiry,
+    /// `flush.ms` flushes, checkpoints) on its configured intervals, until `shutdown`.
+    pub fn start_housekeeping(
+        &self,
+        tracker: &tokio_util::task::TaskTracker,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) {
+        let config = &self.config;
+        let every = |ms: u64| Duration::from_millis(ms.clamp(10, 24 * 3600 * 1000));
+        let schedule = Housekeeping {
+            retention_check: every(config.retention_check_interval_ms),
+            flush_check: every(config.flush_scheduler_interval_ms.min(1000)),
+            checkpoint: every(config.checkpoint_interval_ms),
+            producer_id_expiration_ms: config.producer_id_expiration_ms,
+        };
+        self.logs.start_housekeeping(schedule, tracker, shutdown);
+    }
+
+    /// Controlled shutdown, then flushes everything, writes the clean-shutdown marker and
+    /// stops the controller.
+    pub fn shutdown(&self) -> Result<(), Error> {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.tasks.cancel();
+        let threads = std::mem::take(&mut *self.threads());
+        // The lifecycle (controlled shutdown) first, while the publisher still applies.
+        let (lifecycle, others): (Vec<_>, Vec<_>) = threads
+            .into_iter()
+            .partition(|t| t.thread().name() == Some("broker-lifecycle"));
+        for thread in lifecycle {
+            let _ = thread.join();
+        }
+        self.images.close();
+        for thread in others {
+            let _ = thread.join();
+        }
+        let result = self.logs.shutdown(now_ms());
+        self.controller.shutdown();
+        if let Some(thread) = self
+            .controller_thread
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            let _ = thread.join();
+        }
+        result?;
+        Ok(())
+    }
+}

@@ -1,0 +1,256 @@
+//! Applying the cluster's metadata to this broker (Kafka's `BrokerMetadataPublisher`), on its
+//! own thread: each committed image creates, leads, follows or deletes this broker's
+//! partitions, changes their configs, elects or resigns the group and transaction
+//! coordinators of the internal partitions it leads, and then becomes the image the API layer
+//! answers from. The first image also removes stray logs. An image that fails to apply (no
+//! descriptor for a new log, a full disk) is applied again until it succeeds or a newer one
+//! arrives.
+
+use super::{APPLY_WAIT, Broker};
+use crate::error::Error;
+use crate::group::OFFSETS_TOPIC;
+use crate::metadata;
+use crate::metadata::cache::Taken;
+use crate::metadata::image::{LocalChange, MetadataImage, local_changes};
+use crate::replica::{Leadership, Partition};
+use crate::storage::StorageError;
+use crate::storage::manager::lock;
+use crate::txn::coordinator::TRANSACTION_STATE_TOPIC;
+use crate::types::{TopicPartition, now_ms};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+impl Broker {
+    pub(super) fn run_publisher(self: &Arc<Self>) {
+        let mut first = true;
+        // An image that failed to apply (no descriptor for a new log, a full disk) is applied
+        // again every half second until it succeeds or a newer one arrives.
+        let mut failed: Option<Arc<MetadataImage>> = None;
+        loop {
+            let (image, retry) = match self.images.take(Duration::from_millis(500)) {
+                Taken::Closed => return,
+                Taken::Nothing => match failed.take() {
+                    Some(image) => (image, true),
+                    None => continue,
+                },
+                Taken::Image(image) => (image, false),
+            };
+            let epoch = self.broker_epoch.load(Ordering::SeqCst);
+            // Only images from this broker's registration on: an older one may name this
+            // broker leader of partitions it no longer leads.
+            if epoch < 0 || (image.offset as i64) < epoch {
+                continue;
+            }
+            if let Err(e) = self.apply_image(image.clone(), first) {
+                if !retry {
+                    tracing::error!(error = %e, "applying metadata failed; retrying");
+                }
+                failed = Some(image);
+                continue;
+            }
+            self.sync_fetchers();
+            first = false;
+        }
+    }
+
+    /// Applies one committed image: this broker's partitions as it says, then makes it
+    /// current. The first one also removes logs of partitions not assigned here.
+    fn apply_image(&self, image: Arc<MetadataImage>, first: bool) -> Result<(), Error> {
+        if let Some(cluster_id) = &image.cluster_id {
+            let mut current = self.cluster_id.lock().unwrap_or_else(|p| p.into_inner());
+            let stored = metadata::read_meta(&self.config.log_dir, self.config.node_id)?;
+            match stored {
+                Some(stored) if stored != *cluster_id => {
+                    return Err(StorageError::Corrupt(format!(
+                        "the controller quorum is cluster {cluster_id}, but this log directory belongs to {stored}"
+                    ))
+                    .into());
+                }
+                Some(_) => {}
+                None => {
+                    metadata::write_meta(&self.config.log_dir, self.config.node_id, cluster_id)?
+                }
+            }
+            *current = cluster_id.clone();
+        }
+        let node = self.config.node_id;
+        let old = if first {
+            Arc::new(MetadataImage::default())
+        } else {
+            self.metadata.image()
+        };
+        let mut changes = local_changes(&old, &image, node);
+        // Offsets partitions whose leadership here starts (true) or ends (false).
+        let mut coordination: Vec<(i32, bool)> = Vec::new();
+        // `__transaction_state` partitions whose leadership here starts or ends.
+        let mut txn_coordination: Vec<(i32, bool)> = Vec::new();
+        for change in &changes {
+            let (topic, partition, leads_now) = match change {
+                LocalChange::Lead {
+                    topic, partition, ..
+                } => (topic, *partition, true),
+                LocalChange::Follow {
+                    topic, partition, ..
+                }
+                | LocalChange::Remove { topic, partition } => (topic, *partition, false),
+            };
+            let led_before = old
+                .partition(topic, partition)
+                .is_some_and(|p| p.leader == node);
+            if &**topic == TRANSACTION_STATE_TOPIC && leads_now != led_before {
+                txn_coordination.push((partition, leads_now));
+                if leads_now {
+                    self.transaction_coordinator().begin_loading(partition);
+                }
+                continue;
+            }
+            if &**topic != OFFSETS_TOPIC {
+                continue;
+            }
+            if leads_now != led_before {
+                coordination.push((partition, leads_now));
+                if leads_now {
+                    // Requests for its groups wait until they are rebuilt below.
+                    self.groups.begin_loading(partition);
+                }
+            }
+        }
+        // Removals first: a topic deleted and created again under its name reuses the path.
+        changes.sort_by_key(|c| !matches!(c, LocalChange::Remove { .. }));
+        for change in changes {
+            match change {
+                LocalChange::Remove { topic, partition } => {
+                    let tp = TopicPartition::new(&topic, partition);
+                    self.replicas.remove(&tp);
+                    self.logs.delete(&tp)?;
+                    tracing::info!(partition = %tp, "no longer a replica; log deleted");
+                }
+                LocalChange::Lead {
+                    topic,
+                    topic_id,
+                    partition,
+                    registration,
+                }
+                | LocalChange::Follow {
+                    topic,
+                    topic_id,
+                    partition,
+                    registration,
+                } => {
+                    let tp = TopicPartition::new(&topic, partition);
+                    let hosted = match self.replicas.get(&tp) {
+                        Ok(p) if p.topic_id() == topic_id => p,
+                        _ => {
+                            let configs = image
+                                .topic(&topic)
+                                .map(|t| t.configs.clone())
+                                .unwrap_or_default();
+                            let log = self.logs.get_or_create(
+                                &tp,
+                                self.log_config(&configs),
+                                now_ms(),
+                            )?;
+                            self.replicas
+                                .add(Partition::new(tp.clone(), topic_id, node, log))
+                        }
+                    };
+                    hosted.set_lag_time_ms(self.config.cluster.replica_lag_time_max_ms);
+                    hosted.set_leadership(Leadership {
+                        leader: registration.leader,
+                        leader_epoch: registration.leader_epoch,
+                        partition_epoch: registration.partition_epoch,
+                        replicas: registration.replicas.clone(),
+                        isr: registration.isr.clone(),
+                    });
+                }
+            }
+        }
+        // Config changes of topics hosted here.
+        for (name, topic) in &image.topics {
+            let before = old.topic(name).filter(|t| t.id == topic.id);
+            if first || before.is_none_or(|b| b.configs == topic.configs) {
+                continue;
+            }
+            let config = self.log_config(&topic.configs);
+            for p in 0..topic.partitions.len() as i32 {
+                if let Some(log) = self.logs.get(&TopicPartition::new(name, p)) {
+                    lock(&log).set_config(config.clone());
+                }
+            }
+        }
+        if first {
+            self.remove_strays(&image)?;
+        }
+        self.metadata.publish(image);
+        // Groups refer to topics by id: replayed once the topics are known here.
+        let (started, mut elected, mut records) = (std::time::Instant::now(), 0, 0);
+        for (partition, leads) in coordination {
+            if !leads {
+                self.groups.resign(partition);
+                continue;
+            }
+            let tp = TopicPartition::new(OFFSETS_TOPIC, partition);
+            if let Some(log) = self.logs.get(&tp) {
+                records += self.groups.elect(partition, &log)?;
+                elected += 1;
+            }
+        }
+        if elected > 0 {
+            tracing::info!(partitions = elected, records, groups = self.groups.list_groups().len(), elapsed = ?started.elapsed(), "loaded consumer groups");
+        }
+        // Transactions found prepared are completed by tasks on the runtime, and this is the
+        // metadata publisher's thread.
+        let runtime = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let _in_runtime = runtime.as_ref().map(|r| r.enter());
+        for (partition, leads) in txn_coordination {
+            let transactions = self.transaction_coordinator();
+            if !leads {
+                transactions.resign(partition);
+                continue;
+            }
+            let tp = TopicPartition::new(TRANSACTION_STATE_TOPIC, partition);
+            if let Some(log) = self.logs.get(&tp) {
+                let records = transactions.elect(partition, &log)?;
+                tracing::debug!(
+                    partition,
+                    records,
+                    "coordinating the transactional ids of {TRANSACTION_STATE_TOPIC} partition"
+                );
+            }
+        }
+        self.metadata.renotify();
+        Ok(())
+    }
+
+    /// Deletes logs of partitions the metadata does not assign to this broker (a topic
+    /// deleted while the broker was down, or a crash between creating logs and recording
+    /// the topic).
+    fn remove_strays(&self, image: &MetadataImage) -> Result<(), Error> {
+        let node = self.config.node_id;
+        for log in self.logs.all() {
+            let tp = lock(&log).topic_partition().clone();
+            let assigned = image
+                .partition(&tp.topic, tp.partition)
+                .is_some_and(|p| p.replicas.contains(&node));
+            if !assigned {
+                tracing::warn!(partition = %tp, "removing a stray log: the metadata does not assign it to this broker");
+                self.replicas.remove(&tp);
+                self.logs.delete(&tp)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until this broker has applied a change the controller answered for (it may
+    /// have been committed elsewhere: the condition, not an offset, says when it is here).
+    pub(super) async fn await_visible(&self, visible: impl Fn(&MetadataImage) -> bool) {
+        if !self.metadata.wait_until(visible, APPLY_WAIT).await {
+            tracing::warn!("a metadata change was not applied here in time");
+        }
+    }
+}

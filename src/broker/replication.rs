@@ -1,0 +1,155 @@
+//! Replication as this broker takes part in it (Kafka's `ReplicaFetcherManager` and
+//! `AlterPartitionManager`): a fetcher task per leader it follows partitions of, started when
+//! the metadata makes it a follower and stopped when nothing is followed there any more; and
+//! the ISR task, which asks the active controller to shrink or expand the ISR of the partitions
+//! it leads (AlterPartition) as followers fall behind or catch up.
+
+use super::Broker;
+use crate::controller::service::ControllerOp;
+use crate::metadata::records::NO_LEADER;
+use crate::replica::fetcher::{self, FetcherConfig, LeaderConnector};
+use crate::types::now_ms;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+impl Broker {
+    /// Installs what opens fetch connections to leaders (the server does, once).
+    pub fn set_leader_connector(&self, connector: Arc<dyn LeaderConnector>) {
+        let _ = self.leader_connector.set(connector);
+    }
+
+    /// Starts a fetcher for every leader this broker follows partitions of and has none.
+    pub(super) fn sync_fetchers(self: &Arc<Self>) {
+        let Some(runtime) = self
+            .runtime
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        else {
+            return;
+        };
+        let Some(connector) = self.leader_connector.get().cloned() else {
+            return;
+        };
+        let node = self.config.node_id;
+        let leaders: std::collections::BTreeSet<i32> = self
+            .replicas
+            .all()
+            .iter()
+            .filter_map(|p| p.leadership())
+            .filter(|l| l.leader != node && l.leader != NO_LEADER && l.replicas.contains(&node))
+            .map(|l| l.leader)
+            .collect();
+        let mut running = self.fetchers.lock().unwrap_or_else(|p| p.into_inner());
+        for leader in leaders {
+            if !running.insert(leader) {
+                continue;
+            }
+            let broker = self.clone();
+            let connector = connector.clone();
+            runtime.spawn(async move { broker.run_fetcher(leader, connector).await });
+        }
+    }
+
+    async fn run_fetcher(self: Arc<Self>, leader: i32, connector: Arc<dyn LeaderConnector>) {
+        let cluster = &self.config.cluster;
+        let config = FetcherConfig {
+            node_id: self.config.node_id,
+            max_wait_ms: cluster.replica_fetch_wait_max_ms,
+            min_bytes: cluster.replica_fetch_min_bytes,
+            partition_max_bytes: cluster.replica_fetch_max_bytes,
+            response_max_bytes: cluster.replica_fetch_response_max_bytes,
+            backoff: Duration::from_millis(cluster.replica_fetch_backoff_ms.clamp(10, 10_000)),
+        };
+        tracing::info!(leader, "replica fetcher started");
+        loop {
+            let metadata = self.metadata.clone();
+            let listener = cluster.inter_broker_listener.clone();
+            let address_of = move |id: i32| {
+                let image = metadata.image();
+                let endpoint = image.brokers.get(&id)?.endpoint(&listener)?.clone();
+                Some(format!("{}:{}", endpoint.host, endpoint.port))
+            };
+            fetcher::run(
+                leader,
+                self.replicas.clone(),
+                connector.clone(),
+                address_of,
+                config,
+                self.tasks.clone(),
+            )
+            .await;
+            // Stopped: nothing to follow there any more (checked again under the lock, so
+            // a partition that just arrived is not left without a fetcher).
+            let mut running = self.fetchers.lock().unwrap_or_else(|p| p.into_inner());
+            let still_followed = self.replicas.all().iter().any(|p| {
+                p.leadership()
+                    .is_some_and(|l| l.leader == leader && l.leader != self.config.node_id)
+            });
+            if !still_followed || self.tasks.is_cancelled() {
+                running.remove(&leader);
+                tracing::info!(leader, "replica fetcher stopped");
+                return;
+            }
+        }
+    }
+
+    /// Keeps the ISR of the partitions this broker leads right: followers that fell behind
+    /// for `replica.lag.time.max.ms` leave, caught-up ones join (AlterPartition to the
+    /// active controller).
+    pub(super) async fn run_isr_updates(self: Arc<Self>) {
+        let lag_ms = self.config.cluster.replica_lag_time_max_ms;
+        let period = Duration::from_millis((lag_ms / 2).clamp(50, 5_000) as u64);
+        let requests = Arc::new(Mutex::new(
+            crate::replica::alter_partition::IsrRequests::default(),
+        ));
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(period) => {}
+                _ = self.replicas.isr_candidate() => {}
+                _ = self.tasks.cancelled() => return,
+            }
+            let now = now_ms();
+            let partitions = self.replicas.all();
+            let lock_requests = || requests.lock().unwrap_or_else(|p| p.into_inner());
+            lock_requests().retain(|tp| partitions.iter().any(|p| p.topic_partition() == tp));
+            for partition in partitions {
+                let Some((leadership, isr)) = partition.wanted_isr(now, lag_ms) else {
+                    continue;
+                };
+                let tp = partition.topic_partition().clone();
+                let epoch = leadership.partition_epoch;
+                if !lock_requests().should_send(&tp, epoch, std::time::Instant::now()) {
+                    continue;
+                }
+                tracing::info!(partition = %tp, from = ?leadership.isr, to = ?isr, "changing the ISR");
+                let change = crate::controller::control::IsrChange {
+                    broker_id: self.config.node_id,
+                    broker_epoch: self.broker_epoch.load(Ordering::SeqCst),
+                    topic_id: partition.topic_id(),
+                    partition: tp.partition,
+                    leader_epoch: leadership.leader_epoch,
+                    partition_epoch: epoch,
+                    new_isr: isr,
+                };
+                let (broker, requests) = (self.clone(), requests.clone());
+                tokio::spawn(async move {
+                    if let Err(e) = broker
+                        .call_active_controller(ControllerOp::AlterPartition(change))
+                        .await
+                    {
+                        let backoff = requests.lock().unwrap_or_else(|p| p.into_inner()).refused(
+                            &tp,
+                            epoch,
+                            std::time::Instant::now(),
+                        );
+                        tracing::info!(partition = %tp, error = %e, ?backoff, "ISR change refused; retrying");
+                        tokio::time::sleep(backoff).await;
+                        broker.replicas.wake_isr_updates();
+                    }
+                });
+            }
+        }
+    }
+}

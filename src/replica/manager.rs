@@ -1,0 +1,103 @@
+//! Every partition this broker hosts (Kafka's `ReplicaManager`): found by topic and
+//! partition, added and removed as the metadata says, woken at shutdown; the ISR task's wake-up
+//! when a follower catches up. The produce and fetch paths over them are `produce.rs` and
+//! `fetch.rs`.
+
+use super::{Partition, TransactionVerifier};
+use crate::error::Error;
+use crate::types::TopicPartition;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
+use tokio::sync::Notify;
+
+#[derive(Debug, Default)]
+pub struct ReplicaManager {
+    partitions: RwLock<HashMap<TopicPartition, Arc<Partition>>>,
+    /// Woken when a follower out of the ISR catches up: the ISR task adds it back.
+    pub(super) isr_candidates: Notify,
+    /// Set at shutdown: waiting fetches answer with what they have instead of waiting on.
+    pub(super) closing: AtomicBool,
+    /// Asks transactions' coordinators about partitions before a transactional batch may
+    /// begin its transaction on one (KIP-890); unset when
+    /// `transaction.partition.verification.enable` is off.
+    pub(super) verifier: OnceLock<Arc<dyn TransactionVerifier>>,
+}
+
+impl ReplicaManager {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Installs what verifies transactional batches with their coordinators (the broker
+    /// does, once, when `transaction.partition.verification.enable` is on).
+    pub fn set_transaction_verifier(&self, verifier: Arc<dyn TransactionVerifier>) {
+        let _ = self.verifier.set(verifier);
+    }
+
+    pub fn add(&self, partition: Partition) -> Arc<Partition> {
+        let partition = Arc::new(partition);
+        self.partitions
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(partition.tp.clone(), partition.clone());
+        partition
+    }
+
+    /// Ends every long-poll now (graceful shutdown: in-flight fetches answer at once).
+    pub fn begin_shutdown(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        let partitions: Vec<Arc<Partition>> = self
+            .partitions
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for partition in partitions {
+            partition.wake_waiters();
+        }
+    }
+
+    pub fn remove(&self, tp: &TopicPartition) -> Option<Arc<Partition>> {
+        let removed = self
+            .partitions
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(tp);
+        if let Some(partition) = &removed {
+            // Waiting fetches re-check and find the partition gone.
+            partition.wake_waiters();
+        }
+        removed
+    }
+
+    /// Waits until a follower out of the ISR has caught up (or the caller's timer fires).
+    pub async fn isr_candidate(&self) {
+        self.isr_candidates.notified().await;
+    }
+
+    /// Wakes the leader's ISR loop (a refused change's backoff ran out).
+    pub fn wake_isr_updates(&self) {
+        self.isr_candidates.notify_one();
+    }
+
+    /// The partitions this broker hosts.
+    pub fn all(&self) -> Vec<Arc<Partition>> {
+        self.partitions
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    pub fn get(&self, tp: &TopicPartition) -> Result<Arc<Partition>, Error> {
+        self.partitions
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(tp)
+            .cloned()
+            .ok_or(Error::UnknownTopicOrPartition)
+    }
+}

@@ -1,0 +1,274 @@
+//! Unit tests of the replica layer (after Kafka's `PartitionTest` and `ReplicaManagerTest`).
+use super::*;
+use crate::config::{BrokerConfig, LogConfig};
+use crate::error::Error;
+use crate::record::test_support::{batch, checked};
+use crate::storage::log::Log;
+use crate::storage::manager::lock;
+use crate::types::{TopicPartition, now_ms};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use uuid::Uuid;
+
+#[test]
+fn a_verified_batch_cannot_begin_a_transaction_ended_after_its_verification() {
+    use crate::record::control::{Marker, MarkerKind};
+    let dir = tempfile::tempdir().unwrap();
+    let broker = BrokerConfig::with_overrides(&[]).unwrap();
+    let config = LogConfig::resolve(&broker.topic_defaults, &Default::default());
+    let tp = TopicPartition::new("t", 0);
+    let log = Log::create(dir.path(), tp.clone(), config, 0).unwrap();
+    let partition = Partition::leader_for_test(tp, Uuid::new_v4(), Arc::new(Mutex::new(log)));
+    let first = crate::record::test_support::transactional(2, 7, 0);
+    let guard = partition.start_transaction_verification(7).unwrap();
+    partition
+        .append_checked(&checked(first.clone()), -1, Some((7, guard)))
+        .unwrap();
+    assert_eq!(
+        partition.start_transaction_verification(7),
+        None,
+        "open here: later batches need no verification"
+    );
+
+    let stale = partition.start_transaction_verification(8).unwrap();
+    let abort = Marker {
+        kind: MarkerKind::Abort,
+        coordinator_epoch: 0,
+    };
+    // The coordinator ends producer 8's transaction after verifying its batch.
+    partition.append_marker(8, 0, abort).unwrap();
+    let late = crate::record::test_support::transactional(1, 8, 0);
+    assert!(matches!(
+        partition.append_checked(&checked(late.clone()), -1, Some((8, stale))),
+        Err(Error::NotInTransaction)
+    ));
+    let fresh = partition.start_transaction_verification(8).unwrap();
+    assert!(
+        partition
+            .append_checked(&checked(late.clone()), -1, Some((8, fresh)))
+            .is_ok()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_appenders_share_fsyncs() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = BrokerConfig::with_overrides(&[]).unwrap();
+    let overrides = [("flush.messages".to_string(), "1".to_string())]
+        .into_iter()
+        .collect();
+    let config = LogConfig::resolve(&broker.topic_defaults, &overrides);
+    let tp = TopicPartition::new("t", 0);
+    let log = Log::create(dir.path(), tp.clone(), config, 0).unwrap();
+    let partition = Arc::new(Partition::leader_for_test(
+        tp,
+        Uuid::new_v4(),
+        Arc::new(Mutex::new(log)),
+    ));
+    let (writers, per_writer) = (8, 50);
+    let mut tasks = Vec::new();
+    for _ in 0..writers {
+        let partition = partition.clone();
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..per_writer {
+                let info = partition.append(&checked(batch(0, 1, 1, 100)), 1).unwrap();
+                assert!(
+                    info.flush_due,
+                    "flush.messages=1: every append must be made durable"
+                );
+                partition.flush_to(info.last_offset + 1).await.unwrap();
+                assert!(
+                    lock(partition.log()).recovery_point() > info.last_offset,
+                    "acknowledged only once durable"
+                );
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let log = lock(partition.log());
+    let appends = (writers * per_writer) as u64;
+    assert_eq!(log.recovery_point(), appends as i64);
+    eprintln!(
+        "{appends} durable appends took {} fsyncs",
+        log.flush_count()
+    );
+    assert!(
+        log.flush_count() < appends,
+        "group commit: {} fsyncs for {appends} appends",
+        log.flush_count()
+    );
+}
+
+/// Node 1 leading a partition on nodes 1, 2 and 3 with `isr` in sync.
+fn leading(leader_epoch: i32, partition_epoch: i32, isr: &[i32]) -> Leadership {
+    Leadership {
+        leader: 1,
+        leader_epoch,
+        partition_epoch,
+        replicas: vec![1, 2, 3],
+        isr: isr.to_vec(),
+    }
+}
+
+fn replicated(dir: &std::path::Path) -> Arc<Partition> {
+    let broker = BrokerConfig::with_overrides(&[]).unwrap();
+    let overrides = [("min.insync.replicas".to_string(), "2".to_string())]
+        .into_iter()
+        .collect();
+    let config = LogConfig::resolve(&broker.topic_defaults, &overrides);
+    let tp = TopicPartition::new("r", 0);
+    let log = Log::create(dir, tp.clone(), config, 0).unwrap();
+    let partition = Arc::new(Partition::new(
+        tp,
+        Uuid::new_v4(),
+        1,
+        Arc::new(Mutex::new(log)),
+    ));
+    partition.set_leadership(leading(4, 0, &[1, 2, 3]));
+    partition
+}
+
+#[test]
+fn offset_for_leader_epoch_answers_from_the_epoch_cache_after_the_epoch_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let partition = replicated(dir.path());
+    partition.append(&checked(batch(0, 5, 1, 10)), 1).unwrap();
+    // The partition was led in epoch 4; a new term begins at offset 5.
+    partition.set_leadership(leading(6, 1, &[1, 2, 3]));
+    partition.append(&checked(batch(0, 3, 1, 10)), 1).unwrap();
+    assert_eq!(partition.end_offset_for_epoch(-1, 4).unwrap(), (4, 5));
+    assert_eq!(partition.end_offset_for_epoch(6, 5).unwrap(), (4, 5));
+    assert_eq!(partition.end_offset_for_epoch(6, 6).unwrap(), (6, 8));
+    assert_eq!(partition.end_offset_for_epoch(-1, 9).unwrap(), (-1, -1));
+    assert!(matches!(
+        partition.end_offset_for_epoch(5, 4),
+        Err(Error::FencedLeaderEpoch { .. })
+    ));
+    assert!(matches!(
+        partition.end_offset_for_epoch(7, 4),
+        Err(Error::UnknownLeaderEpoch(7))
+    ));
+    partition.set_leadership(Leadership {
+        leader: 2,
+        leader_epoch: 7,
+        partition_epoch: 2,
+        replicas: vec![1, 2, 3],
+        isr: vec![1, 2, 3],
+    });
+    assert!(matches!(
+        partition.end_offset_for_epoch(-1, 4),
+        Err(Error::NotLeaderOrFollower)
+    ));
+}
+
+#[tokio::test]
+async fn the_high_watermark_is_the_smallest_log_end_in_the_isr() {
+    let dir = tempfile::tempdir().unwrap();
+    let partition = replicated(dir.path());
+    let info = partition.append(&checked(batch(0, 10, 1, 10)), -1).unwrap();
+    let hw = || lock(partition.log()).high_watermark();
+    assert_eq!(hw(), 0, "nothing is committed before the followers have it");
+    assert!(matches!(
+        partition
+            .wait_for_replication(info.last_offset + 1, Duration::from_millis(20))
+            .await,
+        Err(Error::RequestTimedOut)
+    ));
+    assert!(!partition.record_follower_fetch(2, 10).unwrap());
+    assert_eq!(hw(), 0, "follower 3 has not fetched yet");
+    partition.record_follower_fetch(3, 4).unwrap();
+    assert_eq!(hw(), 4);
+    partition.record_follower_fetch(3, 10).unwrap();
+    assert_eq!(hw(), 10);
+    partition
+        .wait_for_replication(info.last_offset + 1, Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert!(
+        partition.record_follower_fetch(9, 0).is_err(),
+        "not a replica"
+    );
+}
+
+#[tokio::test]
+async fn laggards_leave_the_isr_and_caught_up_followers_join_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let partition = replicated(dir.path());
+    partition.append(&checked(batch(0, 10, 1, 10)), 1).unwrap();
+    partition.record_follower_fetch(3, 3).unwrap();
+    // Follower 2 catches up a little later than follower 3 was last caught up.
+    std::thread::sleep(Duration::from_millis(5));
+    partition.record_follower_fetch(2, 10).unwrap();
+    let progress = partition.follower_progress();
+    assert!(progress[&2].last_caught_up_ms > progress[&3].last_caught_up_ms);
+    let lag = 30_000;
+    let now = now_ms();
+    assert!(partition.wanted_isr(now, lag).is_none(), "within the lag");
+    let (_, isr) = partition
+        .wanted_isr(progress[&3].last_caught_up_ms + lag + 1, lag)
+        .unwrap();
+    assert_eq!(
+        isr,
+        vec![1, 2],
+        "follower 3 did not catch up within the lag"
+    );
+    // The controller's answer comes back as new metadata.
+    partition.set_leadership(leading(4, 1, &[1, 2]));
+    assert!(partition.wanted_isr(now_ms(), 30_000).is_none());
+    assert!(
+        partition.record_follower_fetch(3, 10).unwrap(),
+        "caught up: a candidate to join"
+    );
+    let (_, isr) = partition.wanted_isr(now_ms(), 30_000).unwrap();
+    assert_eq!(isr, vec![1, 2, 3]);
+    // With the ISR below min.insync.replicas, acks=all is refused before writing.
+    partition.set_leadership(leading(4, 2, &[1]));
+    assert!(matches!(
+        partition.append(&checked(batch(0, 1, 1, 10)), -1),
+        Err(Error::NotEnoughReplicas {
+            isr: 1,
+            required: 2
+        })
+    ));
+}
+
+#[tokio::test]
+async fn a_follower_with_a_divergent_tail_is_told_where_to_truncate() {
+    let dir = tempfile::tempdir().unwrap();
+    let partition = replicated(dir.path());
+    partition.append(&checked(batch(0, 5, 1, 10)), 1).unwrap();
+    let replicas = ReplicaManager::new();
+    let partition = replicas.add(Arc::into_inner(partition).unwrap());
+    let limits = FetchLimits {
+        min_bytes: 0,
+        max_bytes: 1 << 20,
+        max_wait: Duration::ZERO,
+    };
+    let fetch = |offset, epoch| FetchRequestPartition {
+        tp: partition.topic_partition().clone(),
+        current_leader_epoch: 4,
+        replica_id: 2,
+        last_fetched_epoch: epoch,
+        fetch_offset: offset,
+        partition_max_bytes: 1 << 20,
+        read_committed: false,
+    };
+    // Epoch 3 ended here where epoch 4 began (offset 0): the follower's epoch-3 tail
+    // past it must go.
+    let answer = replicas.fetch(&[fetch(7, 3)], limits).await;
+    assert_eq!(answer[0].diverging_epoch, Some((3, 0)));
+    // In step with the leader's epoch 4: records up to the log end, past the HW.
+    let answer = replicas.fetch(&[fetch(0, -1)], limits).await;
+    assert!(answer[0].diverging_epoch.is_none());
+    let records = answer[0].result.as_ref().unwrap().as_ref().unwrap();
+    assert!(!records.is_empty());
+    assert_eq!(answer[0].offsets.unwrap().high_watermark, 0);
+    let answer = replicas.fetch(&[fetch(9, 4)], limits).await;
+    assert_eq!(
+        answer[0].diverging_epoch,
+        Some((4, 5)),
+        "ahead of the leader's end"
+    );
+}
