@@ -1,0 +1,250 @@
+//! Leaders and ISRs (KRaft's `ReplicationControlManager` partition paths): AlterPartition
+//! from leaders (partition epoch and membership checked), ElectLeaders (preferred, unclean),
+//! and the elections a fenced or returning broker causes: a new leader from the ISR, the last
+//! in-sync replica kept until it returns, any live replica when unclean election is allowed.
+
+use super::{Changes, ClusterControl, ControlConfig, Election, IsrChange, Outcome};
+use crate::error::Error;
+use crate::metadata::image::{MetadataImage, PartitionRegistration};
+use crate::metadata::records::{MetadataRecord, NO_LEADER};
+
+impl ClusterControl {
+    /// AlterPartition from a partition leader, checked as Kafka's controller does. Returns
+    /// the partition as it stands afterwards.
+    pub fn alter_partition(
+        &mut self,
+        offset: u64,
+        request: &IsrChange,
+    ) -> Result<Outcome<PartitionRegistration>, Error> {
+        self.check_broker_epoch(request.broker_id, request.broker_epoch)?;
+        let topic = self
+            .image
+            .topic_by_id(request.topic_id)
+            .ok_or(Error::UnknownTopicId)?
+            .clone();
+        let current = usize::try_from(request.partition)
+            .ok()
+            .and_then(|p| topic.partitions.get(p))
+            .ok_or(Error::UnknownTopicOrPartition)?
+            .clone();
+        if request.leader_epoch != current.leader_epoch {
+            return Err(Error::FencedLeaderEpoch {
+                got: request.leader_epoch,
+                current: current.leader_epoch,
+            });
+        }
+        if request.broker_id != current.leader {
+            return Err(Error::InvalidRequest(format!(
+                "broker {} is not the leader of {}-{}",
+                request.broker_id, topic.name, request.partition
+            )));
+        }
+        if request.partition_epoch != current.partition_epoch {
+            return Err(Error::InvalidUpdateVersion {
+                got: request.partition_epoch,
+                current: current.partition_epoch,
+            });
+        }
+        if !request.new_isr.contains(&request.broker_id) {
+            return Err(Error::InvalidRequest(
+                "the leader must be in the new ISR".into(),
+            ));
+        }
+        for replica in &request.new_isr {
+            if !current.replicas.contains(replica) {
+                return Err(Error::InvalidRequest(format!(
+                    "{replica} is not a replica of {}-{}",
+                    topic.name, request.partition
+                )));
+            }
+            if !current.isr.contains(replica) && !self.image.is_active(*replica) {
+                return Err(Error::IneligibleReplica(
+                    *replica,
+                    "fenced or shutting down".into(),
+                ));
+            }
+        }
+        let mut isr = request.new_isr.clone();
+        isr.sort_by_key(|r| current.replicas.iter().position(|x| x == r));
+        isr.dedup();
+        let mut changes = Changes::new(&self.image);
+        if isr != current.isr {
+            changes.push(vec![MetadataRecord::PartitionChange {
+                topic_id: topic.id,
+                partition_id: request.partition,
+                leader: None,
+                isr: Some(isr),
+                replicas: None,
+            }])?;
+        }
+        let now = changes
+            .image
+            .partition(&topic.name, request.partition)
+            .cloned()
+            .unwrap_or(current);
+        Ok(self.finish(offset, changes, now))
+    }
+
+    /// ElectLeaders for one partition, with Kafka's answers.
+    pub fn elect_leader(
+        &mut self,
+        offset: u64,
+        topic: &str,
+        partition: i32,
+        election: Election,
+    ) -> Result<Outcome<()>, Error> {
+        let topic_image = self
+            .image
+            .topic(topic)
+            .ok_or(Error::UnknownTopicOrPartition)?
+            .clone();
+        let current = usize::try_from(partition)
+            .ok()
+            .and_then(|p| topic_image.partitions.get(p))
+            .ok_or(Error::UnknownTopicOrPartition)?;
+        let change = match election {
+            Election::Preferred => {
+                let preferred = current.replicas.first().copied().unwrap_or(NO_LEADER);
+                if current.leader == preferred {
+                    return Err(Error::ElectionNotNeeded);
+                }
+                if !current.isr.contains(&preferred) || !self.image.is_active(preferred) {
+                    return Err(Error::PreferredLeaderNotAvailable);
+                }
+                (preferred, current.isr.clone())
+            }
+            Election::Unclean => {
+                if current.leader != NO_LEADER {
+                    return Err(Error::ElectionNotNeeded);
+                }
+                match choose_leader(&self.image, current, &current.isr, None, true) {
+                    Some(choice) => choice,
+                    None => return Err(Error::EligibleLeadersNotAvailable),
+                }
+            }
+        };
+        let mut changes = Changes::new(&self.image);
+        changes.push(vec![MetadataRecord::PartitionChange {
+            topic_id: topic_image.id,
+            partition_id: partition,
+            leader: Some(change.0),
+            isr: (change.1 != current.isr).then_some(change.1),
+            replicas: None,
+        }])?;
+        Ok(self.finish(offset, changes, ()))
+    }
+}
+
+fn unclean_allowed(config: &ControlConfig, topic: &crate::metadata::image::TopicImage) -> bool {
+    topic
+        .configs
+        .get("unclean.leader.election.enable")
+        .map_or(config.unclean_leader_election, |v| {
+            v.eq_ignore_ascii_case("true")
+        })
+}
+
+/// A leader for a partition: the first replica (preference order) in `isr` that is active
+/// and not `excluded`; with `unclean`, failing that, any active replica, which then is the
+/// whole ISR. Returns (leader, isr).
+fn choose_leader(
+    image: &MetadataImage,
+    partition: &PartitionRegistration,
+    isr: &[i32],
+    excluded: Option<i32>,
+    unclean: bool,
+) -> Option<(i32, Vec<i32>)> {
+    let eligible = |r: &&i32| Some(**r) != excluded && image.is_active(**r);
+    if let Some(leader) = partition
+        .replicas
+        .iter()
+        .filter(|r| isr.contains(r))
+        .find(eligible)
+    {
+        return Some((*leader, isr.to_vec()));
+    }
+    if unclean {
+        return partition
+            .replicas
+            .iter()
+            .find(eligible)
+            .map(|r| (*r, vec![*r]));
+    }
+    None
+}
+
+/// The partition changes when `broker` can no longer lead or be in sync (fenced, shutting
+/// down, restarted): out of every ISR it is in, unless it is the last member (an ISR is
+/// never empty: the last member is the one that has everything committed); a new leader
+/// where it led, from the remaining ISR (or any live replica for unclean elections), or none.
+pub(super) fn leader_and_isr_updates(
+    config: &ControlConfig,
+    image: &MetadataImage,
+    broker: i32,
+) -> Vec<MetadataRecord> {
+    let mut records = Vec::new();
+    for topic in image.topics.values() {
+        for (p, partition) in topic.partitions.iter().enumerate() {
+            let in_isr = partition.isr.contains(&broker);
+            if !in_isr && partition.leader != broker {
+                continue;
+            }
+            let mut isr = partition.isr.clone();
+            if in_isr && isr.len() > 1 {
+                isr.retain(|r| *r != broker);
+            }
+            let (leader, isr) = if partition.leader == broker || partition.leader == NO_LEADER {
+                choose_leader(
+                    image,
+                    partition,
+                    &isr,
+                    Some(broker),
+                    unclean_allowed(config, topic),
+                )
+                .unwrap_or((NO_LEADER, isr))
+            } else {
+                (partition.leader, isr)
+            };
+            if leader == partition.leader && isr == partition.isr {
+                continue;
+            }
+            records.push(MetadataRecord::PartitionChange {
+                topic_id: topic.id,
+                partition_id: p as i32,
+                leader: (leader != partition.leader).then_some(leader),
+                isr: (isr != partition.isr).then_some(isr),
+                replicas: None,
+            });
+        }
+    }
+    records
+}
+
+/// Leaders for partitions of `broker` that have none, now that it is back.
+pub(super) fn elect_for_leaderless(
+    config: &ControlConfig,
+    image: &MetadataImage,
+    broker: i32,
+) -> Vec<MetadataRecord> {
+    let mut records = Vec::new();
+    for topic in image.topics.values() {
+        for (p, partition) in topic.partitions.iter().enumerate() {
+            if partition.leader != NO_LEADER || !partition.replicas.contains(&broker) {
+                continue;
+            }
+            let unclean = unclean_allowed(config, topic);
+            if let Some((leader, isr)) =
+                choose_leader(image, partition, &partition.isr, None, unclean)
+            {
+                records.push(MetadataRecord::PartitionChange {
+                    topic_id: topic.id,
+                    partition_id: p as i32,
+                    leader: Some(leader),
+                    isr: (isr != partition.isr).then_some(isr),
+                    replicas: None,
+                });
+            }
+        }
+    }
+    records
+}
