@@ -1,0 +1,407 @@
+//! The process's typed configuration ([`BrokerConfig`]): every broker property read, checked
+//! against its definition and resolved (fallbacks such as `log.retention.hours`,
+//! per-listener overrides).
+
+use super::{
+    ACCEPTED_WITHOUT_EFFECT, ClusterConfig, ConfigError, LONG_MAX, ListenerConfig,
+    ListenerOverrides, SecurityProtocol, TOPIC_CONFIGS, all_broker_configs, broker_config_def,
+    invalid, security, validate_value,
+};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The process-wide configuration. Every value has been validated; topic defaults are kept as
+/// the effective broker-level values of each topic config's synonym.
+#[derive(Debug, Clone)]
+pub struct BrokerConfig {
+    pub node_id: i32,
+    pub listeners: Vec<ListenerConfig>,
+    pub advertised_listeners: Vec<ListenerConfig>,
+    /// The `listener.name.<listener>.` security properties that were set.
+    pub listener_overrides: ListenerOverrides,
+    /// `listener.security.protocol.map`, for listeners this node connects to without
+    /// binding them (another node's controller listener).
+    pub listener_protocols: BTreeMap<String, SecurityProtocol>,
+    pub log_dir: PathBuf,
+    pub num_partitions: i32,
+    pub default_replication_factor: i32,
+    pub auto_create_topics_enable: bool,
+    pub delete_topic_enable: bool,
+    pub transaction_partition_verification: bool,
+    pub retention_check_interval_ms: u64,
+    pub flush_scheduler_interval_ms: u64,
+    pub checkpoint_interval_ms: u64,
+    pub socket_request_max_bytes: usize,
+    pub max_connections: usize,
+    pub max_connections_per_ip: usize,
+    /// `None`: idle connections are kept.
+    pub connections_max_idle: Option<std::time::Duration>,
+    /// `None`: no bound on request memory.
+    pub queued_max_request_bytes: Option<usize>,
+    pub max_request_partition_size_limit: i32,
+    pub fetch_session_cache_slots: usize,
+    pub recovery_threads: usize,
+    pub cluster_id: Option<String>,
+    pub offsets_topic_partitions: i32,
+    pub offsets_topic_segment_bytes: i32,
+    pub transaction_state_partitions: i32,
+    pub transaction_state_segment_bytes: i32,
+    pub transaction_state_min_isr: i32,
+    pub transaction_max_timeout_ms: i32,
+    pub transaction_abort_interval_ms: u64,
+    pub transactional_id_expiration_ms: i64,
+    pub transaction_remove_expired_interval_ms: u64,
+    pub offsets_retention_ms: i64,
+    pub offsets_retention_check_interval_ms: u64,
+    pub offset_metadata_max_bytes: usize,
+    pub group_min_session_timeout_ms: i32,
+    pub group_max_session_timeout_ms: i32,
+    pub group_initial_rebalance_delay_ms: i32,
+    pub group_max_size: usize,
+    pub consumer_session_timeout_ms: i32,
+    pub consumer_heartbeat_interval_ms: i32,
+    pub consumer_assignors: Vec<String>,
+    pub consumer_max_size: usize,
+    pub share: ShareGroupDefaults,
+    pub producer_id_expiration_ms: i64,
+    pub cluster: ClusterConfig,
+    /// Every known broker property with its effective value and whether it was set explicitly.
+    pub values: BTreeMap<&'static str, ConfigValue>,
+    /// Effective default of each topic config, keyed by the topic config name.
+    pub topic_defaults: BTreeMap<&'static str, ConfigValue>,
+    /// Properties from [`ACCEPTED_WITHOUT_EFFECT`] that were set.
+    pub without_effect: Vec<String>,
+}
+
+/// The broker's `group.share.*` settings: the defaults of every share group (KIP-932).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareGroupDefaults {
+    pub session_timeout_ms: i32,
+    pub heartbeat_interval_ms: i32,
+    pub record_lock_duration_ms: i32,
+    pub min_record_lock_duration_ms: i32,
+    pub max_record_lock_duration_ms: i32,
+    pub delivery_count_limit: i16,
+    pub max_record_locks: usize,
+    pub max_size: usize,
+    pub max_sessions: usize,
+    pub state_topic_partitions: i32,
+    pub state_topic_segment_bytes: i32,
+}
+
+/// An effective value and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigValue {
+    pub value: Option<String>,
+    pub source: ConfigSource,
+}
+
+/// Where a config value comes from, in Kafka's DescribeConfigs terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigSource {
+    TopicOverride,
+    /// A dynamic group config (Kafka's DYNAMIC_GROUP_CONFIG).
+    GroupOverride,
+    StaticBroker,
+    Default,
+}
+
+impl BrokerConfig {
+    /// A security property as one listener sees it: its `listener.name.<listener>.` value,
+    /// else the broker-wide value or default.
+    pub fn listener_value(&self, listener: &str, property: &str) -> Option<String> {
+        self.listener_overrides
+            .get(listener, property)
+            .map(str::to_string)
+            .or_else(|| self.values.get(property).and_then(|v| v.value.clone()))
+    }
+
+    /// The security protocol of the listener named `name` (a name the map does not list is
+    /// PLAINTEXT), whether or not this node binds it.
+    pub fn protocol_of(&self, name: &str) -> SecurityProtocol {
+        self.listener_protocols
+            .get(name)
+            .copied()
+            .unwrap_or(SecurityProtocol::Plaintext)
+    }
+
+    /// The listener configured under `name`.
+    pub fn listener(&self, name: &str) -> Option<&ListenerConfig> {
+        self.listeners.iter().find(|l| l.name == name)
+    }
+
+    /// Builds the configuration from file properties overlaid with `--override`s.
+    pub fn from_properties(props: &BTreeMap<String, String>) -> Result<Self, ConfigError> {
+        let mut props = props.clone();
+        let mut listener_overrides = ListenerOverrides::take_from(&mut props)?;
+        let props = &props;
+        let mut without_effect = Vec::new();
+        for (name, value) in props {
+            if ACCEPTED_WITHOUT_EFFECT.contains(&name.as_str()) {
+                without_effect.push(name.clone());
+                continue;
+            }
+            let def = broker_config_def(name).ok_or_else(|| ConfigError::Unknown(name.clone()))?;
+            validate_value(def, value)?;
+        }
+        let values: BTreeMap<&'static str, ConfigValue> = all_broker_configs()
+            .map(|def| {
+                let value = match props.get(def.name) {
+                    Some(v) => ConfigValue {
+                        value: Some(v.trim().to_string()),
+                        source: ConfigSource::StaticBroker,
+                    },
+                    None => ConfigValue {
+                        value: def.default.map(str::to_string),
+                        source: ConfigSource::Default,
+                    },
+                };
+                (def.name, value)
+            })
+            .collect();
+        let get = |name: &str| values.get(name).and_then(|v| v.value.clone());
+        let explicit = |name: &str| props.get(name).map(|v| v.trim().to_string());
+        let int = |name: &str| -> i64 { get(name).and_then(|v| v.parse().ok()).unwrap_or(0) };
+
+        let node_id = match explicit("node.id").or_else(|| explicit("broker.id")) {
+            Some(v) => v
+                .parse::<i32>()
+                .map_err(|_| invalid("node.id", &v, "not an integer"))?,
+            None => 1,
+        };
+        let listeners_text = get("listeners").unwrap_or_default();
+        let mut listeners = ListenerConfig::parse_list("listeners", &listeners_text)?;
+        for listener in &listeners {
+            listener.bind_address()?;
+        }
+        let protocols = security::parse_protocol_map(
+            &get("listener.security.protocol.map").unwrap_or_default(),
+        )?;
+        let protocol_of = |name: &str| {
+            protocols
+                .get(name)
+                .copied()
+                .unwrap_or(SecurityProtocol::Plaintext)
+        };
+        for listener in &mut listeners {
+            listener.protocol = protocol_of(&listener.name);
+        }
+        if let Some(path) = explicit("java.security.auth.login.config").filter(|p| !p.is_empty()) {
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                invalid(
+                    "java.security.auth.login.config",
+                    &path,
+                    format!("cannot read the JAAS file: {e}"),
+                )
+            })?;
+            let sections = crate::config::jaas::parse_file(&text)
+                .map_err(|e| invalid("java.security.auth.login.config", &path, e.to_string()))?;
+            let names = listeners
+                .iter()
+                .map(|l| l.name.as_str())
+                .chain(protocols.keys().map(String::as_str));
+            listener_overrides.add_static_jaas(&sections, names);
+        }
+        let cluster = ClusterConfig::from_values(
+            &get,
+            &int,
+            node_id,
+            &listeners,
+            explicit("security.inter.broker.protocol").is_some(),
+        )?;
+        let mut advertised_listeners = match explicit("advertised.listeners") {
+            Some(text) => ListenerConfig::parse_list("advertised.listeners", &text)?,
+            None => listeners.clone(),
+        };
+        for listener in &mut advertised_listeners {
+            listener.protocol = protocol_of(&listener.name);
+        }
+        let log_dir = match explicit("log.dirs") {
+            Some(dirs) => {
+                let listed: Vec<&str> = dirs
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|d| !d.is_empty())
+                    .collect();
+                match listed.as_slice() {
+                    [one] => PathBuf::from(one),
+                    [] => return Err(invalid("log.dirs", &dirs, "no directory given")),
+                    // JBOD (several log directories) is not built: ignoring all but one would
+                    // hide the others' data.
+                    _ => {
+                        return Err(invalid(
+                            "log.dirs",
+                            &dirs,
+                            "Sluice keeps its logs in one directory; give exactly one",
+                        ));
+                    }
+                }
+            }
+            None => PathBuf::from(get("log.dir").unwrap_or_else(|| "./data".into())),
+        };
+
+        // Kafka's fallbacks: ms, else minutes, else hours.
+        let retention_ms = explicit("log.retention.ms")
+            .or_else(|| explicit("log.retention.minutes").map(|m| scaled_or_unlimited(&m, 60_000)))
+            .unwrap_or_else(|| {
+                scaled_or_unlimited(&get("log.retention.hours").unwrap_or_default(), 3_600_000)
+            });
+        let roll_ms = explicit("log.roll.ms").unwrap_or_else(|| {
+            scaled_or_unlimited(&get("log.roll.hours").unwrap_or_default(), 3_600_000)
+        });
+        let roll_jitter_ms = explicit("log.roll.jitter.ms").unwrap_or_else(|| {
+            scaled_or_unlimited(&get("log.roll.jitter.hours").unwrap_or_default(), 3_600_000)
+        });
+        let flush_ms = explicit("log.flush.interval.ms")
+            .or_else(|| get("log.flush.scheduler.interval.ms"))
+            .unwrap_or_else(|| LONG_MAX.into());
+
+        let mut topic_defaults = BTreeMap::new();
+        for def in TOPIC_CONFIGS {
+            let synonym = def.broker_synonym.unwrap_or(def.name);
+            let derived = match synonym {
+                "log.retention.ms" => Some(retention_ms.clone()),
+                "log.roll.ms" => Some(roll_ms.clone()),
+                "log.roll.jitter.ms" => Some(roll_jitter_ms.clone()),
+                "log.flush.interval.ms" => Some(flush_ms.clone()),
+                _ => None,
+            };
+            let derived_is_explicit = match synonym {
+                "log.retention.ms" => [
+                    "log.retention.ms",
+                    "log.retention.minutes",
+                    "log.retention.hours",
+                ]
+                .iter()
+                .any(|n| props.contains_key(*n)),
+                "log.roll.ms" => {
+                    props.contains_key("log.roll.ms") || props.contains_key("log.roll.hours")
+                }
+                "log.roll.jitter.ms" => {
+                    props.contains_key("log.roll.jitter.ms")
+                        || props.contains_key("log.roll.jitter.hours")
+                }
+                "log.flush.interval.ms" => {
+                    props.contains_key("log.flush.interval.ms")
+                        || props.contains_key("log.flush.scheduler.interval.ms")
+                }
+                other => props.contains_key(other),
+            };
+            let value = derived
+                .or_else(|| get(synonym))
+                .or_else(|| def.default.map(str::to_string));
+            topic_defaults.insert(
+                def.name,
+                ConfigValue {
+                    value,
+                    source: if derived_is_explicit {
+                        ConfigSource::StaticBroker
+                    } else {
+                        ConfigSource::Default
+                    },
+                },
+            );
+        }
+
+        Ok(Self {
+            node_id,
+            listeners,
+            advertised_listeners,
+            listener_overrides,
+            listener_protocols: protocols,
+            log_dir,
+            num_partitions: int("num.partitions") as i32,
+            default_replication_factor: int("default.replication.factor") as i32,
+            auto_create_topics_enable: get("auto.create.topics.enable")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+            delete_topic_enable: get("delete.topic.enable")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+            transaction_partition_verification: get("transaction.partition.verification.enable")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+            retention_check_interval_ms: int("log.retention.check.interval.ms").max(1) as u64,
+            flush_scheduler_interval_ms: int("log.flush.scheduler.interval.ms").max(0) as u64,
+            checkpoint_interval_ms: int("log.flush.offset.checkpoint.interval.ms").max(1) as u64,
+            socket_request_max_bytes: int("socket.request.max.bytes") as usize,
+            max_connections: int("max.connections") as usize,
+            max_connections_per_ip: int("max.connections.per.ip").max(0) as usize,
+            connections_max_idle: u64::try_from(int("connections.max.idle.ms"))
+                .ok()
+                .map(std::time::Duration::from_millis),
+            queued_max_request_bytes: usize::try_from(int("queued.max.request.bytes")).ok(),
+            max_request_partition_size_limit: int("max.request.partition.size.limit") as i32,
+            fetch_session_cache_slots: int("max.incremental.fetch.session.cache.slots").max(0)
+                as usize,
+            recovery_threads: int("num.recovery.threads.per.data.dir").max(1) as usize,
+            cluster_id: explicit("cluster.id"),
+            offsets_topic_partitions: int("offsets.topic.num.partitions") as i32,
+            offsets_topic_segment_bytes: int("offsets.topic.segment.bytes") as i32,
+            transaction_state_partitions: int("transaction.state.log.num.partitions") as i32,
+            transaction_state_segment_bytes: int("transaction.state.log.segment.bytes") as i32,
+            transaction_state_min_isr: int("transaction.state.log.min.isr") as i32,
+            transaction_max_timeout_ms: int("transaction.max.timeout.ms") as i32,
+            transaction_abort_interval_ms: int(
+                "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            )
+            .max(1) as u64,
+            transactional_id_expiration_ms: int("transactional.id.expiration.ms"),
+            transaction_remove_expired_interval_ms: int(
+                "transaction.remove.expired.transaction.cleanup.interval.ms",
+            )
+            .max(1) as u64,
+            offsets_retention_ms: int("offsets.retention.minutes").saturating_mul(60_000),
+            offsets_retention_check_interval_ms: int("offsets.retention.check.interval.ms").max(1)
+                as u64,
+            offset_metadata_max_bytes: int("offset.metadata.max.bytes").max(0) as usize,
+            group_min_session_timeout_ms: int("group.min.session.timeout.ms") as i32,
+            group_max_session_timeout_ms: int("group.max.session.timeout.ms") as i32,
+            group_initial_rebalance_delay_ms: int("group.initial.rebalance.delay.ms") as i32,
+            group_max_size: int("group.max.size").max(1) as usize,
+            consumer_session_timeout_ms: int("group.consumer.session.timeout.ms") as i32,
+            consumer_heartbeat_interval_ms: int("group.consumer.heartbeat.interval.ms") as i32,
+            consumer_assignors: get("group.consumer.assignors")
+                .unwrap_or_default()
+                .split(',')
+                .map(|a| a.trim().to_string())
+                .filter(|a| !a.is_empty())
+                .collect(),
+            consumer_max_size: int("group.consumer.max.size").max(1) as usize,
+            share: ShareGroupDefaults {
+                session_timeout_ms: int("group.share.session.timeout.ms") as i32,
+                heartbeat_interval_ms: int("group.share.heartbeat.interval.ms") as i32,
+                record_lock_duration_ms: int("group.share.record.lock.duration.ms") as i32,
+                min_record_lock_duration_ms: int("group.share.min.record.lock.duration.ms") as i32,
+                max_record_lock_duration_ms: int("group.share.max.record.lock.duration.ms") as i32,
+                delivery_count_limit: int("group.share.delivery.count.limit").clamp(2, 10) as i16,
+                max_record_locks: int("group.share.partition.max.record.locks").max(100) as usize,
+                max_size: int("group.share.max.size").max(1) as usize,
+                max_sessions: int("group.share.max.share.sessions").max(1) as usize,
+                state_topic_partitions: int("share.coordinator.state.topic.num.partitions").max(1)
+                    as i32,
+                state_topic_segment_bytes: int("share.coordinator.state.topic.segment.bytes")
+                    as i32,
+            },
+            producer_id_expiration_ms: int("producer.id.expiration.ms").max(1),
+            cluster,
+            values,
+            topic_defaults,
+            without_effect,
+        })
+    }
+
+    /// Kafka's default configuration with the given overrides (used by tests).
+    pub fn with_overrides(pairs: &[(&str, &str)]) -> Result<Self, ConfigError> {
+        let props = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Self::from_properties(&props)
+    }
+}
+
+pub(super) fn scaled_or_unlimited(value: &str, factor: i64) -> String {
+    match value.trim().parse::<i64>() {
+        Ok(n) if n < 0 => "-1".into(),
+        Ok(n) => n.saturating_mul(factor).to_string(),
+        Err(_) => LONG_MAX.into(),
+    }
+}
