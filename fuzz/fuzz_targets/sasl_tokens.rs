@@ -71,8 +71,8 @@ fuzz_target!(|input: &[u8]| {
         }
         3 => drop(SaslExchange::new(Mechanism::OAuthBearer).step(bytes, listener, users)),
         4 => {
-            let mut client = ScramClient::new(ScramMechanism::Sha512, "alice", "secret")
-                .expect("client");
+            let mut client =
+                ScramClient::new(ScramMechanism::Sha512, "alice", "secret").expect("client");
             let _ = client.first();
             if let Ok(Some(_)) = client.step(bytes) {
                 let _ = client.step(bytes);

@@ -25,7 +25,9 @@ fuzz_target!(|input: &[u8]| {
     let split = (usize::from(a) << 8 | usize::from(b)).min(rest.len());
     let (log_bytes, index_bytes) = rest.split_at(split);
     let (offset_index, time_index) = index_bytes.split_at(index_bytes.len() / 2);
-    let dir = tempfile::tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir()).expect("dir");
+    let dir = tempfile::tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .expect("dir");
     let config = log_config();
     for clean in [true, false] {
         let partition = dir.path().join(format!("t-{}", u8::from(clean)));
@@ -39,11 +41,14 @@ fuzz_target!(|input: &[u8]| {
             continue;
         };
         let end = log.log_end_offset();
-        let batch = sluice::record::build_batch(&[sluice::record::NewRecord {
-            key: Some(b"k"),
-            value: Some(b"v"),
-            timestamp: 1,
-        }]);
+        let batch = sluice::record::produced::CheckedBatch::built(sluice::record::build_batch(&[
+            sluice::record::NewRecord {
+                key: Some(b"k"),
+                value: Some(b"v"),
+                timestamp: 1,
+            },
+        ]))
+        .expect("a batch the broker builds");
         if log.append_as_leader(&batch, 0, 1).is_ok() {
             log.set_high_watermark(end + 1);
             let _ = log.read(end, 1 << 20, end + 1, true);

@@ -1,0 +1,1423 @@
+//! Every advertised API at every advertised version, through the real dispatcher: requests
+//! that reach the success and the error paths must encode a response. This is what keeps
+//! ApiVersions truthful.
+
+use super::*;
+use crate::broker::Broker;
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
+use crate::broker::NewTopic;
+use crate::config::BrokerConfig;
+use crate::types::TopicPartition;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::StrBytes;
+
+fn s(text: &str) -> StrBytes {
+    StrBytes::from_string(text.to_string())
+}
+fn topic_name(text: &str) -> TopicName {
+    TopicName(s(text))
+}
+
+/// An API context over a started broker, which is shut down when this is dropped.
+struct TestContext(ApiContext);
+
+impl std::ops::Deref for TestContext {
+    type Target = ApiContext;
+    fn deref(&self) -> &ApiContext {
+        &self.0
+    }
+}
+
+impl Drop for TestContext {
+    fn drop(&mut self) {
+        if let Err(e) = self.0.broker.shutdown() {
+            eprintln!("test broker shutdown: {e}");
+        }
+    }
+}
+
+async fn context(dir: &std::path::Path) -> TestContext {
+    context_with(dir, &[]).await
+}
+
+async fn context_with(dir: &std::path::Path, overrides: &[(&str, &str)]) -> TestContext {
+    let log_dirs = dir.display().to_string();
+    let mut all = vec![("log.dirs", log_dirs.as_str())];
+    all.extend_from_slice(overrides);
+    let config = BrokerConfig::with_overrides(&all).unwrap();
+    let broker = Broker::open(config).unwrap();
+    broker
+        .start(vec![crate::metadata::records::Endpoint {
+            name: "PLAINTEXT".into(),
+            host: "127.0.0.1".into(),
+            port: 9092,
+            security_protocol: 0,
+        }])
+        .unwrap();
+    let topic = NewTopic {
+        name: "t".into(),
+        partitions: 2,
+        replication_factor: 1,
+        assignments: vec![],
+        configs: Default::default(),
+    };
+    broker.create_topic(topic, false).await.unwrap();
+    let batch = crate::record::test_support::batch(0, 3, 1_000, 10);
+    broker
+        .replicas()
+        .get(&TopicPartition::new("t", 0))
+        .unwrap()
+        .append(&crate::record::test_support::checked(batch), 1)
+        .unwrap();
+    TestContext(ApiContext::new(broker, "PLAINTEXT", "127.0.0.1", 9092))
+}
+
+fn encode<R: Encodable>(request: &R, version: i16, what: &str) -> Bytes {
+    let mut buf = BytesMut::new();
+    request
+        .encode(&mut buf, version)
+        .unwrap_or_else(|e| panic!("building {what} v{version}: {e}"));
+    buf.freeze()
+}
+
+fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
+    let topic_id = ctx.broker.topic("t").unwrap().id;
+    match api {
+        ApiKey::Produce => {
+            let records = Bytes::from(crate::record::test_support::batch(0, 2, 5, 10).to_vec());
+            let partitions = vec![
+                produce_request::PartitionProduceData::default()
+                    .with_index(0)
+                    .with_records(Some(records.clone())),
+                produce_request::PartitionProduceData::default()
+                    .with_index(9)
+                    .with_records(Some(records)),
+            ];
+            let mut topic =
+                produce_request::TopicProduceData::default().with_partition_data(partitions);
+            topic = if v >= 13 {
+                topic.with_topic_id(topic_id)
+            } else {
+                topic.with_name(topic_name("t"))
+            };
+            encode(
+                &ProduceRequest::default()
+                    .with_acks(1)
+                    .with_timeout_ms(1000)
+                    .with_topic_data(vec![topic]),
+                v,
+                "produce",
+            )
+        }
+        ApiKey::Fetch => {
+            let partitions = vec![
+                fetch_request::FetchPartition::default()
+                    .with_partition(0)
+                    .with_fetch_offset(0)
+                    .with_partition_max_bytes(1 << 20),
+                fetch_request::FetchPartition::default()
+                    .with_partition(1)
+                    .with_fetch_offset(99)
+                    .with_partition_max_bytes(1 << 20),
+            ];
+            let mut topic = fetch_request::FetchTopic::default().with_partitions(partitions);
+            topic = if v >= 13 {
+                topic.with_topic_id(topic_id)
+            } else {
+                topic.with_topic(topic_name("t"))
+            };
+            let mut request = FetchRequest::default()
+                .with_replica_id(BrokerId(-1))
+                .with_max_wait_ms(0)
+                .with_min_bytes(0)
+                .with_max_bytes(1 << 20)
+                .with_topics(vec![topic]);
+            if v >= 4 {
+                request = request.with_isolation_level(1);
+            }
+            if v >= 7 {
+                request = request.with_session_epoch(-1);
+            }
+            encode(&request, v, "fetch")
+        }
+        ApiKey::ListOffsets => {
+            let mut partitions = vec![
+                list_offsets_request::ListOffsetsPartition::default()
+                    .with_partition_index(0)
+                    .with_timestamp(-1),
+                list_offsets_request::ListOffsetsPartition::default()
+                    .with_partition_index(1)
+                    .with_timestamp(0),
+                list_offsets_request::ListOffsetsPartition::default()
+                    .with_partition_index(9)
+                    .with_timestamp(-2),
+            ];
+            if v >= 7 {
+                partitions.push(
+                    list_offsets_request::ListOffsetsPartition::default()
+                        .with_partition_index(0)
+                        .with_timestamp(-3),
+                );
+            }
+            let topic = list_offsets_request::ListOffsetsTopic::default()
+                .with_name(topic_name("t"))
+                .with_partitions(partitions);
+            encode(
+                &ListOffsetsRequest::default()
+                    .with_replica_id(BrokerId(-1))
+                    .with_topics(vec![topic]),
+                v,
+                "list_offsets",
+            )
+        }
+        ApiKey::Metadata => {
+            let topics = ["t", "missing"]
+                .iter()
+                .map(|n| {
+                    metadata_request::MetadataRequestTopic::default()
+                        .with_name(Some(topic_name(n)))
+                })
+                .collect();
+            let mut request = MetadataRequest::default().with_topics(Some(topics));
+            if (8..=10).contains(&v) {
+                request = request.with_include_cluster_authorized_operations(true);
+            }
+            if v >= 8 {
+                request = request.with_include_topic_authorized_operations(true);
+            }
+            encode(&request, v, "metadata")
+        }
+        ApiKey::ApiVersions => {
+            let mut request = ApiVersionsRequest::default();
+            if v >= 3 {
+                request = request
+                    .with_client_software_name(s("test"))
+                    .with_client_software_version(s("1.0"));
+            }
+            encode(&request, v, "api_versions")
+        }
+        ApiKey::CreateTopics => {
+            let config = create_topics_request::CreatableTopicConfig::default()
+                .with_name(s("retention.ms"))
+                .with_value(Some(s("1000")));
+            let topics = vec![
+                create_topics_request::CreatableTopic::default()
+                    .with_name(topic_name(&format!("new-{v}")))
+                    .with_num_partitions(1)
+                    .with_replication_factor(1)
+                    .with_configs(vec![config]),
+                create_topics_request::CreatableTopic::default()
+                    .with_name(topic_name("t"))
+                    .with_num_partitions(1)
+                    .with_replication_factor(1),
+            ];
+            encode(
+                &CreateTopicsRequest::default()
+                    .with_topics(topics)
+                    .with_timeout_ms(1000),
+                v,
+                "create_topics",
+            )
+        }
+        ApiKey::DeleteTopics => {
+            let request = if v >= 6 {
+                DeleteTopicsRequest::default().with_topics(vec![
+                    delete_topics_request::DeleteTopicState::default()
+                        .with_name(Some(topic_name("nope"))),
+                ])
+            } else {
+                DeleteTopicsRequest::default().with_topic_names(vec![topic_name("nope")])
+            };
+            encode(&request, v, "delete_topics")
+        }
+        ApiKey::DeleteRecords => {
+            let partitions = vec![
+                delete_records_request::DeleteRecordsPartition::default()
+                    .with_partition_index(0)
+                    .with_offset(1),
+                delete_records_request::DeleteRecordsPartition::default()
+                    .with_partition_index(9)
+                    .with_offset(0),
+            ];
+            let topic = delete_records_request::DeleteRecordsTopic::default()
+                .with_name(topic_name("t"))
+                .with_partitions(partitions);
+            encode(
+                &DeleteRecordsRequest::default().with_topics(vec![topic]),
+                v,
+                "delete_records",
+            )
+        }
+        ApiKey::DescribeConfigs => {
+            let resources = vec![
+                describe_configs_request::DescribeConfigsResource::default()
+                    .with_resource_type(2)
+                    .with_resource_name(s("t"))
+                    .with_configuration_keys(None),
+                describe_configs_request::DescribeConfigsResource::default()
+                    .with_resource_type(4)
+                    .with_resource_name(s("1"))
+                    .with_configuration_keys(None),
+                describe_configs_request::DescribeConfigsResource::default()
+                    .with_resource_type(2)
+                    .with_resource_name(s("missing"))
+                    .with_configuration_keys(None),
+            ];
+            let mut request = DescribeConfigsRequest::default()
+                .with_resources(resources)
+                .with_include_synonyms(true);
+            if v >= 3 {
+                request = request.with_include_documentation(true);
+            }
+            encode(&request, v, "describe_configs")
+        }
+        ApiKey::AlterConfigs => {
+            let config = alter_configs_request::AlterableConfig::default()
+                .with_name(s("retention.ms"))
+                .with_value(Some(s("5000")));
+            let resources = vec![
+                alter_configs_request::AlterConfigsResource::default()
+                    .with_resource_type(2)
+                    .with_resource_name(s("t"))
+                    .with_configs(vec![config]),
+                alter_configs_request::AlterConfigsResource::default()
+                    .with_resource_type(4)
+                    .with_resource_name(s("1")),
+            ];
+            encode(
+                &AlterConfigsRequest::default().with_resources(resources),
+                v,
+                "alter_configs",
+            )
+        }
+        ApiKey::IncrementalAlterConfigs => {
+            let config = incremental_alter_configs_request::AlterableConfig::default()
+                .with_name(s("retention.ms"))
+                .with_config_operation(0)
+                .with_value(Some(s("6000")));
+            let resources = vec![
+                incremental_alter_configs_request::AlterConfigsResource::default()
+                    .with_resource_type(2)
+                    .with_resource_name(s("t"))
+                    .with_configs(vec![config]),
+            ];
+            encode(
+                &IncrementalAlterConfigsRequest::default().with_resources(resources),
+                v,
+                "incremental_alter_configs",
+            )
+        }
+        ApiKey::CreatePartitions => {
+            let topics = vec![
+                create_partitions_request::CreatePartitionsTopic::default()
+                    .with_name(topic_name("t"))
+                    .with_count(1),
+                create_partitions_request::CreatePartitionsTopic::default()
+                    .with_name(topic_name("missing"))
+                    .with_count(3),
+            ];
+            encode(
+                &CreatePartitionsRequest::default().with_topics(topics),
+                v,
+                "create_partitions",
+            )
+        }
+        ApiKey::OffsetForLeaderEpoch => {
+            let partitions = vec![
+                offset_for_leader_epoch_request::OffsetForLeaderPartition::default()
+                    .with_partition(0)
+                    .with_current_leader_epoch(-1)
+                    .with_leader_epoch(0),
+                offset_for_leader_epoch_request::OffsetForLeaderPartition::default()
+                    .with_partition(9)
+                    .with_current_leader_epoch(-1)
+                    .with_leader_epoch(0),
+            ];
+            let topic = offset_for_leader_epoch_request::OffsetForLeaderTopic::default()
+                .with_topic(topic_name("t"))
+                .with_partitions(partitions);
+            encode(
+                &OffsetForLeaderEpochRequest::default()
+                    .with_replica_id(BrokerId(-1))
+                    .with_topics(vec![topic]),
+                v,
+                "offset_for_leader_epoch",
+            )
+        }
+        ApiKey::AddPartitionsToTxn => {
+            let topic = add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                .with_name(topic_name("t"))
+                .with_partitions(vec![0]);
+            let request = if v <= 3 {
+                AddPartitionsToTxnRequest::default()
+                    .with_v3_and_below_transactional_id(TransactionalId(s("tx")))
+                    .with_v3_and_below_producer_id(ProducerId(5))
+                    .with_v3_and_below_producer_epoch(0)
+                    .with_v3_and_below_topics(vec![topic])
+            } else {
+                AddPartitionsToTxnRequest::default().with_transactions(vec![
+                    add_partitions_to_txn_request::AddPartitionsToTxnTransaction::default()
+                        .with_transactional_id(TransactionalId(s("tx")))
+                        .with_producer_id(ProducerId(5))
+                        .with_producer_epoch(0)
+                        .with_verify_only(true)
+                        .with_topics(vec![topic]),
+                ])
+            };
+            encode(&request, v, "add_partitions_to_txn")
+        }
+        ApiKey::AddOffsetsToTxn => encode(
+            &AddOffsetsToTxnRequest::default()
+                .with_transactional_id(TransactionalId(s("tx")))
+                .with_producer_id(ProducerId(5))
+                .with_producer_epoch(0)
+                .with_group_id(GroupId(s("g"))),
+            v,
+            "add_offsets_to_txn",
+        ),
+        ApiKey::EndTxn => encode(
+            &EndTxnRequest::default()
+                .with_transactional_id(TransactionalId(s("tx")))
+                .with_producer_id(ProducerId(5))
+                .with_producer_epoch(0)
+                .with_committed(true),
+            v,
+            "end_txn",
+        ),
+        ApiKey::TxnOffsetCommit => {
+            let partition =
+                txn_offset_commit_request::TxnOffsetCommitRequestPartition::default()
+                    .with_partition_index(0)
+                    .with_committed_offset(3);
+            let topic = txn_offset_commit_request::TxnOffsetCommitRequestTopic::default()
+                .with_name(topic_name("t"))
+                .with_partitions(vec![partition]);
+            encode(
+                &TxnOffsetCommitRequest::default()
+                    .with_transactional_id(TransactionalId(s("tx")))
+                    .with_group_id(GroupId(s("g")))
+                    .with_producer_id(ProducerId(5))
+                    .with_producer_epoch(0)
+                    .with_topics(vec![topic]),
+                v,
+                "txn_offset_commit",
+            )
+        }
+        ApiKey::DescribeTransactions => encode(
+            &DescribeTransactionsRequest::default()
+                .with_transactional_ids(vec![TransactionalId(s("tx"))]),
+            v,
+            "describe_transactions",
+        ),
+        ApiKey::ListTransactions => encode(
+            &ListTransactionsRequest::default()
+                .with_state_filters(vec![s("Ongoing"), s("Sleeping")])
+                .with_duration_filter(if v >= 1 { 1_000 } else { -1 })
+                .with_transactional_id_pattern((v >= 2).then(|| s("tx.*"))),
+            v,
+            "list_transactions",
+        ),
+        ApiKey::DescribeProducers => {
+            let topic = describe_producers_request::TopicRequest::default()
+                .with_name(topic_name("t"))
+                .with_partition_indexes(vec![0, 9]);
+            encode(
+                &DescribeProducersRequest::default().with_topics(vec![topic]),
+                v,
+                "describe_producers",
+            )
+        }
+        ApiKey::WriteTxnMarkers => {
+            let topic = write_txn_markers_request::WritableTxnMarkerTopic::default()
+                .with_name(topic_name("t"))
+                .with_partition_indexes(vec![0, 9]);
+            let marker = write_txn_markers_request::WritableTxnMarker::default()
+                .with_producer_id(ProducerId(5))
+                .with_producer_epoch(0)
+                .with_transaction_result(false)
+                .with_topics(vec![topic])
+                .with_coordinator_epoch(0);
+            encode(
+                &WriteTxnMarkersRequest::default().with_markers(vec![marker]),
+                v,
+                "write_txn_markers",
+            )
+        }
+        ApiKey::DescribeCluster => encode(
+            &DescribeClusterRequest::default().with_include_cluster_authorized_operations(true),
+            v,
+            "describe_cluster",
+        ),
+        ApiKey::FindCoordinator => {
+            let request = if v >= 4 {
+                FindCoordinatorRequest::default().with_coordinator_keys(vec![s("g"), s("t-id")])
+            } else {
+                FindCoordinatorRequest::default().with_key(s("g"))
+            };
+            encode(&request, v, "find_coordinator")
+        }
+        ApiKey::JoinGroup => {
+            // Unknown member of an unknown group: answered at once (MEMBER_ID_REQUIRED from v4,
+            // else parked; a bad session timeout keeps it immediate for every version).
+            let protocol = join_group_request::JoinGroupRequestProtocol::default()
+                .with_name(s("range"))
+                .with_metadata(Bytes::from_static(b"m"));
+            let mut request = JoinGroupRequest::default()
+                .with_group_id(GroupId(s("g")))
+                .with_session_timeout_ms(1)
+                .with_protocol_type(s("consumer"))
+                .with_protocols(vec![protocol]);
+            if v >= 1 {
+                request = request.with_rebalance_timeout_ms(1000);
+            }
+            encode(&request, v, "join_group")
+        }
+        ApiKey::SyncGroup => {
+            let mut request = SyncGroupRequest::default()
+                .with_group_id(GroupId(s("g")))
+                .with_generation_id(1)
+                .with_member_id(s("nobody"));
+            if v >= 5 {
+                request = request
+                    .with_protocol_type(Some(s("consumer")))
+                    .with_protocol_name(Some(s("range")));
+            }
+            encode(&request, v, "sync_group")
+        }
+        ApiKey::Heartbeat => encode(
+            &HeartbeatRequest::default()
+                .with_group_id(GroupId(s("g")))
+                .with_generation_id(1)
+                .with_member_id(s("nobody")),
+            v,
+            "heartbeat",
+        ),
+        ApiKey::LeaveGroup => {
+            let request = if v >= 3 {
+                LeaveGroupRequest::default()
+                    .with_group_id(GroupId(s("simple")))
+                    .with_members(vec![
+                        leave_group_request::MemberIdentity::default()
+                            .with_member_id(s("nobody")),
+                    ])
+            } else {
+                LeaveGroupRequest::default()
+                    .with_group_id(GroupId(s("simple")))
+                    .with_member_id(s("nobody"))
+            };
+            encode(&request, v, "leave_group")
+        }
+        ApiKey::OffsetCommit => {
+            let partition = offset_commit_request::OffsetCommitRequestPartition::default()
+                .with_partition_index(0)
+                .with_committed_offset(2)
+                .with_committed_metadata(Some(s("meta")));
+            let mut topic = offset_commit_request::OffsetCommitRequestTopic::default()
+                .with_partitions(vec![partition]);
+            topic = topic.with_name(topic_name("t"));
+            encode(
+                &OffsetCommitRequest::default()
+                    .with_group_id(GroupId(s("simple")))
+                    .with_generation_id_or_member_epoch(-1)
+                    .with_topics(vec![topic]),
+                v,
+                "offset_commit",
+            )
+        }
+        ApiKey::OffsetFetch => {
+            let request = if v >= 8 {
+                let topic = offset_fetch_request::OffsetFetchRequestTopics::default()
+                    .with_name(topic_name("t"))
+                    .with_partition_indexes(vec![0, 1]);
+                OffsetFetchRequest::default().with_groups(vec![
+                    offset_fetch_request::OffsetFetchRequestGroup::default()
+                        .with_group_id(GroupId(s("simple")))
+                        .with_topics(Some(vec![topic])),
+                    offset_fetch_request::OffsetFetchRequestGroup::default()
+                        .with_group_id(GroupId(s("simple")))
+                        .with_topics(None),
+                ])
+            } else {
+                let topic = offset_fetch_request::OffsetFetchRequestTopic::default()
+                    .with_name(topic_name("t"))
+                    .with_partition_indexes(vec![0, 1]);
+                OffsetFetchRequest::default()
+                    .with_group_id(GroupId(s("simple")))
+                    .with_topics(Some(vec![topic]))
+            };
+            encode(&request, v, "offset_fetch")
+        }
+        ApiKey::ListGroups => encode(&ListGroupsRequest::default(), v, "list_groups"),
+        ApiKey::DescribeGroups => encode(
+            &DescribeGroupsRequest::default()
+                .with_groups(vec![GroupId(s("simple")), GroupId(s("missing"))]),
+            v,
+            "describe_groups",
+        ),
+        ApiKey::DeleteGroups => encode(
+            &DeleteGroupsRequest::default().with_groups_names(vec![GroupId(s("missing"))]),
+            v,
+            "delete_groups",
+        ),
+        ApiKey::OffsetDelete => {
+            let topic = offset_delete_request::OffsetDeleteRequestTopic::default()
+                .with_name(topic_name("t"))
+                .with_partitions(vec![
+                    offset_delete_request::OffsetDeleteRequestPartition::default()
+                        .with_partition_index(0),
+                ]);
+            encode(
+                &OffsetDeleteRequest::default()
+                    .with_group_id(GroupId(s("simple")))
+                    .with_topics(vec![topic]),
+                v,
+                "offset_delete",
+            )
+        }
+        ApiKey::ConsumerGroupHeartbeat => {
+            let request = ConsumerGroupHeartbeatRequest::default()
+                .with_group_id(GroupId(s(&format!("kip848-{v}"))))
+                .with_member_id(s(&format!("member-{v}")))
+                .with_member_epoch(0)
+                .with_rebalance_timeout_ms(5000)
+                .with_subscribed_topic_names(Some(vec![topic_name("t")]))
+                .with_topic_partitions(Some(vec![]));
+            encode(&request, v, "consumer_group_heartbeat")
+        }
+        ApiKey::ConsumerGroupDescribe => encode(
+            &ConsumerGroupDescribeRequest::default()
+                .with_group_ids(vec![GroupId(s("kip848-0")), GroupId(s("simple"))]),
+            v,
+            "consumer_group_describe",
+        ),
+        ApiKey::InitProducerId => {
+            let mut request = InitProducerIdRequest::default()
+                .with_transactional_id(None)
+                .with_transaction_timeout_ms(60_000);
+            if v >= 3 {
+                request = request
+                    .with_producer_id(ProducerId(-1))
+                    .with_producer_epoch(-1);
+            }
+            encode(&request, v, "init_producer_id")
+        }
+        ApiKey::DescribeLogDirs => encode(
+            &DescribeLogDirsRequest::default().with_topics(None),
+            v,
+            "describe_log_dirs",
+        ),
+        ApiKey::AlterReplicaLogDirs => {
+            let dir = ctx.broker.config().log_dir.display().to_string();
+            let topic = alter_replica_log_dirs_request::AlterReplicaLogDirTopic::default()
+                .with_name(topic_name("t"))
+                .with_partitions(vec![0]);
+            let request = AlterReplicaLogDirsRequest::default().with_dirs(vec![
+                alter_replica_log_dirs_request::AlterReplicaLogDir::default()
+                    .with_path(s(&dir))
+                    .with_topics(vec![topic]),
+            ]);
+            encode(&request, v, "alter_replica_log_dirs")
+        }
+        ApiKey::ElectLeaders => encode(
+            &ElectLeadersRequest::default().with_topic_partitions(Some(vec![
+                elect_leaders_request::TopicPartitions::default()
+                    .with_topic(topic_name("t"))
+                    .with_partitions(vec![0, 1]),
+            ])),
+            v,
+            "elect_leaders",
+        ),
+        ApiKey::AlterPartitionReassignments => {
+            let node = BrokerId(ctx.broker.node_id());
+            let topic = alter_partition_reassignments_request::ReassignableTopic::default()
+                .with_name(topic_name("t"))
+                .with_partitions(vec![
+                    alter_partition_reassignments_request::ReassignablePartition::default()
+                        .with_partition_index(0)
+                        .with_replicas(Some(vec![node])),
+                ]);
+            encode(
+                &AlterPartitionReassignmentsRequest::default().with_topics(vec![topic]),
+                v,
+                "alter_partition_reassignments",
+            )
+        }
+        ApiKey::ListPartitionReassignments => encode(
+            &ListPartitionReassignmentsRequest::default().with_topics(None),
+            v,
+            "list_partition_reassignments",
+        ),
+        ApiKey::DescribeTopicPartitions => encode(
+            &DescribeTopicPartitionsRequest::default()
+                .with_topics(vec![
+                    describe_topic_partitions_request::TopicRequest::default()
+                        .with_name(topic_name("t")),
+                ])
+                .with_response_partition_limit(2000),
+            v,
+            "describe_topic_partitions",
+        ),
+        ApiKey::ListConfigResources => encode(
+            &ListConfigResourcesRequest::default(),
+            v,
+            "list_config_resources",
+        ),
+        ApiKey::ShareGroupHeartbeat => encode(
+            &ShareGroupHeartbeatRequest::default()
+                .with_group_id(GroupId(s("sg")))
+                .with_member_id(s("member-1"))
+                .with_member_epoch(0)
+                .with_subscribed_topic_names(Some(vec![topic_name("t")])),
+            v,
+            "share_group_heartbeat",
+        ),
+        ApiKey::ShareGroupDescribe => encode(
+            &ShareGroupDescribeRequest::default()
+                .with_group_ids(vec![GroupId(s("sg")), GroupId(s("none"))]),
+            v,
+            "share_group_describe",
+        ),
+        ApiKey::ShareFetch => {
+            let partitions = vec![
+                share_fetch_request::FetchPartition::default().with_partition_index(0),
+                share_fetch_request::FetchPartition::default().with_partition_index(9),
+            ];
+            let mut request = ShareFetchRequest::default()
+                .with_group_id(Some(GroupId(s("sg"))))
+                .with_member_id(Some(s(&format!("fetcher-{v}"))))
+                .with_share_session_epoch(0)
+                .with_max_wait_ms(0)
+                .with_max_records(10)
+                .with_topics(vec![
+                    share_fetch_request::FetchTopic::default()
+                        .with_topic_id(topic_id)
+                        .with_partitions(partitions),
+                ]);
+            request.share_acquire_mode = 0;
+            encode(&request, v, "share_fetch")
+        }
+        ApiKey::ShareAcknowledge => encode(
+            &ShareAcknowledgeRequest::default()
+                .with_group_id(Some(GroupId(s("sg"))))
+                .with_member_id(Some(s("nobody")))
+                .with_share_session_epoch(1),
+            v,
+            "share_acknowledge",
+        ),
+        ApiKey::DescribeShareGroupOffsets => encode(
+            &DescribeShareGroupOffsetsRequest::default().with_groups(vec![
+                describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestGroup::default()
+                    .with_group_id(GroupId(s("sg")))
+                    .with_topics(None),
+            ]),
+            v,
+            "describe_share_group_offsets",
+        ),
+        ApiKey::AlterShareGroupOffsets => encode(
+            &AlterShareGroupOffsetsRequest::default()
+                .with_group_id(GroupId(s("empty-share-group")))
+                .with_topics(vec![
+                    alter_share_group_offsets_request::AlterShareGroupOffsetsRequestTopic::default()
+                        .with_topic_name(topic_name("t"))
+                        .with_partitions(vec![
+                            alter_share_group_offsets_request::AlterShareGroupOffsetsRequestPartition::default()
+                                .with_partition_index(0)
+                                .with_start_offset(1),
+                        ]),
+                ]),
+            v,
+            "alter_share_group_offsets",
+        ),
+        ApiKey::DeleteShareGroupOffsets => encode(
+            &DeleteShareGroupOffsetsRequest::default()
+                .with_group_id(GroupId(s("empty-share-group")))
+                .with_topics(vec![
+                    delete_share_group_offsets_request::DeleteShareGroupOffsetsRequestTopic::default()
+                        .with_topic_name(topic_name("t")),
+                ]),
+            v,
+            "delete_share_group_offsets",
+        ),
+        ApiKey::SaslHandshake => encode(
+            &SaslHandshakeRequest::default().with_mechanism(s("PLAIN")),
+            v,
+            "sasl_handshake",
+        ),
+        ApiKey::SaslAuthenticate => encode(
+            &SaslAuthenticateRequest::default(),
+            v,
+            "sasl_authenticate",
+        ),
+        ApiKey::DescribeUserScramCredentials => encode(
+            &DescribeUserScramCredentialsRequest::default(),
+            v,
+            "describe_user_scram_credentials",
+        ),
+        ApiKey::AlterUserScramCredentials => encode(
+            &AlterUserScramCredentialsRequest::default(),
+            v,
+            "alter_user_scram_credentials",
+        ),
+        ApiKey::CreateAcls => encode(&CreateAclsRequest::default(), v, "create_acls"),
+        ApiKey::DescribeAcls => encode(&DescribeAclsRequest::default(), v, "describe_acls"),
+        ApiKey::DeleteAcls => encode(&DeleteAclsRequest::default(), v, "delete_acls"),
+        other => panic!("no test request for {other:?}: add one when adding the API"),
+    }
+}
+
+/// The README's compatibility table states exactly the advertised version ranges.
+#[test]
+fn readme_table_matches_the_dispatch_table() {
+    let readme = include_str!("../../README.md");
+    for (api, min, max) in supported_apis() {
+        let row = format!("| {api:?} ({}) | {min}–{max} |", api as i16);
+        assert!(readme.contains(&row), "README row missing or wrong: {row}");
+    }
+    let rows = readme
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains(") | ") && l.contains('–'))
+        .count();
+    assert_eq!(
+        rows,
+        supported_apis().len(),
+        "README lists an API that is not dispatched"
+    );
+}
+
+#[tokio::test]
+async fn every_advertised_version_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path()).await;
+    for (api, min, max) in supported_apis() {
+        for version in min..=max {
+            let body = request(&ctx, api, version);
+            match dispatch(&ctx, api, version, 7, body).await {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("{api:?} v{version}: no response"),
+                Err(e) => panic!("{api:?} v{version}: {e}"),
+            }
+        }
+    }
+}
+
+/// With an authorizer and a principal no ACL allows anything, every API whose checks
+/// exist answers at every version (its refusals encode), and the others are refused.
+#[tokio::test]
+async fn every_advertised_version_answers_a_principal_that_may_do_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context_with(
+        dir.path(),
+        &[(
+            "authorizer.class.name",
+            crate::auth::authorizer::STANDARD_AUTHORIZER,
+        )],
+    )
+    .await;
+    let ctx = ctx.with_principal(crate::auth::KafkaPrincipal::user("nobody"));
+    answers_as_authorized(&ctx).await;
+}
+
+/// With `allow.everyone.if.no.acl.found` and no ACLs, the checked APIs answer as without
+/// an authorizer (every merge keeps its response encodable).
+#[tokio::test]
+async fn every_advertised_version_answers_when_everyone_is_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context_with(
+        dir.path(),
+        &[
+            (
+                "authorizer.class.name",
+                crate::auth::authorizer::STANDARD_AUTHORIZER,
+            ),
+            ("allow.everyone.if.no.acl.found", "true"),
+        ],
+    )
+    .await;
+    answers_as_authorized(&ctx).await;
+}
+
+/// On the controller listener, a principal that is not one of the cluster's nodes gets
+/// CLUSTER_AUTHORIZATION_FAILED from the lifecycle APIs at every version (the refusals
+/// encode), and forwarded administration closes its connection.
+#[tokio::test]
+async fn the_controller_table_refuses_a_principal_that_is_no_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context_with(
+        dir.path(),
+        &[(
+            "authorizer.class.name",
+            crate::auth::authorizer::STANDARD_AUTHORIZER,
+        )],
+    )
+    .await;
+    let ctx = ctx.with_principal(crate::auth::KafkaPrincipal::user("nobody"));
+    for (api, min, max) in controller_apis() {
+        for version in min..=max {
+            let body = match api {
+                ApiKey::BrokerRegistration => encode(
+                    &BrokerRegistrationRequest::default(),
+                    version,
+                    "registration",
+                ),
+                ApiKey::BrokerHeartbeat => {
+                    encode(&BrokerHeartbeatRequest::default(), version, "heartbeat")
+                }
+                ApiKey::UnregisterBroker => {
+                    encode(&UnregisterBrokerRequest::default(), version, "unregister")
+                }
+                ApiKey::AlterPartition => encode(
+                    &AlterPartitionRequest::default(),
+                    version,
+                    "alter_partition",
+                ),
+                ApiKey::AllocateProducerIds => {
+                    encode(&AllocateProducerIdsRequest::default(), version, "allocate")
+                }
+                ApiKey::SaslHandshake | ApiKey::SaslAuthenticate => continue,
+                other => request(&ctx, other, version),
+            };
+            let outcome = dispatch_controller(&ctx, api, version, 7, body).await;
+            match (api, outcome) {
+                (ApiKey::ApiVersions, Ok(Some(_))) => {}
+                (
+                    ApiKey::BrokerRegistration
+                    | ApiKey::BrokerHeartbeat
+                    | ApiKey::UnregisterBroker
+                    | ApiKey::AlterPartition
+                    | ApiKey::AllocateProducerIds,
+                    Ok(Some(frame)),
+                ) => {
+                    let bytes = frame.into_bytes().unwrap();
+                    // size, correlation id, (tagged fields,) throttle time, error code:
+                    // the error is CLUSTER_AUTHORIZATION_FAILED (31) in every response.
+                    assert!(
+                        bytes.windows(2).any(|w| w == [0, 31]),
+                        "{api:?} v{version}: {bytes:?}"
+                    );
+                }
+                (_, Err(DispatchError::Refused(reason))) => {
+                    assert!(reason.contains("CLUSTER_ACTION"), "{api:?}: {reason}");
+                }
+                (api, outcome) => panic!("{api:?} v{version}: {outcome:?}"),
+            }
+        }
+    }
+}
+
+async fn answers_as_authorized(ctx: &ApiContext) {
+    for (api, min, max) in supported_apis() {
+        for version in min..=max {
+            let body = request(ctx, api, version);
+            let outcome = dispatch(ctx, api, version, 7, body).await;
+            match (authorized_api(api), outcome) {
+                (true, Ok(Some(_))) => {}
+                // Produce with acks=0 sends nothing, even when refused.
+                (true, Ok(None)) if api == ApiKey::Produce => {}
+                (false, Err(DispatchError::Unauthorizable(_))) => {}
+                (covered, outcome) => {
+                    panic!("{api:?} v{version} (checks built: {covered}): {outcome:?}")
+                }
+            }
+        }
+    }
+}
+
+/// Encodes `request`, runs it through the dispatcher and decodes the response.
+async fn call<Req, Resp>(ctx: &ApiContext, api: ApiKey, version: i16, request: &Req) -> Resp
+where
+    Req: Encodable,
+    Resp: Decodable + HeaderVersion,
+{
+    let body = encode(request, version, "request");
+    let frame = dispatch(ctx, api, version, 42, body)
+        .await
+        .unwrap()
+        .expect("a response");
+    let mut bytes = frame.into_bytes().unwrap();
+    let size = bytes::Buf::get_i32(&mut bytes);
+    assert_eq!(size as usize, bytes.len(), "frame size");
+    let header = ResponseHeader::decode(&mut bytes, Resp::header_version(version)).unwrap();
+    assert_eq!(header.correlation_id, 42);
+    Resp::decode(&mut bytes, version).unwrap()
+}
+
+#[tokio::test]
+async fn log_dir_apis_describe_the_one_directory_and_refuse_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path()).await;
+    let canonical = dir.path().canonicalize().unwrap().display().to_string();
+
+    let all: DescribeLogDirsResponse = call(
+        &ctx,
+        ApiKey::DescribeLogDirs,
+        4,
+        &DescribeLogDirsRequest::default().with_topics(None),
+    )
+    .await;
+    assert_eq!(all.results.len(), 1);
+    let result = &all.results[0];
+    assert_eq!(result.error_code, 0);
+    assert_eq!(result.log_dir.as_str(), canonical);
+    assert!(result.total_bytes > 0 && result.usable_bytes <= result.total_bytes);
+    let t = result
+        .topics
+        .iter()
+        .find(|t| t.name.as_str() == "t")
+        .unwrap();
+    let sizes: Vec<(i32, bool, i64)> = t
+        .partitions
+        .iter()
+        .map(|p| (p.partition_index, p.partition_size > 0, p.offset_lag))
+        .collect();
+    assert_eq!(sizes, vec![(0, true, 0), (1, false, 0)]);
+
+    let one: DescribeLogDirsResponse = call(
+        &ctx,
+        ApiKey::DescribeLogDirs,
+        4,
+        &DescribeLogDirsRequest::default().with_topics(Some(vec![
+            describe_log_dirs_request::DescribableLogDirTopic::default()
+                .with_topic(topic_name("t"))
+                .with_partitions(vec![1, 7]),
+        ])),
+    )
+    .await;
+    let listed: Vec<(String, Vec<i32>)> = one.results[0]
+        .topics
+        .iter()
+        .map(|t| {
+            let partitions = t.partitions.iter().map(|p| p.partition_index).collect();
+            (t.name.to_string(), partitions)
+        })
+        .collect();
+    assert_eq!(listed, vec![("t".to_string(), vec![1])]);
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let alter = |path: String, partitions: Vec<i32>| {
+        AlterReplicaLogDirsRequest::default().with_dirs(vec![
+            alter_replica_log_dirs_request::AlterReplicaLogDir::default()
+                .with_path(s(&path))
+                .with_topics(vec![
+                    alter_replica_log_dirs_request::AlterReplicaLogDirTopic::default()
+                        .with_name(topic_name("t"))
+                        .with_partitions(partitions),
+                ]),
+        ])
+    };
+    let codes = |r: AlterReplicaLogDirsResponse| -> Vec<(i32, i16)> {
+        r.results[0]
+            .partitions
+            .iter()
+            .map(|p| (p.partition_index, p.error_code))
+            .collect()
+    };
+    let same: AlterReplicaLogDirsResponse = call(
+        &ctx,
+        ApiKey::AlterReplicaLogDirs,
+        2,
+        &alter(canonical.clone(), vec![0, 9]),
+    )
+    .await;
+    assert_eq!(
+        codes(same),
+        vec![(0, 0), (9, 9)],
+        "NONE; REPLICA_NOT_AVAILABLE"
+    );
+    let other: AlterReplicaLogDirsResponse = call(
+        &ctx,
+        ApiKey::AlterReplicaLogDirs,
+        2,
+        &alter(elsewhere.path().display().to_string(), vec![0]),
+    )
+    .await;
+    assert_eq!(codes(other), vec![(0, 57)], "LOG_DIR_NOT_FOUND");
+}
+
+#[tokio::test]
+async fn leader_election_and_reassignment_follow_the_single_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path()).await;
+    let elect = |election_type: i8, topics: Option<Vec<(&str, Vec<i32>)>>| {
+        ElectLeadersRequest::default()
+            .with_election_type(election_type)
+            .with_topic_partitions(topics.map(|ts| {
+                ts.into_iter()
+                    .map(|(t, ps)| {
+                        elect_leaders_request::TopicPartitions::default()
+                            .with_topic(topic_name(t))
+                            .with_partitions(ps)
+                    })
+                    .collect()
+            }))
+    };
+    let outcome = |r: &ElectLeadersResponse| -> Vec<(String, i32, i16)> {
+        r.replica_election_results
+            .iter()
+            .flat_map(|t| {
+                t.partition_result
+                    .iter()
+                    .map(|p| (t.topic.to_string(), p.partition_id, p.error_code))
+            })
+            .collect()
+    };
+    for election_type in [0, 1] {
+        let listed: ElectLeadersResponse = call(
+            &ctx,
+            ApiKey::ElectLeaders,
+            2,
+            &elect(
+                election_type,
+                Some(vec![("t", vec![0, 1, 9]), ("nope", vec![0])]),
+            ),
+        )
+        .await;
+        assert_eq!(
+            outcome(&listed),
+            vec![
+                ("t".into(), 0, 84),
+                ("t".into(), 1, 84),
+                ("t".into(), 9, 3),
+                ("nope".into(), 0, 3)
+            ]
+        );
+    }
+    let all: ElectLeadersResponse = call(&ctx, ApiKey::ElectLeaders, 2, &elect(0, None)).await;
+    assert_eq!(all.error_code, 0);
+    assert!(
+        outcome(&all).is_empty(),
+        "partitions needing no election are left out"
+    );
+    let bad: ElectLeadersResponse = call(&ctx, ApiKey::ElectLeaders, 2, &elect(7, None)).await;
+    assert_eq!(bad.error_code, 42);
+
+    let node = ctx.broker.node_id();
+    let reassign = |topic: &str, replicas: Option<Vec<i32>>, allow_rf_change: bool| {
+        AlterPartitionReassignmentsRequest::default()
+            .with_allow_replication_factor_change(allow_rf_change)
+            .with_topics(vec![
+                alter_partition_reassignments_request::ReassignableTopic::default()
+                    .with_name(topic_name(topic))
+                    .with_partitions(vec![
+                        alter_partition_reassignments_request::ReassignablePartition::default()
+                            .with_partition_index(0)
+                            .with_replicas(replicas.map(|r| r.into_iter().map(BrokerId).collect())),
+                    ]),
+            ])
+    };
+    let cases = [
+        ("t", Some(vec![node]), true, 0),
+        ("t", Some(vec![node, node + 1]), true, 39),
+        ("t", Some(vec![node, node]), true, 39),
+        ("t", Some(vec![]), true, 39),
+        ("t", None, true, 85),
+        ("nope", Some(vec![node]), true, 3),
+    ];
+    for (topic, replicas, allow, expected) in cases {
+        let response: AlterPartitionReassignmentsResponse = call(
+            &ctx,
+            ApiKey::AlterPartitionReassignments,
+            1,
+            &reassign(topic, replicas.clone(), allow),
+        )
+        .await;
+        assert_eq!(
+            response.responses[0].partitions[0].error_code, expected,
+            "{topic} {replicas:?}"
+        );
+    }
+    let listed: ListPartitionReassignmentsResponse = call(
+        &ctx,
+        ApiKey::ListPartitionReassignments,
+        0,
+        &ListPartitionReassignmentsRequest::default().with_topics(None),
+    )
+    .await;
+    assert_eq!((listed.error_code, listed.topics.len()), (0, 0));
+}
+
+#[tokio::test]
+async fn describe_topic_partitions_pages_in_name_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path()).await;
+    let topic = NewTopic {
+        name: "u".into(),
+        partitions: 4,
+        replication_factor: 1,
+        assignments: vec![],
+        configs: Default::default(),
+    };
+    ctx.broker.create_topic(topic, false).await.unwrap();
+    let request = |names: &[&str], limit: i32, cursor: Option<(&str, i32)>| {
+        DescribeTopicPartitionsRequest::default()
+            .with_topics(
+                names
+                    .iter()
+                    .map(|n| {
+                        describe_topic_partitions_request::TopicRequest::default()
+                            .with_name(topic_name(n))
+                    })
+                    .collect(),
+            )
+            .with_response_partition_limit(limit)
+            .with_cursor(cursor.map(|(t, p)| {
+                describe_topic_partitions_request::Cursor::default()
+                    .with_topic_name(topic_name(t))
+                    .with_partition_index(p)
+            }))
+    };
+    let summary = |r: &DescribeTopicPartitionsResponse| {
+        let topics: Vec<(String, i16, Vec<i32>)> = r
+            .topics
+            .iter()
+            .map(|t| {
+                let name = t.name.as_ref().map(|n| n.to_string()).unwrap_or_default();
+                let partitions = t.partitions.iter().map(|p| p.partition_index).collect();
+                (name, t.error_code, partitions)
+            })
+            .collect();
+        let cursor = r
+            .next_cursor
+            .as_ref()
+            .map(|c| (c.topic_name.to_string(), c.partition_index));
+        (topics, cursor)
+    };
+    let first: DescribeTopicPartitionsResponse = call(
+        &ctx,
+        ApiKey::DescribeTopicPartitions,
+        0,
+        &request(&["u", "missing", "t"], 3, None),
+    )
+    .await;
+    assert_eq!(
+        summary(&first),
+        (
+            vec![
+                ("missing".into(), 3, vec![]),
+                ("t".into(), 0, vec![0, 1]),
+                ("u".into(), 0, vec![0]),
+            ],
+            Some(("u".into(), 1))
+        )
+    );
+    let next: DescribeTopicPartitionsResponse = call(
+        &ctx,
+        ApiKey::DescribeTopicPartitions,
+        0,
+        &request(&["u", "missing", "t"], 10, Some(("u", 1))),
+    )
+    .await;
+    assert_eq!(summary(&next), (vec![("u".into(), 0, vec![1, 2, 3])], None));
+    let exact: DescribeTopicPartitionsResponse = call(
+        &ctx,
+        ApiKey::DescribeTopicPartitions,
+        0,
+        &request(&[], 2, None),
+    )
+    .await;
+    assert_eq!(
+        summary(&exact),
+        (vec![("t".into(), 0, vec![0, 1])], Some(("u".into(), 0)))
+    );
+    let stray_cursor: DescribeTopicPartitionsResponse = call(
+        &ctx,
+        ApiKey::DescribeTopicPartitions,
+        0,
+        &request(&["t"], 10, Some(("u", 0))),
+    )
+    .await;
+    assert!(stray_cursor.topics.iter().all(|t| t.error_code == 42));
+}
+
+#[tokio::test]
+async fn list_config_resources_lists_topics_and_the_broker() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path()).await;
+    let list = |types: Vec<i8>| ListConfigResourcesRequest::default().with_resource_types(types);
+    let names = |r: &ListConfigResourcesResponse| -> Vec<(i8, String)> {
+        r.config_resources
+            .iter()
+            .map(|c| (c.resource_type, c.resource_name.to_string()))
+            .collect()
+    };
+    let node = ctx.broker.node_id().to_string();
+    let every: ListConfigResourcesResponse =
+        call(&ctx, ApiKey::ListConfigResources, 1, &list(vec![])).await;
+    assert_eq!(every.error_code, 0);
+    assert_eq!(names(&every), vec![(4, node.clone()), (2, "t".into())]);
+    let topics: ListConfigResourcesResponse =
+        call(&ctx, ApiKey::ListConfigResources, 1, &list(vec![2, 2])).await;
+    assert_eq!(names(&topics), vec![(2, "t".to_string())]);
+    let loggers: ListConfigResourcesResponse =
+        call(&ctx, ApiKey::ListConfigResources, 1, &list(vec![4, 8])).await;
+    assert_eq!(
+        (loggers.error_code, loggers.config_resources.len()),
+        (35, 0)
+    );
+    let client_metrics: ListConfigResourcesResponse =
+        call(&ctx, ApiKey::ListConfigResources, 0, &list(vec![])).await;
+    assert_eq!(
+        (
+            client_metrics.error_code,
+            client_metrics.config_resources.len()
+        ),
+        (0, 0)
+    );
+}
+
+#[tokio::test]
+async fn fetch_sessions_answer_only_news_in_rotating_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path()).await;
+    let partition = |p: i32, offset: i64| {
+        fetch_request::FetchPartition::default()
+            .with_partition(p)
+            .with_fetch_offset(offset)
+            .with_partition_max_bytes(1 << 20)
+    };
+    let fetch = |session_id: i32, epoch: i32, partitions: Vec<fetch_request::FetchPartition>| {
+        let topics = if partitions.is_empty() {
+            vec![]
+        } else {
+            vec![
+                fetch_request::FetchTopic::default()
+                    .with_topic(topic_name("t"))
+                    .with_partitions(partitions),
+            ]
+        };
+        FetchRequest::default()
+            .with_max_wait_ms(0)
+            .with_min_bytes(0)
+            .with_max_bytes(1 << 20)
+            .with_session_id(session_id)
+            .with_session_epoch(epoch)
+            .with_topics(topics)
+    };
+    let answered = |r: &FetchResponse| -> Vec<(i32, usize)> {
+        r.responses
+            .iter()
+            .flat_map(|t| t.partitions.iter())
+            .map(|p| (p.partition_index, p.records.as_ref().map_or(0, |r| r.len())))
+            .collect()
+    };
+
+    // The test topic "t" holds 3 records in partition 0 and none in partition 1.
+    let opened: FetchResponse = call(
+        &ctx,
+        ApiKey::Fetch,
+        12,
+        &fetch(0, 0, vec![partition(0, 0), partition(1, 0)]),
+    )
+    .await;
+    let id = opened.session_id;
+    assert_ne!(id, 0, "epoch 0 opens a session");
+    let first = answered(&opened);
+    assert_eq!(first.iter().map(|p| p.0).collect::<Vec<_>>(), vec![0, 1]);
+    assert!(first[0].1 > 0 && first[1].1 == 0);
+
+    // Partition 0 moves on; nothing new anywhere: an empty answer.
+    let quiet: FetchResponse = call(
+        &ctx,
+        ApiKey::Fetch,
+        12,
+        &fetch(id, 1, vec![partition(0, 3)]),
+    )
+    .await;
+    assert_eq!((quiet.error_code, quiet.session_id), (0, id));
+    assert!(answered(&quiet).is_empty(), "{:?}", answered(&quiet));
+
+    // New data in partition 1 only: only partition 1 is answered.
+    let batch = crate::record::test_support::batch(0, 2, 1_000, 10);
+    ctx.broker
+        .replicas()
+        .get(&TopicPartition::new("t", 1))
+        .unwrap()
+        .append(&crate::record::test_support::checked(batch), 1)
+        .unwrap();
+    let news: FetchResponse = call(&ctx, ApiKey::Fetch, 12, &fetch(id, 2, vec![])).await;
+    let news = answered(&news);
+    assert_eq!(news.len(), 1);
+    assert_eq!(news[0].0, 1);
+    assert!(news[0].1 > 0);
+
+    let stale: FetchResponse = call(&ctx, ApiKey::Fetch, 12, &fetch(id, 2, vec![])).await;
+    assert_eq!(stale.error_code, 71, "INVALID_FETCH_SESSION_EPOCH");
+    let closed: FetchResponse = call(&ctx, ApiKey::Fetch, 12, &fetch(id, -1, vec![])).await;
+    assert_eq!((closed.error_code, closed.session_id), (0, 0));
+    let gone: FetchResponse = call(&ctx, ApiKey::Fetch, 12, &fetch(id, 3, vec![])).await;
+    assert_eq!(gone.error_code, 70, "FETCH_SESSION_ID_NOT_FOUND");
+}
+
+#[tokio::test]
+async fn a_partition_whose_log_went_offline_has_no_leader() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path()).await;
+    let node = BrokerId(ctx.broker.node_id());
+    let offline = TopicPartition::new("t", 1);
+    crate::storage::manager::lock(ctx.broker.replicas().get(&offline).unwrap().log())
+        .fail_for_test();
+
+    let metadata: MetadataResponse = call(
+        &ctx,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(Some(vec![
+            metadata_request::MetadataRequestTopic::default().with_name(Some(topic_name("t"))),
+        ])),
+    )
+    .await;
+    let seen: Vec<_> = metadata.topics[0]
+        .partitions
+        .iter()
+        .map(|p| {
+            let state = (p.leader_id, p.isr_nodes.clone(), p.offline_replicas.clone());
+            (p.partition_index, p.error_code, state)
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (0, 0, (node, vec![node], vec![])),
+            (1, 5, (BrokerId(-1), vec![], vec![node])),
+        ]
+    );
+
+    let described: DescribeTopicPartitionsResponse = call(
+        &ctx,
+        ApiKey::DescribeTopicPartitions,
+        0,
+        &DescribeTopicPartitionsRequest::default()
+            .with_topics(vec![
+                describe_topic_partitions_request::TopicRequest::default()
+                    .with_name(topic_name("t")),
+            ])
+            .with_response_partition_limit(10),
+    )
+    .await;
+    let codes: Vec<(i32, i16, BrokerId)> = described.topics[0]
+        .partitions
+        .iter()
+        .map(|p| (p.partition_index, p.error_code, p.leader_id))
+        .collect();
+    assert_eq!(codes, vec![(0, 0, node), (1, 5, BrokerId(-1))]);
+
+    for (election_type, expected) in [(0, 80), (1, 83)] {
+        let elected: ElectLeadersResponse = call(
+            &ctx,
+            ApiKey::ElectLeaders,
+            2,
+            &ElectLeadersRequest::default()
+                .with_election_type(election_type)
+                .with_topic_partitions(Some(vec![
+                    elect_leaders_request::TopicPartitions::default()
+                        .with_topic(topic_name("t"))
+                        .with_partitions(vec![1]),
+                ])),
+        )
+        .await;
+        assert_eq!(
+            elected.replica_election_results[0].partition_result[0].error_code,
+            expected
+        );
+    }
+}
