@@ -4,13 +4,13 @@
 
 use super::*;
 use crate::broker::Broker;
-use bytes::{Bytes, BytesMut};
-use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
 use crate::broker::NewTopic;
 use crate::config::BrokerConfig;
 use crate::types::TopicPartition;
+use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
 
 fn s(text: &str) -> StrBytes {
     StrBytes::from_string(text.to_string())

@@ -5,54 +5,34 @@
 //! describe it or its offsets, READ to alter them, DELETE to delete them (and READ on their
 //! topics).
 
-use super::{Authz, GROUP_OPERATIONS, Gate, membership_error, pass};
+use super::groups::{DescribedGroup, heartbeat_gate, membership_error};
+use super::{Authz, Gate, check_answer, pass, pass_merging, take_refused};
 use crate::api::ApiContext;
-use crate::auth::acl::{AclOperation, ResourceType};
+use crate::auth::acl::AclOperation;
 use crate::error::code;
 use kafka_protocol::messages::*;
 use uuid::Uuid;
 
-pub fn share_group_heartbeat(
-    ctx: &ApiContext,
-    request: ShareGroupHeartbeatRequest,
-    _version: i16,
-) -> Gate<ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse> {
-    let Some(authz) = Authz::of(ctx) else {
-        return pass(request);
-    };
-    match membership_error(&authz, &request.group_id, &request.subscribed_topic_names) {
-        Some(error_code) => Gate::Refuse(
-            ShareGroupHeartbeatResponse::default()
-                .with_error_code(error_code)
-                .with_member_epoch(-1),
-        ),
-        None => pass(request),
-    }
-}
+heartbeat_gate!(
+    share_group_heartbeat,
+    ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse
+);
 
 pub fn share_group_describe(
     ctx: &ApiContext,
     request: ShareGroupDescribeRequest,
     _version: i16,
 ) -> Gate<ShareGroupDescribeRequest, ShareGroupDescribeResponse> {
-    let Some(authz) = Authz::of(ctx) else {
-        return pass(request);
-    };
-    let merge = move |mut response: ShareGroupDescribeResponse| {
-        for group in &mut response.groups {
-            if !authz.group(AclOperation::Describe, &group.group_id) {
-                *group = share_group_describe_response::DescribedGroup::default()
-                    .with_group_id(group.group_id.clone())
-                    .with_error_code(code::GROUP_AUTHORIZATION_FAILED)
-                    .with_authorized_operations(crate::api::OPERATIONS_NOT_REQUESTED);
-            } else if group.authorized_operations != crate::api::OPERATIONS_NOT_REQUESTED {
-                group.authorized_operations =
-                    authz.operations(ResourceType::Group, &group.group_id, GROUP_OPERATIONS);
+    check_answer(
+        ctx,
+        request,
+        |authz, response: &mut ShareGroupDescribeResponse| {
+            for group in &mut response.groups {
+                group.check(authz);
             }
-        }
-        response
-    };
-    Gate::Pass(request, Some(Box::new(merge)))
+        },
+    )
 }
 
 /// Whether the principal may read the topic of this id (an unknown id is left to the handler,
@@ -99,30 +79,25 @@ pub fn share_fetch(
                     .with_leader_epoch(-1),
             )
     };
-    let mut refused = Vec::new();
-    request.topics.retain(|topic| {
-        let allowed = readable(&authz, topic.topic_id);
-        if !allowed {
-            refused.push(
-                ShareFetchableTopicResponse::default()
-                    .with_topic_id(topic.topic_id)
-                    .with_partitions(
-                        topic
-                            .partitions
-                            .iter()
-                            .map(|p| {
-                                refused_partition(
-                                    p.partition_index,
-                                    !p.acknowledgement_batches.is_empty(),
-                                )
-                            })
-                            .collect(),
-                    ),
-            );
-        }
-        allowed
+    let refused = take_refused(&mut request.topics, |topic| {
+        (!(readable(&authz, topic.topic_id))).then(|| {
+            ShareFetchableTopicResponse::default()
+                .with_topic_id(topic.topic_id)
+                .with_partitions(
+                    topic
+                        .partitions
+                        .iter()
+                        .map(|p| {
+                            refused_partition(
+                                p.partition_index,
+                                !p.acknowledgement_batches.is_empty(),
+                            )
+                        })
+                        .collect(),
+                )
+        })
     });
-    let merge = move |mut response: ShareFetchResponse| {
+    authz.check_answer(request, move |authz, response: &mut ShareFetchResponse| {
         // Checked on the answer too: a share session's partitions are fetched without being
         // named again, and the principal's ACLs may have changed since they were added.
         for topic in &mut response.responses {
@@ -133,9 +108,7 @@ pub fn share_fetch(
             }
         }
         response.responses.extend(refused);
-        response
-    };
-    Gate::Pass(request, Some(Box::new(merge)))
+    })
 }
 
 pub fn share_acknowledge(
@@ -154,39 +127,32 @@ pub fn share_acknowledge(
             ShareAcknowledgeResponse::default().with_error_code(code::GROUP_AUTHORIZATION_FAILED),
         );
     }
-    let mut refused = Vec::new();
-    request.topics.retain(|topic| {
-        let allowed = readable(&authz, topic.topic_id);
-        if !allowed {
-            refused.push(
-                ShareAcknowledgeTopicResponse::default()
-                    .with_topic_id(topic.topic_id)
-                    .with_partitions(
-                        topic
-                            .partitions
-                            .iter()
-                            .map(|p| {
-                                PartitionData::default()
-                                    .with_partition_index(p.partition_index)
-                                    .with_error_code(code::TOPIC_AUTHORIZATION_FAILED)
-                                    .with_current_leader(
-                                        LeaderIdAndEpoch::default()
-                                            .with_leader_id(-1)
-                                            .with_leader_epoch(-1),
-                                    )
-                            })
-                            .collect(),
-                    ),
-            );
-        }
-        allowed
+    let refused = take_refused(&mut request.topics, |topic| {
+        (!(readable(&authz, topic.topic_id))).then(|| {
+            ShareAcknowledgeTopicResponse::default()
+                .with_topic_id(topic.topic_id)
+                .with_partitions(
+                    topic
+                        .partitions
+                        .iter()
+                        .map(|p| {
+                            PartitionData::default()
+                                .with_partition_index(p.partition_index)
+                                .with_error_code(code::TOPIC_AUTHORIZATION_FAILED)
+                                .with_current_leader(
+                                    LeaderIdAndEpoch::default()
+                                        .with_leader_id(-1)
+                                        .with_leader_epoch(-1),
+                                )
+                        })
+                        .collect(),
+                )
+        })
     });
-    Gate::Pass(
+    pass_merging(
         request,
-        Some(Box::new(move |mut response: ShareAcknowledgeResponse| {
-            response.responses.extend(refused);
-            response
-        })),
+        refused,
+        |response: &mut ShareAcknowledgeResponse| &mut response.responses,
     )
 }
 
@@ -204,37 +170,38 @@ pub fn describe_share_group_offsets(
         .iter()
         .map(|g| (g.group_id.to_string(), g.topics.is_some()))
         .collect();
-    let merge = move |mut response: DescribeShareGroupOffsetsResponse| {
-        for group in &mut response.groups {
-            if !authz.group(AclOperation::Describe, &group.group_id) {
-                group.error_code = code::GROUP_AUTHORIZATION_FAILED;
-                group.error_message = None;
-                group.topics.clear();
-                continue;
-            }
-            let describable = |name: &str| authz.topic(AclOperation::Describe, name);
-            let named = named
-                .iter()
-                .any(|(id, named)| *id == group.group_id.as_str() && *named);
-            if named {
-                for topic in &mut group.topics {
-                    if !describable(&topic.topic_name) {
-                        for partition in &mut topic.partitions {
-                            partition.error_code = code::TOPIC_AUTHORIZATION_FAILED;
-                            partition.error_message = None;
-                            partition.start_offset = -1;
-                            partition.leader_epoch = -1;
-                            partition.lag = -1;
+    authz.check_answer(
+        request,
+        move |authz, response: &mut DescribeShareGroupOffsetsResponse| {
+            for group in &mut response.groups {
+                if !authz.group(AclOperation::Describe, &group.group_id) {
+                    group.error_code = code::GROUP_AUTHORIZATION_FAILED;
+                    group.error_message = None;
+                    group.topics.clear();
+                    continue;
+                }
+                let describable = |name: &str| authz.topic(AclOperation::Describe, name);
+                let named = named
+                    .iter()
+                    .any(|(id, named)| *id == group.group_id.as_str() && *named);
+                if named {
+                    for topic in &mut group.topics {
+                        if !describable(&topic.topic_name) {
+                            for partition in &mut topic.partitions {
+                                partition.error_code = code::TOPIC_AUTHORIZATION_FAILED;
+                                partition.error_message = None;
+                                partition.start_offset = -1;
+                                partition.leader_epoch = -1;
+                                partition.lag = -1;
+                            }
                         }
                     }
+                } else {
+                    group.topics.retain(|t| describable(&t.topic_name));
                 }
-            } else {
-                group.topics.retain(|t| describable(&t.topic_name));
             }
-        }
-        response
-    };
-    Gate::Pass(request, Some(Box::new(merge)))
+        },
+    )
 }
 
 pub fn alter_share_group_offsets(
@@ -254,36 +221,27 @@ pub fn alter_share_group_offsets(
                 .with_error_code(code::GROUP_AUTHORIZATION_FAILED),
         );
     }
-    let mut refused = Vec::new();
-    request.topics.retain(|topic| {
-        let allowed = authz.topic(AclOperation::Read, &topic.topic_name);
-        if !allowed {
-            refused.push(
-                AlterShareGroupOffsetsResponseTopic::default()
-                    .with_topic_name(topic.topic_name.clone())
-                    .with_partitions(
-                        topic
-                            .partitions
-                            .iter()
-                            .map(|p| {
-                                AlterShareGroupOffsetsResponsePartition::default()
-                                    .with_partition_index(p.partition_index)
-                                    .with_error_code(code::TOPIC_AUTHORIZATION_FAILED)
-                            })
-                            .collect(),
-                    ),
-            );
-        }
-        allowed
+    let refused = take_refused(&mut request.topics, |topic| {
+        (!authz.topic(AclOperation::Read, &topic.topic_name)).then(|| {
+            AlterShareGroupOffsetsResponseTopic::default()
+                .with_topic_name(topic.topic_name.clone())
+                .with_partitions(
+                    topic
+                        .partitions
+                        .iter()
+                        .map(|p| {
+                            AlterShareGroupOffsetsResponsePartition::default()
+                                .with_partition_index(p.partition_index)
+                                .with_error_code(code::TOPIC_AUTHORIZATION_FAILED)
+                        })
+                        .collect(),
+                )
+        })
     });
-    Gate::Pass(
+    pass_merging(
         request,
-        Some(Box::new(
-            move |mut response: AlterShareGroupOffsetsResponse| {
-                response.responses.extend(refused);
-                response
-            },
-        )),
+        refused,
+        |response: &mut AlterShareGroupOffsetsResponse| &mut response.responses,
     )
 }
 
@@ -302,25 +260,16 @@ pub fn delete_share_group_offsets(
                 .with_error_code(code::GROUP_AUTHORIZATION_FAILED),
         );
     }
-    let mut refused = Vec::new();
-    request.topics.retain(|topic| {
-        let allowed = authz.topic(AclOperation::Read, &topic.topic_name);
-        if !allowed {
-            refused.push(
-                DeleteShareGroupOffsetsResponseTopic::default()
-                    .with_topic_name(topic.topic_name.clone())
-                    .with_error_code(code::TOPIC_AUTHORIZATION_FAILED),
-            );
-        }
-        allowed
+    let refused = take_refused(&mut request.topics, |topic| {
+        (!authz.topic(AclOperation::Read, &topic.topic_name)).then(|| {
+            DeleteShareGroupOffsetsResponseTopic::default()
+                .with_topic_name(topic.topic_name.clone())
+                .with_error_code(code::TOPIC_AUTHORIZATION_FAILED)
+        })
     });
-    Gate::Pass(
+    pass_merging(
         request,
-        Some(Box::new(
-            move |mut response: DeleteShareGroupOffsetsResponse| {
-                response.responses.extend(refused);
-                response
-            },
-        )),
+        refused,
+        |response: &mut DeleteShareGroupOffsetsResponse| &mut response.responses,
     )
 }
