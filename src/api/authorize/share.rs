@@ -101,7 +101,7 @@ pub fn share_fetch(
         // Checked on the answer too: a share session's partitions are fetched without being
         // named again, and the principal's ACLs may have changed since they were added.
         for topic in &mut response.responses {
-            if !readable(&authz, topic.topic_id) {
+            if !readable(authz, topic.topic_id) {
                 for partition in &mut topic.partitions {
                     *partition = refused_partition(partition.partition_index, false);
                 }

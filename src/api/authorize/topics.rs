@@ -416,7 +416,7 @@ pub fn describe_configs(
         move |authz, response: &mut DescribeConfigsResponse| {
             for result in &mut response.results {
                 if let Some(error_code) = config_check(
-                    &authz,
+                    authz,
                     result.resource_type,
                     &result.resource_name,
                     AclOperation::DescribeConfigs,
