@@ -1,10 +1,54 @@
 //! ACL bindings and filters between their wire form (CreateAcls, DescribeAcls, DeleteAcls)
 //! and the core's, shared by those three APIs and by forwarding to the controller.
 
+use super::ApiContext;
 use crate::auth::acl::{
     AclBinding, AclFilter, AclOperation, PatternType, PermissionType, ResourceType,
 };
+use crate::error::{Error, code};
 use kafka_protocol::protocol::StrBytes;
+
+/// Kafka's message for an ACL API on a broker without an authorizer (SECURITY_DISABLED).
+pub const NO_AUTHORIZER: &str = "No Authorizer is configured.";
+
+/// What CreateAcls and DeleteAcls share: without an authorizer every entry answers
+/// SECURITY_DISABLED; else the entries that parsed go to the controller in one change
+/// (`apply`, one result per entry it was given), and each entry is answered with its parse
+/// error (INVALID_REQUEST), the change's error, or its own result.
+pub async fn answer_each<P: Clone, R: Default, T>(
+    ctx: &ApiContext,
+    parsed: Vec<Result<P, String>>,
+    apply: impl AsyncFnOnce(Vec<P>) -> Result<Vec<R>, Error>,
+    answer: impl Fn(Result<R, (i16, String)>) -> T,
+) -> Vec<T> {
+    if ctx.authorizer.is_none() {
+        return parsed
+            .iter()
+            .map(|_| answer(Err((code::SECURITY_DISABLED, NO_AUTHORIZER.into()))))
+            .collect();
+    }
+    let valid: Vec<P> = parsed
+        .iter()
+        .filter_map(|p| p.as_ref().ok().cloned())
+        .collect();
+    let outcome = if valid.is_empty() {
+        Ok(Vec::new())
+    } else {
+        apply(valid).await
+    };
+    let (mut results, error) = match outcome {
+        Ok(results) => (results.into_iter(), None),
+        Err(e) => (Vec::new().into_iter(), Some(e)),
+    };
+    parsed
+        .into_iter()
+        .map(|p| match (p, &error) {
+            (Err(reason), _) => answer(Err((code::INVALID_REQUEST, reason))),
+            (Ok(_), Some(e)) => answer(Err((e.code(), e.message()))),
+            (Ok(_), None) => answer(Ok(results.next().unwrap_or_default())),
+        })
+        .collect()
+}
 
 /// The wire fields of a binding, in the order every ACL message carries them.
 pub struct WireAcl<'a> {

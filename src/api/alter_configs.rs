@@ -7,6 +7,7 @@ use super::{ApiContext, wire_str};
 use crate::error::{Error, code};
 use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{AlterConfigsRequest, AlterConfigsResponse};
+use kafka_protocol::protocol::StrBytes;
 use std::collections::BTreeMap;
 
 pub async fn handle(
@@ -40,17 +41,25 @@ pub async fn handle(
             new_configs,
         )
         .await;
-        let response = AlterConfigsResourceResponse::default()
-            .with_resource_type(resource.resource_type)
-            .with_resource_name(resource.resource_name);
-        responses.push(match result {
-            Ok(()) => response.with_error_code(code::NONE),
-            Err(e) => response
-                .with_error_code(e.code())
-                .with_error_message(Some(wire_str(&e.message()))),
-        });
+        let (error_code, error_message) = error_fields(result);
+        responses.push(
+            AlterConfigsResourceResponse::default()
+                .with_resource_type(resource.resource_type)
+                .with_resource_name(resource.resource_name)
+                .with_error_code(error_code)
+                .with_error_message(error_message),
+        );
     }
     Some(AlterConfigsResponse::default().with_responses(responses))
+}
+
+/// A resource's error code and message in either AlterConfigs answer (shared with
+/// IncrementalAlterConfigs).
+pub(super) fn error_fields(result: Result<(), Error>) -> (i16, Option<StrBytes>) {
+    match result {
+        Ok(()) => (code::NONE, None),
+        Err(e) => (e.code(), Some(wire_str(&e.message()))),
+    }
 }
 
 /// Routes an alteration by resource type (shared with IncrementalAlterConfigs): a topic's or

@@ -5,7 +5,6 @@
 
 use super::acl_wire::{self, WireAcl};
 use super::{ApiContext, wire_str};
-use crate::error::code;
 use kafka_protocol::messages::create_acls_response::AclCreationResult;
 use kafka_protocol::messages::{CreateAclsRequest, CreateAclsResponse};
 
@@ -14,24 +13,6 @@ pub async fn handle(
     request: CreateAclsRequest,
     _version: i16,
 ) -> Option<CreateAclsResponse> {
-    let failed = |error_code: i16, message: String| {
-        AclCreationResult::default()
-            .with_error_code(error_code)
-            .with_error_message(Some(wire_str(&message)))
-    };
-    if ctx.authorizer.is_none() {
-        let results = request
-            .creations
-            .iter()
-            .map(|_| {
-                failed(
-                    code::SECURITY_DISABLED,
-                    "No Authorizer is configured.".into(),
-                )
-            })
-            .collect();
-        return Some(CreateAclsResponse::default().with_results(results));
-    }
     let parsed: Vec<Result<_, String>> = request
         .creations
         .iter()
@@ -47,22 +28,23 @@ pub async fn handle(
             })
         })
         .collect();
-    let valid: Vec<_> = parsed
-        .iter()
-        .filter_map(|p| p.as_ref().ok().cloned())
-        .collect();
-    let outcome = if valid.is_empty() {
-        Ok(())
-    } else {
-        ctx.broker.create_acls(valid).await
-    };
-    let results = parsed
-        .into_iter()
-        .map(|p| match (p, &outcome) {
-            (Err(reason), _) => failed(code::INVALID_REQUEST, reason),
-            (Ok(_), Err(e)) => failed(e.code(), e.message()),
-            (Ok(_), Ok(())) => AclCreationResult::default(),
-        })
-        .collect();
+    let count = parsed.iter().filter(|p| p.is_ok()).count();
+    let results = acl_wire::answer_each(
+        ctx,
+        parsed,
+        async |valid| {
+            ctx.broker
+                .create_acls(valid)
+                .await
+                .map(|()| vec![(); count])
+        },
+        |result: Result<(), (i16, String)>| match result {
+            Ok(()) => AclCreationResult::default(),
+            Err((error_code, message)) => AclCreationResult::default()
+                .with_error_code(error_code)
+                .with_error_message(Some(wire_str(&message))),
+        },
+    )
+    .await;
     Some(CreateAclsResponse::default().with_results(results))
 }

@@ -3,7 +3,6 @@
 
 use super::acl_wire::{self, WireFilter};
 use super::{ApiContext, wire_str};
-use crate::error::code;
 use kafka_protocol::messages::delete_acls_response::{
     DeleteAclsFilterResult, DeleteAclsMatchingAcl,
 };
@@ -14,24 +13,6 @@ pub async fn handle(
     request: DeleteAclsRequest,
     _version: i16,
 ) -> Option<DeleteAclsResponse> {
-    let failed = |error_code: i16, message: String| {
-        DeleteAclsFilterResult::default()
-            .with_error_code(error_code)
-            .with_error_message(Some(wire_str(&message)))
-    };
-    if ctx.authorizer.is_none() {
-        let results = request
-            .filters
-            .iter()
-            .map(|_| {
-                failed(
-                    code::SECURITY_DISABLED,
-                    "No Authorizer is configured.".into(),
-                )
-            })
-            .collect();
-        return Some(DeleteAclsResponse::default().with_filter_results(results));
-    }
     let parsed: Vec<Result<_, String>> = request
         .filters
         .iter()
@@ -47,28 +28,16 @@ pub async fn handle(
             })
         })
         .collect();
-    let valid: Vec<_> = parsed
-        .iter()
-        .filter_map(|p| p.as_ref().ok().cloned())
-        .collect();
-    let outcome = if valid.is_empty() {
-        Ok(Vec::new())
-    } else {
-        ctx.broker.delete_acls(valid).await
-    };
-    let mut matched = match &outcome {
-        Ok(matched) => matched.clone().into_iter(),
-        Err(_) => Vec::new().into_iter(),
-    };
-    let results = parsed
-        .into_iter()
-        .map(|p| match (p, &outcome) {
-            (Err(reason), _) => failed(code::INVALID_REQUEST, reason),
-            (Ok(_), Err(e)) => failed(e.code(), e.message()),
-            (Ok(_), Ok(_)) => DeleteAclsFilterResult::default().with_matching_acls(
+    let results = acl_wire::answer_each(
+        ctx,
+        parsed,
+        async |valid| ctx.broker.delete_acls(valid).await,
+        |result| match result {
+            Err((error_code, message)) => DeleteAclsFilterResult::default()
+                .with_error_code(error_code)
+                .with_error_message(Some(wire_str(&message))),
+            Ok(matched) => DeleteAclsFilterResult::default().with_matching_acls(
                 matched
-                    .next()
-                    .unwrap_or_default()
                     .into_iter()
                     .map(|acl| {
                         DeleteAclsMatchingAcl::default()
@@ -82,7 +51,8 @@ pub async fn handle(
                     })
                     .collect(),
             ),
-        })
-        .collect();
+        },
+    )
+    .await;
     Some(DeleteAclsResponse::default().with_filter_results(results))
 }

@@ -21,7 +21,7 @@ pub async fn handle(
         )
     };
     if ctx.authorizer.is_none() {
-        return refused(code::SECURITY_DISABLED, "No Authorizer is configured.");
+        return refused(code::SECURITY_DISABLED, super::acl_wire::NO_AUTHORIZER);
     }
     let filter = match acl_wire::filter(WireFilter {
         resource_type: request.resource_type_filter,

@@ -24,6 +24,7 @@ use kafka_protocol::messages::{
     CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
     DeleteTopicsResponse, ElectLeadersRequest, ElectLeadersResponse, TopicName,
 };
+use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
@@ -115,6 +116,25 @@ impl ControllerForwarder for Forwarder {
     }
 }
 
+/// One request to the controller and its answer; a failure is NOT_CONTROLLER (or a timeout),
+/// so the caller looks for the active controller again.
+async fn exchange<Req, Resp>(
+    connection: &mut PeerConnection,
+    api: ApiKey,
+    version: i16,
+    request: &Req,
+    timeout: Duration,
+) -> Result<Resp, Error>
+where
+    Req: Encodable + HeaderVersion,
+    Resp: Decodable + HeaderVersion,
+{
+    connection
+        .request(api, version, request, timeout)
+        .await
+        .map_err(unreachable)
+}
+
 /// Sends `op` over `connection` and reads the answer.
 pub async fn forward(
     connection: &mut PeerConnection,
@@ -124,49 +144,44 @@ pub async fn forward(
     match op {
         ControllerOp::RegisterBroker(registration) => {
             let request = broker_registration::request_for(registration);
-            let response = connection
-                .request(
-                    ApiKey::BrokerRegistration,
-                    REGISTRATION_VERSION,
-                    &request,
-                    timeout,
-                )
-                .await
-                .map_err(unreachable)?;
+            let response = exchange(
+                connection,
+                ApiKey::BrokerRegistration,
+                REGISTRATION_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
             broker_registration::reply_from(response)
         }
         ControllerOp::Heartbeat(heartbeat) => {
             let request = broker_heartbeat::request_for(heartbeat);
-            let response = connection
-                .request(
-                    ApiKey::BrokerHeartbeat,
-                    HEARTBEAT_VERSION,
-                    &request,
-                    timeout,
-                )
-                .await
-                .map_err(unreachable)?;
+            let response = exchange(
+                connection,
+                ApiKey::BrokerHeartbeat,
+                HEARTBEAT_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
             broker_heartbeat::reply_from(response)
         }
         ControllerOp::UnregisterBroker(broker) => {
             let request = unregister_broker::request_for(*broker);
-            let response = connection
-                .request(ApiKey::UnregisterBroker, 0, &request, timeout)
-                .await
-                .map_err(unreachable)?;
+            let response =
+                exchange(connection, ApiKey::UnregisterBroker, 0, &request, timeout).await?;
             unregister_broker::reply_from(response)
         }
         ControllerOp::AlterPartition(change) => {
             let request = alter_partition::request_for(change);
-            let response = connection
-                .request(
-                    ApiKey::AlterPartition,
-                    ALTER_PARTITION_VERSION,
-                    &request,
-                    timeout,
-                )
-                .await
-                .map_err(unreachable)?;
+            let response = exchange(
+                connection,
+                ApiKey::AlterPartition,
+                ALTER_PARTITION_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
             alter_partition::reply_from(response)
         }
         ControllerOp::AllocateProducerIds {
@@ -174,10 +189,14 @@ pub async fn forward(
             broker_epoch,
         } => {
             let request = allocate_producer_ids::request_for(*broker, *broker_epoch);
-            let response = connection
-                .request(ApiKey::AllocateProducerIds, 0, &request, timeout)
-                .await
-                .map_err(unreachable)?;
+            let response = exchange(
+                connection,
+                ApiKey::AllocateProducerIds,
+                0,
+                &request,
+                timeout,
+            )
+            .await?;
             allocate_producer_ids::reply_from(response)
         }
         ControllerOp::CreateTopic {
@@ -190,15 +209,14 @@ pub async fn forward(
                     DeleteTopicState::default().with_name(Some(TopicName(wire_str(name)))),
                 ])
                 .with_timeout_ms(timeout.as_millis() as i32);
-            let response: DeleteTopicsResponse = connection
-                .request(
-                    ApiKey::DeleteTopics,
-                    DELETE_TOPICS_VERSION,
-                    &request,
-                    timeout,
-                )
-                .await
-                .map_err(unreachable)?;
+            let response: DeleteTopicsResponse = exchange(
+                connection,
+                ApiKey::DeleteTopics,
+                DELETE_TOPICS_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
             let result = response
                 .responses
                 .into_iter()
@@ -230,15 +248,14 @@ pub async fn forward(
                 .with_topics(vec![topic])
                 .with_timeout_ms(timeout.as_millis() as i32)
                 .with_validate_only(*validate_only);
-            let response: CreatePartitionsResponse = connection
-                .request(
-                    ApiKey::CreatePartitions,
-                    CREATE_PARTITIONS_VERSION,
-                    &request,
-                    timeout,
-                )
-                .await
-                .map_err(unreachable)?;
+            let response: CreatePartitionsResponse = exchange(
+                connection,
+                ApiKey::CreatePartitions,
+                CREATE_PARTITIONS_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
             let result =
                 response.results.into_iter().next().ok_or_else(|| {
                     Error::InvalidRequest("CreatePartitions answered nothing".into())
@@ -287,10 +304,14 @@ pub async fn forward(
                         })
                         .collect(),
                 );
-            let response: kafka_protocol::messages::AlterUserScramCredentialsResponse = connection
-                .request(ApiKey::AlterUserScramCredentials, 0, &request, timeout)
-                .await
-                .map_err(unreachable)?;
+            let response: kafka_protocol::messages::AlterUserScramCredentialsResponse = exchange(
+                connection,
+                ApiKey::AlterUserScramCredentials,
+                0,
+                &request,
+                timeout,
+            )
+            .await?;
             let mut missing = Vec::new();
             for result in response.results {
                 if result.error_code == crate::error::code::RESOURCE_NOT_FOUND {
@@ -319,10 +340,14 @@ pub async fn forward(
                     })
                     .collect(),
             );
-            let response: kafka_protocol::messages::CreateAclsResponse = connection
-                .request(ApiKey::CreateAcls, ACL_VERSION, &request, timeout)
-                .await
-                .map_err(unreachable)?;
+            let response: kafka_protocol::messages::CreateAclsResponse = exchange(
+                connection,
+                ApiKey::CreateAcls,
+                ACL_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
             for result in response.results {
                 if let Some(e) = Error::from_code(result.error_code, message(&result.error_message))
                 {
@@ -348,10 +373,14 @@ pub async fn forward(
                     })
                     .collect(),
             );
-            let response: kafka_protocol::messages::DeleteAclsResponse = connection
-                .request(ApiKey::DeleteAcls, ACL_VERSION, &request, timeout)
-                .await
-                .map_err(unreachable)?;
+            let response: kafka_protocol::messages::DeleteAclsResponse = exchange(
+                connection,
+                ApiKey::DeleteAcls,
+                ACL_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
             let mut matched = Vec::new();
             for result in response.filter_results {
                 if let Some(e) = Error::from_code(result.error_code, message(&result.error_message))
@@ -409,15 +438,14 @@ pub async fn forward(
                         .with_partitions(vec![*partition]),
                 ]))
                 .with_timeout_ms(timeout.as_millis() as i32);
-            let response: ElectLeadersResponse = connection
-                .request(
-                    ApiKey::ElectLeaders,
-                    ELECT_LEADERS_VERSION,
-                    &request,
-                    timeout,
-                )
-                .await
-                .map_err(unreachable)?;
+            let response: ElectLeadersResponse = exchange(
+                connection,
+                ApiKey::ElectLeaders,
+                ELECT_LEADERS_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
             if let Some(e) = Error::from_code(response.error_code, None) {
                 return Err(e);
             }
@@ -475,15 +503,14 @@ async fn create_topic(
         .with_topics(vec![creatable])
         .with_timeout_ms(timeout.as_millis() as i32)
         .with_validate_only(validate_only);
-    let response: CreateTopicsResponse = connection
-        .request(
-            ApiKey::CreateTopics,
-            CREATE_TOPICS_VERSION,
-            &request,
-            timeout,
-        )
-        .await
-        .map_err(unreachable)?;
+    let response: CreateTopicsResponse = exchange(
+        connection,
+        ApiKey::CreateTopics,
+        CREATE_TOPICS_VERSION,
+        &request,
+        timeout,
+    )
+    .await?;
     let result = response
         .topics
         .into_iter()
@@ -524,15 +551,14 @@ async fn set_configs(
     let request = AlterConfigsRequest::default()
         .with_resources(vec![resource])
         .with_validate_only(validate_only);
-    let response: AlterConfigsResponse = connection
-        .request(
-            ApiKey::AlterConfigs,
-            ALTER_CONFIGS_VERSION,
-            &request,
-            timeout,
-        )
-        .await
-        .map_err(unreachable)?;
+    let response: AlterConfigsResponse = exchange(
+        connection,
+        ApiKey::AlterConfigs,
+        ALTER_CONFIGS_VERSION,
+        &request,
+        timeout,
+    )
+    .await?;
     let result = response
         .responses
         .into_iter()

@@ -2,11 +2,11 @@
 //! overrides (APPEND and SUBTRACT only for list configs, as in Kafka). Broker configs are
 //! static here.
 
-use super::alter_configs::route;
+use super::ApiContext;
+use super::alter_configs::{error_fields, route};
 use super::describe_configs::RESOURCE_GROUP;
-use super::{ApiContext, wire_str};
 use crate::config::{ConfigDef, ConfigType, group_config_def, topic_config_def};
-use crate::error::{Error, code};
+use crate::error::Error;
 use kafka_protocol::messages::incremental_alter_configs_request::AlterableConfig;
 use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 use kafka_protocol::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
@@ -39,15 +39,14 @@ pub async fn handle(
             new_configs,
         )
         .await;
-        let response = AlterConfigsResourceResponse::default()
-            .with_resource_type(resource.resource_type)
-            .with_resource_name(resource.resource_name);
-        responses.push(match result {
-            Ok(()) => response.with_error_code(code::NONE),
-            Err(e) => response
-                .with_error_code(e.code())
-                .with_error_message(Some(wire_str(&e.message()))),
-        });
+        let (error_code, error_message) = error_fields(result);
+        responses.push(
+            AlterConfigsResourceResponse::default()
+                .with_resource_type(resource.resource_type)
+                .with_resource_name(resource.resource_name)
+                .with_error_code(error_code)
+                .with_error_message(error_message),
+        );
     }
     Some(IncrementalAlterConfigsResponse::default().with_responses(responses))
 }

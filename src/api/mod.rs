@@ -115,12 +115,22 @@ pub(crate) fn topic_name_of(ctx: &ApiContext, topic_id: uuid::Uuid) -> m::TopicN
     m::TopicName(wire_str(&name))
 }
 
-/// The error code of each offset of a commit (OffsetCommit, TxnOffsetCommit), in order: the
-/// group-level failure for all of them, else each one's own.
-pub(crate) fn offset_commit_codes(
-    outcome: Result<Vec<Result<(), crate::error::GroupError>>, crate::error::GroupError>,
+/// Runs a commit (OffsetCommit, TxnOffsetCommit) on the group's coordinator and answers the
+/// error code of each offset, in order: the group-level failure (NOT_COORDINATOR, ...) for all
+/// of them, else each one's own.
+pub(crate) async fn offset_commit_codes(
+    ctx: &ApiContext,
+    group_id: &str,
     count: usize,
-) -> std::vec::IntoIter<i16> {
+    commit: impl FnOnce(
+        &crate::group::GroupCoordinator,
+    )
+        -> Result<Vec<Result<(), crate::error::GroupError>>, crate::error::GroupError>,
+) -> CommitCodes {
+    let outcome = match coordinator_for(ctx, group_id).await {
+        Err(e) => Err(e),
+        Ok(groups) => commit(groups),
+    };
     let codes: Vec<i16> = match outcome {
         Ok(results) => results
             .into_iter()
@@ -128,7 +138,20 @@ pub(crate) fn offset_commit_codes(
             .collect(),
         Err(e) => vec![e.code(); count],
     };
-    codes.into_iter()
+    CommitCodes(codes.into_iter())
+}
+
+/// The codes of [`offset_commit_codes`], one per committed partition in request order.
+pub(crate) struct CommitCodes(std::vec::IntoIter<i16>);
+
+impl CommitCodes {
+    /// The next partition's code (COORDINATOR_NOT_AVAILABLE past the end, which a commit
+    /// that answers for every offset never reaches).
+    pub(crate) fn next_code(&mut self) -> i16 {
+        self.0
+            .next()
+            .unwrap_or(crate::error::GroupError::CoordinatorNotAvailable.code())
+    }
 }
 
 /// Kafka's ACL operation codes, for the authorized-operations bitfields (no authorizer: all

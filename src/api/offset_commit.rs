@@ -3,7 +3,6 @@
 //! (kafka-protocol 0.18 decodes up to v9, before topic ids.)
 
 use super::ApiContext;
-use crate::error::GroupError;
 use crate::group::OffsetCommit;
 use crate::types::now_ms;
 use kafka_protocol::messages::offset_commit_response::{
@@ -55,18 +54,17 @@ pub async fn handle(
         .then_some(request.retention_time_ms)
         .filter(|r| *r >= 0)
         .map(|r| now_ms().saturating_add(r));
-    let outcome = match super::coordinator_for(ctx, &request.group_id).await {
-        Err(e) => Err(e),
-        Ok(groups) => groups.commit_offsets(
+    let mut codes = super::offset_commit_codes(ctx, &request.group_id, commits.len(), |groups| {
+        groups.commit_offsets(
             &request.group_id,
             &request.member_id,
             request.group_instance_id.as_deref(),
             request.generation_id_or_member_epoch,
             expire,
             &commits,
-        ),
-    };
-    let mut codes = super::offset_commit_codes(outcome, commits.len());
+        )
+    })
+    .await;
     let topics = request
         .topics
         .into_iter()
@@ -75,12 +73,9 @@ pub async fn handle(
                 .partitions
                 .iter()
                 .map(|p| {
-                    let error = codes
-                        .next()
-                        .unwrap_or(GroupError::CoordinatorNotAvailable.code());
                     OffsetCommitResponsePartition::default()
                         .with_partition_index(p.partition_index)
-                        .with_error_code(error)
+                        .with_error_code(codes.next_code())
                 })
                 .collect();
             OffsetCommitResponseTopic::default()

@@ -53,6 +53,71 @@ fn fields(offset: &Option<CommittedOffset>, version: i16) -> (i64, i32, Option<S
     }
 }
 
+/// One fetched partition as every version answers it.
+struct Answered {
+    partition: i32,
+    offset: i64,
+    leader_epoch: i32,
+    metadata: Option<StrBytes>,
+    error_code: i16,
+}
+
+/// A group's fetched offsets per topic, each partition answered (`unstable`: the code of a
+/// partition a transaction holds an offset of, KIP-447).
+fn answered(
+    fetched: Fetched,
+    group: &str,
+    version: i16,
+    unstable: &dyn Fn(&str, &str, i32) -> i16,
+) -> Vec<(String, Vec<Answered>)> {
+    by_topic(fetched)
+        .into_iter()
+        .map(|(topic, partitions)| {
+            let partitions = partitions
+                .iter()
+                .map(|(p, o)| {
+                    let (offset, leader_epoch, metadata) = fields(o, version);
+                    Answered {
+                        partition: *p,
+                        offset,
+                        leader_epoch,
+                        metadata,
+                        error_code: unstable(group, &topic, *p),
+                    }
+                })
+                .collect();
+            (topic, partitions)
+        })
+        .collect()
+}
+
+/// [`answered`] topics in the response types of a version range (one group before v8, each
+/// of several from v8).
+macro_rules! answer_topics {
+    ($answered:expr, $topic:ty, $partition:ty) => {
+        $answered
+            .into_iter()
+            .map(|(topic, partitions)| {
+                <$topic>::default()
+                    .with_name(TopicName(StrBytes::from_string(topic)))
+                    .with_partitions(
+                        partitions
+                            .into_iter()
+                            .map(|a: Answered| {
+                                <$partition>::default()
+                                    .with_partition_index(a.partition)
+                                    .with_committed_offset(a.offset)
+                                    .with_committed_leader_epoch(a.leader_epoch)
+                                    .with_metadata(a.metadata)
+                                    .with_error_code(a.error_code)
+                            })
+                            .collect(),
+                    )
+            })
+            .collect()
+    };
+}
+
 pub async fn handle(
     ctx: &ApiContext,
     request: OffsetFetchRequest,
@@ -85,34 +150,11 @@ pub async fn handle(
             }),
             Ok(fetched) => OffsetFetchResponse::default()
                 .with_error_code(code::NONE)
-                .with_topics(
-                    by_topic(fetched)
-                        .into_iter()
-                        .map(|(topic, partitions)| {
-                            let errors: Vec<i16> = partitions
-                                .iter()
-                                .map(|(p, _)| unstable(&request.group_id, &topic, *p))
-                                .collect();
-                            OffsetFetchResponseTopic::default()
-                                .with_name(TopicName(StrBytes::from_string(topic)))
-                                .with_partitions(
-                                    partitions
-                                        .iter()
-                                        .zip(errors)
-                                        .map(|((p, o), error)| {
-                                            let (offset, epoch, metadata) = fields(o, version);
-                                            OffsetFetchResponsePartition::default()
-                                                .with_partition_index(*p)
-                                                .with_committed_offset(offset)
-                                                .with_committed_leader_epoch(epoch)
-                                                .with_metadata(metadata)
-                                                .with_error_code(error)
-                                        })
-                                        .collect(),
-                                )
-                        })
-                        .collect(),
-                ),
+                .with_topics(answer_topics!(
+                    answered(fetched, &request.group_id, version, &unstable),
+                    OffsetFetchResponseTopic,
+                    OffsetFetchResponsePartition
+                )),
         };
         return Some(response);
     }
@@ -131,36 +173,13 @@ pub async fn handle(
                     .with_group_id(group.group_id)
                     .with_error_code(e.code()),
                 Ok(fetched) => OffsetFetchResponseGroup::default()
-                    .with_group_id(group.group_id.clone())
-                    .with_error_code(code::NONE)
-                    .with_topics(
-                        by_topic(fetched)
-                            .into_iter()
-                            .map(|(topic, partitions)| {
-                                let errors: Vec<i16> = partitions
-                                    .iter()
-                                    .map(|(p, _)| unstable(&group.group_id, &topic, *p))
-                                    .collect();
-                                OffsetFetchResponseTopics::default()
-                                    .with_name(TopicName(StrBytes::from_string(topic)))
-                                    .with_partitions(
-                                        partitions
-                                            .iter()
-                                            .zip(errors)
-                                            .map(|((p, o), error)| {
-                                                let (offset, epoch, metadata) = fields(o, version);
-                                                OffsetFetchResponsePartitions::default()
-                                                    .with_partition_index(*p)
-                                                    .with_committed_offset(offset)
-                                                    .with_committed_leader_epoch(epoch)
-                                                    .with_metadata(metadata)
-                                                    .with_error_code(error)
-                                            })
-                                            .collect(),
-                                    )
-                            })
-                            .collect(),
-                    ),
+                    .with_topics(answer_topics!(
+                        answered(fetched, &group.group_id, version, &unstable),
+                        OffsetFetchResponseTopics,
+                        OffsetFetchResponsePartitions
+                    ))
+                    .with_group_id(group.group_id)
+                    .with_error_code(code::NONE),
             }
         })
         .collect();

@@ -4,7 +4,6 @@
 //! offsets when the commit marker reaches the group's partition, and are dropped on abort.
 
 use super::ApiContext;
-use crate::error::GroupError;
 use crate::group::OffsetCommit;
 use kafka_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
@@ -43,9 +42,8 @@ pub async fn handle(
     } else {
         -1
     };
-    let outcome = match super::coordinator_for(ctx, &request.group_id).await {
-        Err(e) => Err(e),
-        Ok(groups) => groups.txn_commit_offsets(
+    let mut codes = super::offset_commit_codes(ctx, &request.group_id, commits.len(), |groups| {
+        groups.txn_commit_offsets(
             &request.group_id,
             request.producer_id.0,
             request.producer_epoch,
@@ -53,9 +51,9 @@ pub async fn handle(
             request.group_instance_id.as_deref(),
             generation,
             &commits,
-        ),
-    };
-    let mut codes = super::offset_commit_codes(outcome, commits.len());
+        )
+    })
+    .await;
     let topics = request
         .topics
         .into_iter()
@@ -64,12 +62,9 @@ pub async fn handle(
                 .partitions
                 .iter()
                 .map(|p| {
-                    let error = codes
-                        .next()
-                        .unwrap_or(GroupError::CoordinatorNotAvailable.code());
                     TxnOffsetCommitResponsePartition::default()
                         .with_partition_index(p.partition_index)
-                        .with_error_code(error)
+                        .with_error_code(codes.next_code())
                 })
                 .collect();
             TxnOffsetCommitResponseTopic::default()
