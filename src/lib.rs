@@ -1,30 +1,36 @@
 //! Sluice: a Kafka wire-protocol compatible message broker.
 //!
-//! | module | owns |
-//! |---|---|
-//! | [`config`] | Kafka-named properties: parsing, definitions, validation, typed views |
-//! | [`types`] | shared identifiers |
-//! | [`error`] | the broker error type and the one mapping to Kafka error codes |
-//! | [`record`] | v2 record batches as zero-copy views; validation and header patching |
-//! | [`storage`] | segmented logs with mmapped indexes, checkpoints, recovery, retention |
-//! | [`metadata`] | metadata records, the image they build, this broker's view of it |
-//! | [`controller`] | the controller quorum: decisions, metadata log, Raft voter, transport |
-//! | [`replica`] | hosted partitions: append with acks, fetch with long-poll, follower fetchers |
-//! | [`broker`] | the node: lifecycle with the controller, applying metadata, topic administration |
-//! | [`auth`] | TLS, SASL mechanisms (PLAIN, SCRAM, OAUTHBEARER), principals and their mapping rules, ACLs and the authorizer; the client side of both for the broker's own connections |
-//! | [`share`] | share groups (KIP-932): membership, share-partitions, sessions, their state |
-//! | [`api`] | one file per Kafka API, wire types <-> core; the dispatch table |
-//! | [`server`] | listener, connections, framing |
-//! | [`net`] | the client side: requests to other nodes (secured as their listener requires), the liveness probe |
-//! | [`cli`] | admin commands of the binary: `format` |
-//! | [`limits`] | process resource limits: the open-file limit raised and checked |
-//! | [`offload`] | CPU-heavy work (decompression, record walks) on the blocking pool, bounded |
-//! | [`telemetry`] | logging |
+//! Every module, in ONE dependency order: a module uses only modules on lower floors, and
+//! modules on the same floor do not use each other (`tests/map.rs` checks this against the
+//! code, every folder's own table against its files, and README's Layout against this table).
 //!
-//! Dependencies point one way: `types <- record <- storage <- {metadata, replica} <- controller
-//! <- broker <- api <- server`, and only `api`, `server` and `net` (the client side of the
-//! protocol) see `kafka-protocol` types. What the broker needs from the wire (forwarding to the
-//! controller, fetching as a follower) it gets through traits the API layer implements.
+//! | module | floor | owns |
+//! |---|---|---|
+//! | [`types`] | 0 | shared identifiers (`TopicPartition`) and the clock |
+//! | [`config`] | 0 | Kafka-named properties: the `.properties` format and the image environment, definitions, validation, typed views, JAAS syntax |
+//! | [`limits`] | 0 | process resource limits: the open-file limit raised and checked |
+//! | [`telemetry`] | 0 | logging |
+//! | [`record`] | 1 | v2 record batches as zero-copy views; a produced batch parsed once and checked; codecs, record walks, internal-record schemas |
+//! | [`storage`] | 2 | segmented logs with mmapped indexes, checkpoints, recovery, retention, compaction, flush; the log directory and its timers |
+//! | [`error`] | 3 | the broker error types (coordinators' too) and the one mapping to Kafka error codes |
+//! | [`metadata`] | 3 | metadata records, the image they build, this broker's view of it, cluster identity, features |
+//! | [`offload`] | 4 | CPU-heavy work (decompression, record walks) on the blocking pool, bounded |
+//! | [`auth`] | 4 | TLS, SASL mechanisms, principals and their mapping rules, ACLs and the authorizer; the client side of both |
+//! | [`replica`] | 5 | hosted partitions: the one produce entry (checks, verification, append, acks), fetch with long-poll, ISR and HW, follower fetchers |
+//! | [`net`] | 5 | the client side: requests to other nodes, secured as their listener requires |
+//! | [`group`] | 6 | the group coordinator: classic and KIP-848 groups, committed offsets, over `__consumer_offsets` |
+//! | [`txn`] | 6 | the transaction coordinator over `__transaction_state`: state machine, records, markers |
+//! | [`share`] | 6 | share groups (KIP-932): membership, share-partitions, sessions, state in `__share_group_state` |
+//! | [`controller`] | 6 | the controller quorum on raft-rs: decisions, metadata log, voter, event loop, transport |
+//! | [`broker`] | 7 | the node: open, start, shutdown; lifecycle with the controller, applying metadata, replication, administration |
+//! | [`api`] | 8 | one file per Kafka API, wire types <-> core; the dispatch table; authorization gates |
+//! | [`server`] | 9 | listeners, connections, framing, sessions (TLS, SASL), the controller listener |
+//! | [`cli`] | 9 | admin commands of the binary: `format` |
+//!
+//! Only `api`, `server` and `net` (the client side of the protocol) see `kafka-protocol` types;
+//! the core sees raw record-batch bytes only. What the broker needs from the wire (forwarding
+//! to the controller, fetching as a follower, markers and verification on other brokers) it
+//! gets through traits the API layer implements.
 
 pub mod api;
 pub mod auth;

@@ -5,6 +5,18 @@
 //! client side of TLS and SASL for the broker's own connections (`tls::TlsClient`,
 //! `sasl_client`). The JAAS syntax of the SASL properties is read by `config::jaas`; the
 //! connection loop in `server` drives these; SCRAM credentials live in the cluster metadata.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `tls.rs` | rustls listeners and client, keystores and truststores |
+//! | `sasl.rs` | a SASL listener's mechanisms, PLAIN, session lifetimes |
+//! | `scram.rs` | SCRAM-SHA-256/512 server and client |
+//! | `oauthbearer.rs` | OAUTHBEARER: unsecured and signed tokens |
+//! | `jwks.rs` | the OAUTHBEARER validator's keys from a file or an endpoint |
+//! | `principal.rs` | `KafkaPrincipal`, SSL principal mapping rules |
+//! | `acl.rs` | ACL bindings and filters as clients send them |
+//! | `authorizer.rs` | `StandardAuthorizer`'s decision |
+//! | `sasl_client.rs` | SASL for this broker's own connections |
 
 pub mod acl;
 pub mod authorizer;

@@ -2,6 +2,14 @@
 //! image ([`control`]) and the `__cluster_metadata` log that the Raft quorum replicates
 //! ([`metadata_log`]) through one voter ([`quorum`]), run by an event loop thread
 //! ([`service`]).
+//!
+//! | file | owns |
+//! |---|---|
+//! | `control/` | the active controller's decisions |
+//! | `metadata_log.rs` | the `__cluster_metadata` log as raft-rs storage |
+//! | `quorum.rs` | one voter: raft-rs over the metadata log |
+//! | `service.rs` | the controller's event loop and its handle |
+//! | `transport.rs` | Raft messages between voters |
 
 pub mod control;
 pub mod metadata_log;

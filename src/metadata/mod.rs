@@ -14,6 +14,16 @@
 //! records ([`records`]), the image they build ([`image`]), this broker's current view of it
 //! ([`cache`]), the feature levels it runs at ([`features`]) and the records a new cluster
 //! starts with ([`bootstrap`]).
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | a single node's topic store (before the metadata log), `meta.properties` |
+//! | `records.rs` | the `__cluster_metadata` records |
+//! | `image.rs` | the metadata image and this broker's local changes |
+//! | `cache.rs` | this broker's applied image, the image slot for the publisher |
+//! | `acl.rs` | ACLs as the metadata stores them |
+//! | `bootstrap.rs` | records a new cluster starts with (`sluice format`) |
+//! | `features.rs` | feature levels (KIP-584) |
 
 pub mod acl;
 pub mod bootstrap;

@@ -2,6 +2,11 @@
 //! container health checks (`sluice probe`), and [`PeerConnection`], which every connection
 //! this broker opens to another node's listener goes through (replication, forwarding,
 //! transaction markers, Raft), secured as that listener requires ([`secure`]).
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | `PeerConnection`: framed requests to another node; the liveness probe |
+//! | `secure.rs` | this broker's own connections as a client of a listener's security protocol |
 
 pub mod secure;
 

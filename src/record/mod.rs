@@ -23,6 +23,17 @@
 //!
 //! Patching baseOffset and partitionLeaderEpoch leaves the CRC valid (they precede it);
 //! patching maxTimestamp or attributes (LogAppendTime) requires recomputing it.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | `BatchView`, the header layout, header checks and stamping, batches the broker builds |
+//! | `produced.rs` | a produced batch parsed once (`ProducedBatch`) and checked (`CheckedBatch`) |
+//! | `validate.rs` | record-level validation (Kafka's `LogValidator`) |
+//! | `walk.rs` | streaming walks over a batch's records |
+//! | `codec.rs` | decompression, bounded |
+//! | `records.rs` | individual records with keys and values |
+//! | `control.rs` | transaction markers |
+//! | `schema.rs` | field encodings of internal-topic record schemas |
 
 pub mod codec;
 pub mod control;

@@ -1,6 +1,15 @@
 //! The client-facing network layer: the listener (connection limit taken before `accept`,
 //! backoff on accept errors, graceful shutdown that waits for in-flight requests), the
 //! periodic storage tasks, and the per-connection loop in `connection.rs`.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | listeners, the accept loop, graceful shutdown |
+//! | `connection.rs` | one connection: frames, request memory pool, idle timeout |
+//! | `codec.rs` | request header decoding and response framing around the API layer |
+//! | `session.rs` | SASL on a connection (`SaslServerAuthenticator`) |
+//! | `quota.rs` | connection quotas |
+//! | `controller_listener.rs` | the controller listener: Raft messages and controller APIs |
 
 pub mod codec;
 pub mod connection;

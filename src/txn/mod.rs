@@ -11,6 +11,12 @@
 //! (FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
 //! TxnOffsetCommit, WriteTxnMarkers, DescribeProducers, DescribeTransactions,
 //! ListTransactions).
+//!
+//! | file | owns |
+//! |---|---|
+//! | `coordinator.rs` | the transaction coordinator |
+//! | `state.rs` | one transactional id's state and the decisions on it |
+//! | `records.rs` | `__transaction_state` record schemas |
 
 pub mod coordinator;
 pub mod records;

@@ -6,6 +6,12 @@
 //! Records of at least `SEND_FROM_FILE_MIN_BYTES` stay in the segment file and are sent
 //! from the page cache (`writer`); smaller ones are copied in, which is cheaper than the two
 //! extra system calls a file part costs.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | the Fetch handler: sessions, reads through the replica layer, KIP-951 hints |
+//! | `session.rs` | the incremental fetch session cache (KIP-227) |
+//! | `writer.rs` | the response encoder whose records may stay in segment files |
 
 pub mod session;
 mod writer;
