@@ -94,8 +94,8 @@ fn code_only(text: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let rest = &text[i..];
-        if rest.starts_with("#[cfg(test)]") {
-            let after = rest["#[cfg(test)]".len()..].trim_start();
+        if let Some(after) = rest.strip_prefix("#[cfg(test)]") {
+            let after = after.trim_start();
             let is_inline_mod = after.starts_with("mod ") || after.starts_with("pub(crate) mod ");
             let header_end = after.find(['{', ';']);
             if is_inline_mod && header_end.is_some_and(|at| after.as_bytes()[at] == b'{') {
@@ -157,9 +157,8 @@ fn literal_end(text: &str, i: usize) -> Option<usize> {
         }
         return Some(text.len());
     }
-    if rest.starts_with('\'') {
+    if let Some(body) = rest.strip_prefix('\'') {
         // A char literal ('x', '\n', '\u{..}'), not a lifetime ('a).
-        let body = &rest[1..];
         if let Some(escaped) = body.strip_prefix('\\') {
             let close = escaped.find('\'')?;
             return Some(i + 2 + close + 2);
