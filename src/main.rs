@@ -45,6 +45,14 @@ enum Command {
         #[arg(long, short = 's')]
         standalone: bool,
     },
+    /// Print a new cluster id (Kafka's `kafka-storage random-uuid`).
+    RandomUuid,
+    /// Print, as a .properties file, the broker properties the environment sets by the Kafka
+    /// images' conventions (`KAFKA_*` and `CLUSTER_ID`, or Bitnami's `KAFKA_CFG_*` and
+    /// `KAFKA_KRAFT_CLUSTER_ID`; `SLUICE_*` over both): the image's start scripts render the
+    /// broker's configuration with it. Variables naming no broker property are left out, each
+    /// named on standard error.
+    EnvProperties,
     /// Check that a broker answers ApiVersions (exit 0) or not (exit 1): a container health check.
     Probe {
         /// The broker to ask.
@@ -67,11 +75,66 @@ struct ServeArgs {
     /// Also read properties from KAFKA_* and SLUICE_* environment variables, as Kafka's
     /// container images do (KAFKA_ADVERTISED_LISTENERS -> advertised.listeners); they override
     /// the file, --override overrides them.
+    /// Also KAFKA_CREATE_TOPICS (see --create-topics) is read then.
     #[arg(long)]
     config_from_env: bool,
+    /// A topic to create at startup unless it exists:
+    /// NAME[:PARTITIONS[:REPLICATION[:key=value,...]]] (repeatable).
+    #[arg(long = "create-topic", value_name = "SPEC")]
+    create_topic: Vec<String>,
+    /// Topics to create at startup as the wurstmeister images' KAFKA_CREATE_TOPICS lists them:
+    /// `orders:3:1,events:1:1:compact`.
+    #[arg(long = "create-topics", value_name = "LIST")]
+    create_topics: Option<String>,
+    /// What separates the items of --create-topics (KAFKA_CREATE_TOPICS_SEPARATOR).
+    #[arg(
+        long = "create-topics-separator",
+        value_name = "SEPARATOR",
+        default_value = ","
+    )]
+    create_topics_separator: String,
+}
+
+/// The topics `args` asks to create at startup, all checked.
+fn startup_topics(args: &ServeArgs) -> anyhow::Result<Vec<sluice::broker::NewTopic>> {
+    use sluice::cli::startup_topics::{parse_list, parse_spec};
+    let mut topics = args
+        .create_topic
+        .iter()
+        .map(|spec| parse_spec(spec))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(list) = &args.create_topics {
+        topics.extend(parse_list(list, &args.create_topics_separator)?);
+    }
+    if args.config_from_env
+        && let Ok(list) = std::env::var("KAFKA_CREATE_TOPICS")
+    {
+        let separator = std::env::var("KAFKA_CREATE_TOPICS_SEPARATOR").unwrap_or_default();
+        topics.extend(parse_list(&list, &separator)?);
+    }
+    Ok(topics)
+}
+
+/// The broker properties the environment sets, and the variables' properties this broker does
+/// not know (another component's, as cp-kafka's KAFKA_REST_*: Kafka warns and goes on).
+fn env_properties() -> (std::collections::BTreeMap<String, String>, Vec<String>) {
+    BrokerConfig::split_unknown(properties_from_env(std::env::vars()))
 }
 
 fn load_config(args: &ServeArgs) -> anyhow::Result<BrokerConfig> {
+    load_config_with(args, |unknown| {
+        eprintln!(
+            "sluice: warning: environment variables for properties this broker does not know, left out: {}",
+            unknown.join(", ")
+        )
+    })
+}
+
+/// [`load_config`], telling `report_unknown` of properties from the environment it left out.
+fn load_config_with(
+    args: &ServeArgs,
+    report_unknown: impl Fn(&[String]),
+) -> anyhow::Result<BrokerConfig> {
     let mut props = match &args.config {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -81,7 +144,11 @@ fn load_config(args: &ServeArgs) -> anyhow::Result<BrokerConfig> {
         None => Default::default(),
     };
     if args.config_from_env {
-        props.extend(properties_from_env(std::env::vars()));
+        let (known, unknown) = env_properties();
+        if !unknown.is_empty() {
+            report_unknown(&unknown);
+        }
+        props.extend(known);
     }
     // Kafka takes a static JAAS file as a JVM system property in KAFKA_OPTS.
     if !props.contains_key("java.security.auth.login.config")
@@ -112,8 +179,25 @@ fn main() -> ExitCode {
     }
 }
 
+/// The command line as `sluice` reads it. Invoked under one of Kafka's script names (a link in
+/// the image: `kafka-storage`, `kafka-storage.sh`), the script's subcommands are ours:
+/// `kafka-storage format ...` is `sluice format ...`, `kafka-storage random-uuid` is
+/// `sluice random-uuid`.
+fn command_line() -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let invoked_as = args
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .and_then(|n| n.to_str())
+        .map(|n| n.trim_end_matches(".sh").to_string());
+    if invoked_as.as_deref() == Some("kafka-storage") {
+        args[0] = "sluice".into();
+    }
+    args
+}
+
 fn run() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(command_line());
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
         Some(Command::Format {
@@ -141,6 +225,18 @@ fn run() -> anyhow::Result<()> {
             }
             return Ok(());
         }
+        Some(Command::RandomUuid) => {
+            println!("{}", sluice::metadata::generate_cluster_id());
+            return Ok(());
+        }
+        Some(Command::EnvProperties) => {
+            let (known, unknown) = env_properties();
+            for name in unknown {
+                eprintln!("sluice: not a broker property, left out: {name}");
+            }
+            print!("{}", sluice::config::to_properties_text(&known));
+            return Ok(());
+        }
         Some(Command::Probe { address, timeout }) => {
             let apis = sluice::net::probe(&address, std::time::Duration::from_secs(timeout))?;
             println!("{address} is up ({apis} APIs)");
@@ -151,7 +247,11 @@ fn run() -> anyhow::Result<()> {
     sluice::telemetry::init();
     sluice::limits::raise_open_file_limit();
     arm_crash_points()?;
-    let config = load_config(&args)?;
+    let config = load_config_with(
+        &args,
+        |unknown| tracing::warn!(properties = ?unknown, "the environment sets properties this broker does not know; left out"),
+    )?;
+    let topics = startup_topics(&args)?;
     if !config.without_effect.is_empty() {
         tracing::warn!(properties = ?config.without_effect, "accepted for compatibility with Kafka config files; they have no effect in this version");
     }
@@ -160,9 +260,10 @@ fn run() -> anyhow::Result<()> {
         .build()?;
     let served = runtime.block_on(async move {
         let broker = Broker::open(config).context("cannot open the log directory")?;
-        let server = Server::bind(broker)
+        let mut server = Server::bind(broker)
             .await
             .context("cannot bind the listener")?;
+        server.create_at_startup(topics);
         let shutdown = CancellationToken::new();
         tokio::spawn(wait_for_signal(shutdown.clone()));
         server.run(shutdown).await?;

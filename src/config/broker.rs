@@ -130,6 +130,29 @@ impl BrokerConfig {
         self.listeners.iter().find(|l| l.name == name)
     }
 
+    /// Splits properties into those this broker knows and the names of the others. For
+    /// properties taken from an image's environment, which also carries variables for other
+    /// components (cp-kafka's `KAFKA_REST_*`, `KAFKA_CONFLUENT_*`): Kafka logs those and goes
+    /// on, and so does the caller; a property file's unknown names stay errors.
+    pub fn split_unknown(
+        props: BTreeMap<String, String>,
+    ) -> (BTreeMap<String, String>, Vec<String>) {
+        let mut unknown = Vec::new();
+        let known = props
+            .into_iter()
+            .filter(|(name, _)| {
+                let is_known = broker_config_def(name).is_some()
+                    || ACCEPTED_WITHOUT_EFFECT.contains(&name.as_str())
+                    || security::per_listener_def(name).is_some();
+                if !is_known {
+                    unknown.push(name.clone());
+                }
+                is_known
+            })
+            .collect();
+        (known, unknown)
+    }
+
     /// Builds the configuration from file properties overlaid with `--override`s.
     pub fn from_properties(props: &BTreeMap<String, String>) -> Result<Self, ConfigError> {
         let mut props = props.clone();

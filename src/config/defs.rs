@@ -297,6 +297,10 @@ pub static ACCEPTED_WITHOUT_EFFECT: &[&str] = &[
     // Kafka ignores an unprefixed one on brokers too (with a warning): a broker's JAAS configs
     // are per listener and mechanism.
     "sasl.jaas.config",
+    // ZooKeeper mode (an image started "with ZooKeeper", as testcontainers-python and -node do
+    // by default): this broker keeps its own metadata quorum; the ZooKeeper-era readiness line
+    // is logged too.
+    "zookeeper.connect",
 ];
 
 pub fn topic_config_def(name: &str) -> Option<&'static ConfigDef> {

@@ -44,6 +44,33 @@ pub fn parse_properties(text: &str) -> Result<BTreeMap<String, String>, ConfigEr
     Ok(out)
 }
 
+/// Properties as `.properties` text that [`parse_properties`] reads back unchanged: one
+/// `key=value` line each, backslashes and line breaks escaped, a leading space kept.
+pub fn to_properties_text(props: &BTreeMap<String, String>) -> String {
+    let escape = |text: &str, is_key: bool| {
+        let mut out = String::with_capacity(text.len());
+        for (i, c) in text.chars().enumerate() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                ' ' if is_key || i == 0 => out.push_str("\\ "),
+                '=' | ':' | '#' | '!' if is_key => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                _ => out.push(c),
+            }
+        }
+        out
+    };
+    props
+        .iter()
+        .map(|(key, value)| format!("{}={}\n", escape(key, true), escape(value, false)))
+        .collect()
+}
+
 fn split_property(line: &str) -> Option<(String, String)> {
     let mut key_end = line.len();
     let mut escaped = false;
@@ -99,15 +126,19 @@ fn unescape(text: &str) -> String {
     out
 }
 
-/// Environment variables of Kafka's own images that configure the JVM or the image, not the
-/// broker; they are never turned into properties.
+/// Environment variables of Kafka's own images that configure the JVM, the image or its
+/// start script, not the broker; they are never turned into properties (apache/kafka's
+/// `ExcludeServerPropsEnv`, cp-kafka's template, and the topics-at-startup variables).
 const NOT_PROPERTIES: &[&str] = &[
     "VERSION",
     "HOME",
     "OPTS",
     "HEAP_OPTS",
+    "HEAP_OPT",
     "JVM_PERFORMANCE_OPTS",
     "JMX_OPTS",
+    "JMX_HOSTNAME",
+    "JMX_PORT",
     "GC_LOG_OPTS",
     "LOG4J_OPTS",
     "LOG4J_LOGGERS",
@@ -115,35 +146,98 @@ const NOT_PROPERTIES: &[&str] = &[
     "TOOLS_LOG4J_LOGLEVEL",
     "DEBUG",
     "LOG_DIR",
+    "CREATE_TOPICS",
+    "CREATE_TOPICS_SEPARATOR",
 ];
 
-/// Properties from environment variables, following the Kafka images' convention:
-/// `KAFKA_ADVERTISED_LISTENERS` -> `advertised.listeners` (prefix dropped, lower case, `_` -> `.`,
-/// `__` -> `_`, `___` -> `-`); `SLUICE_*` likewise and wins over `KAFKA_*`. `KAFKA_CLUSTER_ID`
-/// (the image's format-step variable) becomes `cluster.id`.
+/// Which image's convention an environment follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvConvention {
+    /// apache/kafka and Confluent's cp-kafka: every `KAFKA_*` variable is a property, and
+    /// `CLUSTER_ID` is the cluster id.
+    Kafka,
+    /// Bitnami's image: only `KAFKA_CFG_*` variables are properties (its other `KAFKA_*`
+    /// variables configure the image's scripts), and `KAFKA_KRAFT_CLUSTER_ID` is the cluster id.
+    Bitnami,
+}
+
+impl EnvConvention {
+    /// Bitnami's when any `KAFKA_CFG_*` variable is set (no Kafka property starts `cfg.`),
+    /// else Kafka's.
+    pub fn detect<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        if names.into_iter().any(|n| n.starts_with("KAFKA_CFG_")) {
+            Self::Bitnami
+        } else {
+            Self::Kafka
+        }
+    }
+}
+
+/// Properties from environment variables, following the Kafka images' conventions
+/// ([`EnvConvention::detect`]): `KAFKA_ADVERTISED_LISTENERS` -> `advertised.listeners` (prefix
+/// dropped, lower case, `_` -> `.`, `__` -> `_`, `___` -> `-`), or Bitnami's
+/// `KAFKA_CFG_ADVERTISED_LISTENERS` (`_` -> `.`, with its `sasl_ssl`/`sasl_plaintext`
+/// exceptions; empty values skipped); `SLUICE_*` likewise and wins over both. The cluster id
+/// comes from `CLUSTER_ID` (apache/kafka, cp-kafka), `KAFKA_KRAFT_CLUSTER_ID` (Bitnami) or
+/// `KAFKA_CLUSTER_ID`.
 pub fn properties_from_env(
     vars: impl IntoIterator<Item = (String, String)>,
 ) -> BTreeMap<String, String> {
+    let vars: Vec<(String, String)> = vars.into_iter().collect();
+    let convention = EnvConvention::detect(vars.iter().map(|(name, _)| name.as_str()));
     let mut kafka = BTreeMap::new();
     let mut sluice = BTreeMap::new();
+    let mut cluster_id = None;
     for (name, value) in vars {
-        let (target, rest) = if let Some(rest) = name.strip_prefix("SLUICE_") {
-            (&mut sluice, rest)
-        } else if let Some(rest) = name.strip_prefix("KAFKA_") {
-            if NOT_PROPERTIES.contains(&rest) {
-                continue;
+        if let Some(rest) = name.strip_prefix("SLUICE_") {
+            if !rest.is_empty() {
+                sluice.insert(env_name_to_property(rest), value);
             }
-            (&mut kafka, rest)
-        } else {
-            continue;
-        };
-        if rest.is_empty() {
             continue;
         }
-        target.insert(env_name_to_property(rest), value);
+        match convention {
+            EnvConvention::Kafka => {
+                if name == "CLUSTER_ID" {
+                    cluster_id = Some(value);
+                    continue;
+                }
+                let Some(rest) = name.strip_prefix("KAFKA_") else {
+                    continue;
+                };
+                if rest.is_empty() || NOT_PROPERTIES.contains(&rest) {
+                    continue;
+                }
+                kafka.insert(env_name_to_property(rest), value);
+            }
+            EnvConvention::Bitnami => {
+                if name == "KAFKA_KRAFT_CLUSTER_ID" {
+                    cluster_id = Some(value);
+                    continue;
+                }
+                let Some(rest) = name.strip_prefix("KAFKA_CFG_") else {
+                    continue;
+                };
+                if rest.is_empty() || value.trim().is_empty() {
+                    continue;
+                }
+                kafka.insert(bitnami_name_to_property(rest), value);
+            }
+        }
+    }
+    if let Some(id) = cluster_id.filter(|id| !id.trim().is_empty()) {
+        kafka.entry("cluster.id".to_string()).or_insert(id);
     }
     kafka.extend(sluice);
     kafka
+}
+
+/// Bitnami's mapping (`kafka_configure_from_environment_variables`): every `_` is a `.`,
+/// except in the protocol names `sasl_ssl` and `sasl_plaintext`.
+fn bitnami_name_to_property(name: &str) -> String {
+    name.to_ascii_lowercase()
+        .replace('_', ".")
+        .replace("sasl.ssl", "sasl_ssl")
+        .replace("sasl.plaintext", "sasl_plaintext")
 }
 
 fn env_name_to_property(name: &str) -> String {

@@ -250,7 +250,7 @@ impl ListenerOverrides {
 }
 
 /// The definition a `listener.name.<listener>.<rest>` property is checked against.
-fn per_listener_def(name: &str) -> Option<&'static ConfigDef> {
+pub(super) fn per_listener_def(name: &str) -> Option<&'static ConfigDef> {
     let rest = name.strip_prefix("listener.name.")?;
     let (_listener, property) = rest.split_once('.')?;
     if let Some(def) = PER_LISTENER

@@ -257,3 +257,87 @@ mod readme_tests {
         }
     }
 }
+
+#[test]
+fn the_images_cluster_id_variables_and_bitnamis_convention() {
+    let vars = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let props = properties_from_env(vars(&[
+        ("CLUSTER_ID", "4L6g3nShT-eMCtK--X86sw"),
+        ("KAFKA_NODE_ID", "1"),
+        ("KAFKA_CREATE_TOPICS", "a:1:1"),
+        ("KAFKA_JMX_PORT", "9101"),
+    ]));
+    assert_eq!(props["cluster.id"], "4L6g3nShT-eMCtK--X86sw");
+    assert_eq!(props["node.id"], "1");
+    assert!(
+        !props.contains_key("create.topics"),
+        "topics at startup are no property"
+    );
+    assert!(!props.contains_key("jmx.port"));
+
+    // Any KAFKA_CFG_* variable makes the environment Bitnami's: its other KAFKA_* variables
+    // configure the image, not the broker.
+    let props = properties_from_env(vars(&[
+        ("KAFKA_CFG_NODE_ID", "0"),
+        (
+            "KAFKA_CFG_LISTENER_NAME_SASL_SSL_PLAIN_SASL_JAAS_CONFIG",
+            "x",
+        ),
+        ("KAFKA_CFG_NUM_PARTITIONS", ""),
+        ("KAFKA_KRAFT_CLUSTER_ID", "abcdefghijklmnopqrstuv"),
+        ("KAFKA_ENABLE_KRAFT", "yes"),
+        ("CLUSTER_ID", "not-this-one"),
+        ("SLUICE_NODE_ID", "3"),
+    ]));
+    assert_eq!(props["node.id"], "3", "SLUICE_* wins");
+    assert_eq!(props["cluster.id"], "abcdefghijklmnopqrstuv");
+    assert_eq!(props["listener.name.sasl_ssl.plain.sasl.jaas.config"], "x");
+    assert!(
+        !props.contains_key("num.partitions"),
+        "empty values are skipped"
+    );
+    assert!(!props.contains_key("enable.kraft"));
+}
+
+#[test]
+fn unknown_properties_from_the_environment_are_split_off() {
+    let props: BTreeMap<String, String> = [
+        ("rest.bootstrap.servers", "PLAINTEXT://0.0.0.0:9093"),
+        ("confluent.support.metrics.enable", "false"),
+        ("num.partitions", "3"),
+        ("listener.name.secure.scram-sha-256.sasl.jaas.config", "x"),
+        ("zookeeper.connect", "localhost:2181"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let (known, unknown) = BrokerConfig::split_unknown(props);
+    assert_eq!(
+        unknown,
+        ["confluent.support.metrics.enable", "rest.bootstrap.servers"]
+    );
+    assert_eq!(known.len(), 3);
+    let config = BrokerConfig::from_properties(&known).unwrap();
+    assert_eq!(config.without_effect, ["zookeeper.connect"]);
+}
+
+#[test]
+fn properties_text_reads_back_unchanged() {
+    let props: BTreeMap<String, String> = [
+        ("a.b", "plain"),
+        ("path", "C:\\dir\\file"),
+        ("lead", " space and = : # !"),
+        ("multi", "line one\nline two"),
+        ("empty", ""),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let text = to_properties_text(&props);
+    assert_eq!(parse_properties(&text).unwrap(), props);
+}

@@ -10,17 +10,19 @@
 //! | `session.rs` | SASL on a connection (`SaslServerAuthenticator`) |
 //! | `quota.rs` | connection quotas |
 //! | `controller_listener.rs` | the controller listener: Raft messages and controller APIs |
+//! | `startup.rs` | topics created at startup, the readiness lines (Kafka's too) |
 
 pub mod codec;
 pub mod connection;
 pub mod controller_listener;
 pub mod quota;
 pub mod session;
+pub mod startup;
 
 use crate::api::ApiContext;
 use crate::auth::sasl::SaslListener;
 use crate::auth::tls::TlsServer;
-use crate::broker::Broker;
+use crate::broker::{Broker, NewTopic};
 use crate::config::{BrokerConfig, ListenerConfig, SecurityProtocol};
 use crate::controller;
 use crate::metadata::records::Endpoint;
@@ -96,6 +98,8 @@ pub struct Server {
     controller_listener: Option<(TcpListener, ListenerSecurity)>,
     /// How this node's own connections to other nodes are secured.
     peers: NodeSecurity,
+    /// Created once the broker has started, before it serves (`--create-topic`).
+    startup_topics: Vec<NewTopic>,
 }
 
 /// How long requests in flight at shutdown may take to finish before their connections are
@@ -200,7 +204,14 @@ impl Server {
             listeners,
             controller_listener,
             peers,
+            startup_topics: Vec::new(),
         })
+    }
+
+    /// Topics to create once the broker has started, before the readiness lines; each that
+    /// exists already is left as it is.
+    pub fn create_at_startup(&mut self, topics: Vec<NewTopic>) {
+        self.startup_topics = topics;
     }
 
     /// The address of the first listener.
@@ -247,6 +258,7 @@ impl Server {
         }
         self.broker.group_coordinator().start(shutdown.clone());
         self.broker.share_coordinator().start(shutdown.clone());
+        startup::create_topics(&self.broker, &self.startup_topics).await?;
         let config = self.broker.config().clone();
         // One connection limit across all listeners.
         let limit = Arc::new(Semaphore::new(
@@ -276,6 +288,7 @@ impl Server {
                 limits.clone(),
             )));
         }
+        startup::announce_ready(&self.broker);
         for accept_loop in accept_loops {
             let _ = accept_loop.await;
         }

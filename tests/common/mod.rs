@@ -44,7 +44,7 @@ impl Broker {
     pub fn start_with_failpoints(overrides: &[(&str, &str)], failpoints: &str) -> Self {
         let temp = tempfile::tempdir().expect("temp dir");
         let dir = temp.path().to_path_buf();
-        let (mut broker, lines) = Self::spawn_with(&dir, overrides, "info", failpoints, None);
+        let (mut broker, lines) = Self::spawn_with(&dir, overrides, "info", failpoints, None, &[]);
         broker.wait_listening(&lines);
         broker._temp = Some(temp);
         broker
@@ -53,6 +53,13 @@ impl Broker {
     /// A broker over an existing data directory (restarts).
     pub fn start_in(dir: &Path, overrides: &[(&str, &str)]) -> Self {
         Self::launch(dir, overrides, "info")
+    }
+
+    /// A broker over `dir` started with further command-line arguments (`--create-topic`).
+    pub fn start_in_with_args(dir: &Path, overrides: &[(&str, &str)], args: &[&str]) -> Self {
+        let (mut broker, lines) = Self::spawn_with(dir, overrides, "info", "", None, args);
+        broker.wait_listening(&lines);
+        broker
     }
 
     fn launch(dir: &Path, overrides: &[(&str, &str)], filter: &str) -> Self {
@@ -68,14 +75,14 @@ impl Broker {
         overrides: &[(&str, &str)],
         filter: &str,
     ) -> (Self, mpsc::Receiver<String>) {
-        Self::spawn_with(dir, overrides, filter, "", None)
+        Self::spawn_with(dir, overrides, filter, "", None, &[])
     }
 
     /// A fresh broker whose open-file limit (soft and hard) is `limit`.
     pub fn start_with_fd_limit(limit: u32, overrides: &[(&str, &str)]) -> Self {
         let temp = tempfile::tempdir().expect("temp dir");
         let dir = temp.path().to_path_buf();
-        let (mut broker, lines) = Self::spawn_with(&dir, overrides, "info", "", Some(limit));
+        let (mut broker, lines) = Self::spawn_with(&dir, overrides, "info", "", Some(limit), &[]);
         broker.wait_listening(&lines);
         broker._temp = Some(temp);
         broker
@@ -87,6 +94,7 @@ impl Broker {
         filter: &str,
         failpoints: &str,
         fd_limit: Option<u32>,
+        args: &[&str],
     ) -> (Self, mpsc::Receiver<String>) {
         let mut command = match fd_limit {
             // The shell sets the limit and becomes the broker (same pid).
@@ -114,6 +122,7 @@ impl Broker {
         for (key, value) in overrides {
             command.arg("--override").arg(format!("{key}={value}"));
         }
+        command.args(args);
         let mut child = command.spawn().expect("spawn sluice");
         let log = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel::<String>();

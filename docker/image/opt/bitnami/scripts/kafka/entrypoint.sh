@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# Bitnami's entry point: runs its arguments (the command).
+exec "$@"
