@@ -133,6 +133,10 @@ impl Container {
 
     /// Writes a file into the container, mode 0777 (testcontainers' copyFileToContainer).
     fn copy_in(&self, path: &str, content: &str) {
+        self.copy_in_bytes(path, content.as_bytes());
+    }
+
+    fn copy_in_bytes(&self, path: &str, content: &[u8]) {
         let mut cp = Command::new(repo().join("docker/test/container"))
             .arg("cp")
             .arg(self.state())
@@ -140,11 +144,7 @@ impl Container {
             .stdin(Stdio::piped())
             .spawn()
             .unwrap();
-        cp.stdin
-            .take()
-            .unwrap()
-            .write_all(content.as_bytes())
-            .unwrap();
+        cp.stdin.take().unwrap().write_all(content).unwrap();
         assert!(cp.wait().unwrap().success(), "cannot copy {path} in");
     }
 
@@ -721,4 +721,117 @@ fn the_compose_files_environments_start_the_image() {
     let container = Container::start("broker", &env, &["/etc/kafka/docker/run"]);
     container.wait_for_log(&["[KafkaRaftServer nodeId=0] Kafka Server started"]);
     container.round_trip_librdkafka("broker:9092", "compose-compat");
+}
+
+/// apache/kafka's secrets convention: a PKCS12 keystore named by KAFKA_SSL_KEYSTORE_FILENAME in
+/// /etc/kafka/secrets, its passwords in the files KAFKA_SSL_*_CREDENTIALS name; arguments to
+/// `run` set variables. librdkafka connects over TLS, trusting the test's CA.
+#[test]
+fn the_secrets_convention_configures_tls() {
+    let pki = common::pki::Pki::new();
+    let keystore = pki.path("server.p12");
+    let exported = Command::new("openssl")
+        .args([
+            "pkcs12",
+            "-export",
+            "-in",
+            &pki.path("server.pem"),
+            "-out",
+            &keystore,
+        ])
+        .args(["-passout", "pass:store-secret", "-name", "server"])
+        .status()
+        .unwrap();
+    assert!(exported.success(), "openssl pkcs12 -export");
+    let env = [
+        ("KAFKA_NODE_ID", "1"),
+        ("KAFKA_PROCESS_ROLES", "broker,controller"),
+        (
+            "KAFKA_LISTENERS",
+            "SSL://:9092,BROKER://:9093,CONTROLLER://:9094",
+        ),
+        (
+            "KAFKA_ADVERTISED_LISTENERS",
+            "SSL://localhost:9092,BROKER://localhost:9093",
+        ),
+        (
+            "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP",
+            "SSL:SSL,BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        ),
+        ("KAFKA_INTER_BROKER_LISTENER_NAME", "BROKER"),
+        ("KAFKA_CONTROLLER_LISTENER_NAMES", "CONTROLLER"),
+        ("KAFKA_SSL_KEYSTORE_FILENAME", "server.p12"),
+        ("KAFKA_SSL_KEYSTORE_TYPE", "PKCS12"),
+        ("KAFKA_SSL_KEYSTORE_CREDENTIALS", "keystore_creds"),
+        ("KAFKA_SSL_KEY_CREDENTIALS", "key_creds"),
+    ];
+    let container = Container::start(
+        "tls",
+        &env,
+        &[
+            "sh",
+            "-c",
+            "while [ ! -f /tmp/go ]; do sleep 0.1; done; exec /etc/kafka/docker/run KAFKA_NUM_PARTITIONS=2",
+        ],
+    );
+    container.copy_in_bytes(
+        "/etc/kafka/secrets/server.p12",
+        &std::fs::read(&keystore).unwrap(),
+    );
+    container.copy_in("/etc/kafka/secrets/keystore_creds", "store-secret\n");
+    container.copy_in("/etc/kafka/secrets/key_creds", "store-secret\n");
+    container.copy_in(
+        "/tmp/ca.pem",
+        &std::fs::read_to_string(pki.path("ca.pem")).unwrap(),
+    );
+    container.copy_in("/tmp/go", "");
+    container.wait_for_log(&["Kafka Server started"]);
+    let tls = [
+        "-X",
+        "security.protocol=ssl",
+        "-X",
+        "ssl.ca.location=/tmp/ca.pem",
+    ];
+    let produced = container.exec(
+        &[
+            &["kcat", "-P", "-b", "localhost:9092", "-t", "secure"],
+            &tls[..],
+        ]
+        .concat(),
+        "over tls\n",
+    );
+    assert!(
+        produced.status.success(),
+        "{produced:?}\n{}",
+        container.log_text()
+    );
+    let consumed = container.exec(
+        &[
+            &[
+                "kcat",
+                "-C",
+                "-b",
+                "localhost:9092",
+                "-t",
+                "secure",
+                "-o",
+                "beginning",
+                "-e",
+                "-q",
+            ],
+            &tls[..],
+        ]
+        .concat(),
+        "",
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&consumed.stdout).trim(),
+        "over tls",
+        "{consumed:?}"
+    );
+    let described = container.exec(&["kcat", "-L", "-b", "localhost:9093", "-t", "secure"], "");
+    assert!(
+        String::from_utf8_lossy(&described.stdout).contains("with 2 partitions"),
+        "run's VAR=value arguments apply: {described:?}"
+    );
 }
