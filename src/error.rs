@@ -23,7 +23,8 @@ pub enum Error {
     InvalidReplicationFactor(String),
     #[error("invalid replica assignment: {0}")]
     InvalidReplicaAssignment(String),
-    #[error("invalid config: {0}")]
+    /// The text says what is wrong (Kafka's ConfigException messages, from config).
+    #[error("{0}")]
     InvalidConfig(String),
     #[error("invalid request: {0}")]
     InvalidRequest(String),

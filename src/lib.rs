@@ -25,7 +25,7 @@
 //! | [`broker`] | 7 | the node: open, start, shutdown; lifecycle with the controller, applying metadata, replication, administration |
 //! | [`api`] | 8 | one file per Kafka API, wire types <-> core; the dispatch table; authorization gates |
 //! | [`server`] | 9 | listeners, connections, framing, sessions (TLS, SASL), the controller listener |
-//! | [`cli`] | 9 | admin commands of the binary: `format` |
+//! | [`cli`] | 9 | admin commands of the binary with Kafka's flags and output: `format` (kafka-storage), `topics` (kafka-topics), topics at startup |
 //!
 //! Only `api`, `server` and `net` (the client side of the protocol) see `kafka-protocol` types;
 //! the core sees raw record-batch bytes only. What the broker needs from the wire (forwarding

@@ -45,6 +45,8 @@ enum Command {
         #[arg(long, short = 's')]
         standalone: bool,
     },
+    /// Create, delete, describe, or change a topic: Kafka's `kafka-topics`, its flags and output.
+    Topics(sluice::cli::topics::TopicsArgs),
     /// Print a new cluster id (Kafka's `kafka-storage random-uuid`).
     RandomUuid,
     /// Print, as a .properties file, the broker properties the environment sets by the Kafka
@@ -170,7 +172,7 @@ fn load_config_with(
 
 fn main() -> ExitCode {
     match run() {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             // One line naming the problem (e.g. the bad property), not a backtrace.
             eprintln!("sluice: error: {e:#}");
@@ -179,25 +181,39 @@ fn main() -> ExitCode {
     }
 }
 
-/// The command line as `sluice` reads it. Invoked under one of Kafka's script names (a link in
-/// the image: `kafka-storage`, `kafka-storage.sh`), the script's subcommands are ours:
-/// `kafka-storage format ...` is `sluice format ...`, `kafka-storage random-uuid` is
-/// `sluice random-uuid`.
-fn command_line() -> Vec<std::ffi::OsString> {
+/// The command line as `sluice` reads it, and whether it was invoked under one of Kafka's
+/// script names (a link in the image): `kafka-storage[.sh] format ...` is `sluice format ...`
+/// (its subcommands are ours), `kafka-topics[.sh] ...` is `sluice topics ...`.
+fn command_line() -> (Vec<std::ffi::OsString>, bool) {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let invoked_as = args
         .first()
         .and_then(|a| std::path::Path::new(a).file_name())
         .and_then(|n| n.to_str())
         .map(|n| n.trim_end_matches(".sh").to_string());
-    if invoked_as.as_deref() == Some("kafka-storage") {
-        args[0] = "sluice".into();
+    let subcommand = match invoked_as.as_deref() {
+        Some("kafka-storage") => None,
+        Some("kafka-topics") => Some("topics"),
+        _ => return (args, false),
+    };
+    args[0] = "sluice".into();
+    if let Some(subcommand) = subcommand {
+        args.insert(1, subcommand.into());
     }
-    args
+    (args, true)
 }
 
-fn run() -> anyhow::Result<()> {
-    let cli = Cli::parse_from(command_line());
+fn run() -> anyhow::Result<ExitCode> {
+    let (args, kafka_script) = command_line();
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        // Kafka's tools exit 1 on a bad command line.
+        Err(e) if kafka_script && e.use_stderr() => {
+            let _ = e.print();
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => e.exit(),
+    };
     let args = match cli.command {
         Some(Command::Serve(args)) => args,
         Some(Command::Format {
@@ -223,11 +239,14 @@ fn run() -> anyhow::Result<()> {
                     config.log_dir.display()
                 ),
             }
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(Command::Topics(args)) => {
+            return Ok(ExitCode::from(sluice::cli::topics::run(&args) as u8));
         }
         Some(Command::RandomUuid) => {
             println!("{}", sluice::metadata::generate_cluster_id());
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         Some(Command::EnvProperties) => {
             let (known, unknown) = env_properties();
@@ -235,12 +254,12 @@ fn run() -> anyhow::Result<()> {
                 eprintln!("sluice: not a broker property, left out: {name}");
             }
             print!("{}", sluice::config::to_properties_text(&known));
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         Some(Command::Probe { address, timeout }) => {
             let apis = sluice::net::probe(&address, std::time::Duration::from_secs(timeout))?;
             println!("{address} is up ({apis} APIs)");
-            return Ok(());
+            return Ok(ExitCode::SUCCESS);
         }
         None => cli.serve,
     };
@@ -271,7 +290,7 @@ fn run() -> anyhow::Result<()> {
     });
     // Blocking work still running (a stuck shutdown step) must not keep the process alive.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    served
+    served.map(|()| ExitCode::SUCCESS)
 }
 
 async fn wait_for_signal(shutdown: CancellationToken) {

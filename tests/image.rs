@@ -383,6 +383,12 @@ fn testcontainers_go_starts_the_confluent_scripts() {
         "#!/bin/bash\nsource /etc/confluent/docker/bash-config\nexport KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://127.0.0.1:9093,BROKER://tc-go:9092\necho Starting Kafka KRaft mode\nsed -i '/KAFKA_ZOOKEEPER_CONNECT/d' /etc/confluent/docker/configure\necho 'kafka-storage format --ignore-formatted -t \"$(kafka-storage random-uuid)\" -c /etc/kafka/kafka.properties' >> /etc/confluent/docker/configure\necho '' > /etc/confluent/docker/ensure\n/etc/confluent/docker/configure\n/etc/confluent/docker/launch",
     );
     container.wait_for_log(&["Transitioning from RECOVERY to RUNNING"]);
+    // cp-kafka's PATH name.
+    let listed = container.exec(
+        &["kafka-topics", "--bootstrap-server", "tc-go:9092", "--list"],
+        "",
+    );
+    assert!(listed.status.success(), "{listed:?}");
     assert!(
         container.log_text().contains("rest.bootstrap.servers"),
         "a variable for another component is named, not refused:\n{}",

@@ -324,25 +324,37 @@ pub fn validate_value(def: &ConfigDef, value: &str) -> Result<(), ConfigError> {
         ConfigType::Boolean => {
             return match value.to_ascii_lowercase().as_str() {
                 "true" | "false" => Ok(()),
-                _ => Err(invalid(name, value, "expected true or false")),
+                _ => Err(invalid(
+                    name,
+                    value,
+                    "Expected value to be either true or false",
+                )),
             };
         }
         ConfigType::Int => Some(
             value
                 .parse::<i32>()
-                .map_err(|_| invalid(name, value, "expected a 32-bit integer"))? as i64,
+                .map_err(|_| invalid(name, value, "Not a number of type INT"))? as i64,
         ),
         ConfigType::Long => Some(
             value
                 .parse::<i64>()
-                .map_err(|_| invalid(name, value, "expected a 64-bit integer"))?,
+                .map_err(|_| invalid(name, value, "Not a number of type LONG"))?,
         ),
         ConfigType::Double => {
             let parsed = value
                 .parse::<f64>()
-                .map_err(|_| invalid(name, value, "expected a number"))?;
+                .map_err(|_| invalid(name, value, "Not a number of type DOUBLE"))?;
             if matches!(def.validator, Validator::Fraction) && !(0.0..=1.0).contains(&parsed) {
-                return Err(invalid(name, value, "must be between 0 and 1"));
+                return Err(invalid(
+                    name,
+                    value,
+                    if parsed < 0.0 {
+                        "Value must be no less than 0.0"
+                    } else {
+                        "Value must be no more than 1.0"
+                    },
+                ));
             }
             None
         }
@@ -351,21 +363,30 @@ pub fn validate_value(def: &ConfigDef, value: &str) -> Result<(), ConfigError> {
     match def.validator {
         Validator::AtLeast(min) => {
             if number.is_some_and(|n| n < min) {
-                return Err(invalid(name, value, format!("must be at least {min}")));
+                return Err(invalid(
+                    name,
+                    value,
+                    format!("Value must be at least {min}"),
+                ));
             }
         }
         Validator::OneOf(allowed) => {
             if !allowed.contains(&value) {
-                return Err(invalid(name, value, format!("must be one of {allowed:?}")));
+                return Err(invalid(
+                    name,
+                    value,
+                    format!("String must be one of: {}", allowed.join(", ")),
+                ));
             }
         }
         Validator::ListOf(allowed) => {
             for item in value.split(',').map(str::trim) {
                 if !allowed.contains(&item) {
+                    // Kafka's ValidList checks each item as a ValidString.
                     return Err(invalid(
                         name,
-                        value,
-                        format!("items must be in {allowed:?}"),
+                        item,
+                        format!("String must be one of: {}", allowed.join(", ")),
                     ));
                 }
             }

@@ -42,7 +42,8 @@ pub use topic::*;
 pub enum ConfigError {
     #[error("unknown property '{0}'")]
     Unknown(String),
-    #[error("invalid value '{value}' for property '{name}': {reason}")]
+    /// Kafka's ConfigException text, which clients and tools show.
+    #[error("Invalid value {value} for configuration {name}: {reason}")]
     Invalid {
         name: String,
         value: String,
