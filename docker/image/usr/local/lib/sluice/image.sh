@@ -14,7 +14,7 @@
 #                                    environment is Bitnami's, else /var/lib/kafka/data)
 #   image_format FILE [CLUSTER_ID]   kafka-storage format --ignore-formatted
 #   image_launch FILE                exec the broker, with KAFKA_CREATE_TOPICS if set
-# Paths are the image's; SLUICE_IMAGE_SECRETS moves /etc/kafka/secrets.
+# Paths are the image's.
 
 image_export_args() {
   if [ $# -ne 0 ]; then
@@ -46,7 +46,7 @@ image_default_listeners() {
 # The secrets convention of both images: file names relative to /etc/kafka/secrets, passwords
 # in files beside them.
 image_secrets() {
-  local dir="${SLUICE_IMAGE_SECRETS:-/etc/kafka/secrets}"
+  local dir=/etc/kafka/secrets
   local name
   if [[ -n "${KAFKA_SSL_KEYSTORE_FILENAME-}" ]]; then
     export KAFKA_SSL_KEYSTORE_LOCATION="$dir/$KAFKA_SSL_KEYSTORE_FILENAME"
