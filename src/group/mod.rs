@@ -106,6 +106,10 @@ pub struct GroupCoordinator {
     loaded_members: Mutex<Vec<(String, String)>>,
     /// The runtime has started the coordinator: members loaded later are watched at once.
     started: std::sync::atomic::AtomicBool,
+    /// The runtime `start` ran on. Session and join timers are spawned on it: groups are
+    /// loaded (and their members watched) by the metadata publisher's own thread too, which
+    /// is no runtime thread.
+    runtime: std::sync::OnceLock<tokio::runtime::Handle>,
     /// Offsets partitions whose groups are being rebuilt from the log.
     loading: Mutex<std::collections::HashSet<i32>>,
     /// Offsets committed in transactions (TxnOffsetCommit), by producer id, until the
@@ -137,6 +141,7 @@ impl GroupCoordinator {
             consumer_groups: Mutex::new(HashMap::new()),
             loaded_members: Mutex::new(Vec::new()),
             started: std::sync::atomic::AtomicBool::new(false),
+            runtime: std::sync::OnceLock::new(),
             loading: Mutex::new(Default::default()),
             pending_txn: Mutex::new(HashMap::new()),
         })
@@ -188,6 +193,7 @@ impl GroupCoordinator {
 
     /// Starts the timers of members loaded from the log, and the offset expiry task.
     pub fn start(self: &Arc<Self>, shutdown: tokio_util::sync::CancellationToken) {
+        let _ = self.runtime.set(tokio::runtime::Handle::current());
         self.started
             .store(true, std::sync::atomic::Ordering::SeqCst);
         self.watch_loaded(|_| true);
@@ -290,9 +296,28 @@ impl GroupCoordinator {
         }
     }
 
+    /// Spawns a timer task on the coordinator's runtime (its `runtime` field),
+    /// whichever thread asks. Before `start` there is no runtime yet: loaded members wait in
+    /// `loaded_members` until then, and requests come only after it.
+    fn spawn_timer(&self, timer: impl std::future::Future<Output = ()> + Send + 'static) {
+        match self
+            .runtime
+            .get()
+            .cloned()
+            .or_else(|| tokio::runtime::Handle::try_current().ok())
+        {
+            Some(runtime) => {
+                runtime.spawn(timer);
+            }
+            None => {
+                tracing::error!("group timer asked for before the coordinator started; dropped")
+            }
+        }
+    }
+
     fn arm_join_timer(self: &Arc<Self>, group_id: String, rebalance_id: u64, deadline: Instant) {
         let this = self.clone();
-        tokio::spawn(async move {
+        self.spawn_timer(async move {
             tokio::time::sleep_until(deadline).await;
             let Some(group) = this.group(&group_id) else {
                 return;
@@ -308,7 +333,7 @@ impl GroupCoordinator {
     /// heartbeats keep moving), then stops.
     fn watch_member(self: &Arc<Self>, group_id: String, member_id: String) {
         let this = self.clone();
-        tokio::spawn(async move {
+        self.spawn_timer(async move {
             loop {
                 let deadline = {
                     let Some(group) = this.group(&group_id) else {
@@ -424,7 +449,7 @@ impl GroupCoordinator {
 
     fn watch_consumer_member(self: &Arc<Self>, group_id: String, member_id: String) {
         let this = self.clone();
-        tokio::spawn(async move {
+        self.spawn_timer(async move {
             loop {
                 let deadline = {
                     let Some(group) = this.consumer_group(&group_id) else {

@@ -101,3 +101,29 @@ fn offsets_and_groups_are_replayed_from_the_log() {
         "deletion tombstones are replayed too"
     );
 }
+
+/// Groups are loaded, and their members watched, by the metadata publisher's own thread too
+/// (a coordinator elected after startup): the timers go to the coordinator's runtime, not to
+/// a runtime of the calling thread (it has none; `tokio::spawn` panicked there and took the
+/// publisher down).
+#[test]
+fn members_are_watched_from_threads_outside_the_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = coordinator(dir.path(), 60_000);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    runtime.block_on(async { c.start(shutdown.clone()) });
+    let from_thread = c.clone();
+    std::thread::spawn(move || {
+        from_thread.watch_member("g".into(), "m".into());
+        from_thread.watch_consumer_member("g".into(), "m".into());
+        from_thread.arm_join_timer("g".into(), 1, Instant::now());
+    })
+    .join()
+    .expect("no panic outside the runtime");
+    shutdown.cancel();
+}
