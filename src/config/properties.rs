@@ -45,30 +45,40 @@ pub fn parse_properties(text: &str) -> Result<BTreeMap<String, String>, ConfigEr
 }
 
 /// Properties as `.properties` text that [`parse_properties`] reads back unchanged: one
-/// `key=value` line each, backslashes and line breaks escaped, a leading space kept.
+/// `key=value` line each.
 pub fn to_properties_text(props: &BTreeMap<String, String>) -> String {
-    let escape = |text: &str, is_key: bool| {
-        let mut out = String::with_capacity(text.len());
-        for (i, c) in text.chars().enumerate() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                ' ' if is_key || i == 0 => out.push_str("\\ "),
-                '=' | ':' | '#' | '!' if is_key => {
-                    out.push('\\');
-                    out.push(c);
-                }
-                _ => out.push(c),
-            }
-        }
-        out
-    };
     props
         .iter()
-        .map(|(key, value)| format!("{}={}\n", escape(key, true), escape(value, false)))
+        .map(|(key, value)| {
+            format!(
+                "{}={}\n",
+                escape_property(key, true),
+                escape_property(value, false)
+            )
+        })
         .collect()
+}
+
+/// Escapes a key (`is_key`) or a value for a `.properties` line so that [`parse_properties`]
+/// reads it back: backslashes, line breaks and tabs always; in a key also spaces, separators
+/// and comment marks; in a value a leading space.
+pub fn escape_property(text: &str, is_key: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, c) in text.chars().enumerate() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' ' if is_key || i == 0 => out.push_str("\\ "),
+            '=' | ':' | '#' | '!' if is_key => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 fn split_property(line: &str) -> Option<(String, String)> {

@@ -171,7 +171,11 @@ impl TopicStore {
     pub fn put(&self, info: TopicInfo) -> Result<Arc<TopicInfo>, StorageError> {
         let mut text = format!("topic.id={}\npartitions={}\n", info.id, info.partitions);
         for (k, v) in &info.configs {
-            text.push_str(&format!("config.{}={}\n", escape(k), escape(v)));
+            text.push_str(&format!(
+                "config.{}={}\n",
+                crate::config::escape_property(k, true),
+                crate::config::escape_property(v, false)
+            ));
         }
         write_atomically(
             &self.dir.join(format!("{}.properties", info.name)),
@@ -227,25 +231,6 @@ pub fn retire_legacy_topics(log_dir: &Path) -> Result<(), StorageError> {
     std::fs::rename(base.join("topics"), base.join("topics.imported"))?;
     crate::storage::checkpoint::sync_dir(&base)?;
     Ok(())
-}
-
-/// Escapes a value for the properties format (backslash, separators at the start, newlines).
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for (i, c) in text.chars().enumerate() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '=' | ':' | '#' | '!' => {
-                out.push('\\');
-                out.push(c);
-            }
-            ' ' if i == 0 => out.push_str("\\ "),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// Reads `meta.properties`: the cluster id this log directory belongs to, if it has been
