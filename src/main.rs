@@ -47,6 +47,11 @@ enum Command {
     },
     /// Create, delete, describe, or change a topic: Kafka's `kafka-topics`, its flags and output.
     Topics(sluice::cli::topics::TopicsArgs),
+    /// Describe or change the configs of topics, brokers and groups: Kafka's `kafka-configs`.
+    Configs(sluice::cli::configs::ConfigsArgs),
+    /// The cluster's brokers and the APIs they serve (`api-versions` is Kafka's
+    /// `kafka-broker-api-versions`).
+    Cluster(sluice::cli::cluster::ClusterArgs),
     /// Print a new cluster id (Kafka's `kafka-storage random-uuid`).
     RandomUuid,
     /// Print, as a .properties file, the broker properties the environment sets by the Kafka
@@ -193,12 +198,16 @@ fn command_line() -> (Vec<std::ffi::OsString>, bool) {
         .map(|n| n.trim_end_matches(".sh").to_string());
     let subcommand = match invoked_as.as_deref() {
         Some("kafka-storage") => None,
-        Some("kafka-topics") => Some("topics"),
+        Some("kafka-topics") => Some(&["topics"][..]),
+        Some("kafka-broker-api-versions") => Some(&["cluster", "api-versions"][..]),
+        Some("kafka-configs") => Some(&["configs"][..]),
         _ => return (args, false),
     };
     args[0] = "sluice".into();
     if let Some(subcommand) = subcommand {
-        args.insert(1, subcommand.into());
+        for (i, word) in subcommand.iter().enumerate() {
+            args.insert(1 + i, word.into());
+        }
     }
     (args, true)
 }
@@ -243,6 +252,17 @@ fn run() -> anyhow::Result<ExitCode> {
         }
         Some(Command::Topics(args)) => {
             return Ok(ExitCode::from(sluice::cli::topics::run(&args) as u8));
+        }
+        Some(Command::Configs(args)) => {
+            // Kafka's tool names its arguments in its failure message.
+            let skip = if kafka_script { 1 } else { 2 };
+            let words: Vec<String> = std::env::args().skip(skip).collect();
+            return Ok(ExitCode::from(
+                sluice::cli::configs::run(&args, &words) as u8
+            ));
+        }
+        Some(Command::Cluster(args)) => {
+            return Ok(ExitCode::from(sluice::cli::cluster::run(&args) as u8));
         }
         Some(Command::RandomUuid) => {
             println!("{}", sluice::metadata::generate_cluster_id());

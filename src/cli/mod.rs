@@ -1,15 +1,27 @@
 //! Admin commands of the `sluice` binary beyond serving, with Kafka's flags and output where
 //! they stand for Kafka's tools: `format` (`kafka-storage format`), `topics` (`kafka-topics`),
-//! and the topics created at startup.
+//! `configs` (`kafka-configs`), `groups` (`kafka-consumer-groups`), `cluster`
+//! (`kafka-broker-api-versions`), and the topics created at startup.
 //!
 //! | file | owns |
 //! |---|---|
 //! | `format.rs` | `sluice format` (Kafka's `kafka-storage format`) |
-//! | `client.rs` | the admin commands' client: one connection, agreed versions, admin requests |
+//! | `client/` | the admin commands' client: connections, agreed versions, admin requests |
+//! | `command_config.rs` | `--command-config`: Kafka client properties to connection security |
+//! | `output.rs` | `--output` and the commands' runtime |
 //! | `topics.rs` | `sluice topics` (Kafka's `kafka-topics`) |
+//! | `configs.rs` | `sluice configs` (Kafka's `kafka-configs`) |
+//! | `groups.rs` | `sluice groups` (Kafka's `kafka-consumer-groups`) |
+//! | `cluster.rs` | `sluice cluster` (Kafka's `kafka-broker-api-versions`) |
+//! | `kafka_apis.rs` | the Java client's API table `kafka-broker-api-versions` prints against |
 //! | `startup_topics.rs` | `--create-topic` specs and the `KAFKA_CREATE_TOPICS` list |
 
 pub mod client;
+pub mod cluster;
+pub mod command_config;
+pub mod configs;
 pub mod format;
+pub mod kafka_apis;
+pub mod output;
 pub mod startup_topics;
 pub mod topics;

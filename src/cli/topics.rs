@@ -4,8 +4,7 @@
 //! against Kafka's tool read ours. `--topic` is a regular expression matched against whole
 //! names (`,` means `|`), as Kafka's IncludeList; `--list` and `--describe` take all topics
 //! without it. Internal topics: `__consumer_offsets`, `__transaction_state`,
-//! `__share_group_state`. Not built: `--command-config` with a security protocol other than
-//! PLAINTEXT (refused with a message), `--topic-id`.
+//! `__share_group_state`. Not built: `--topic-id`.
 
 use super::client::{
     AdminClient, AdminError, ConfigEntry, DEFAULT_CONFIG_SOURCE, NewTopicRequest, PartitionInfo,
@@ -236,23 +235,7 @@ fn failed(e: AdminError) -> TopicsFailure {
 
 /// The connection's security from `--command-config` (Kafka client property names).
 fn command_security(args: &TopicsArgs) -> Result<PeerSecurity, TopicsFailure> {
-    let Some(path) = &args.command_config else {
-        return Ok(PeerSecurity::plaintext());
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| TopicsFailure::Command(format!("cannot read {}: {e}", path.display())))?;
-    let props = crate::config::parse_properties(&text)
-        .map_err(|e| TopicsFailure::Command(e.to_string()))?;
-    match props
-        .get("security.protocol")
-        .map(|p| p.trim().to_ascii_uppercase())
-    {
-        None => Ok(PeerSecurity::plaintext()),
-        Some(p) if p == "PLAINTEXT" => Ok(PeerSecurity::plaintext()),
-        Some(other) => Err(TopicsFailure::Command(format!(
-            "security.protocol={other} in --command-config is not supported by this tool yet (PLAINTEXT only)"
-        ))),
-    }
+    super::command_config::security(args.command_config.as_deref()).map_err(TopicsFailure::Command)
 }
 
 /// Kafka's IncludeList: the pattern with `,` as `|`, spaces and surrounding quotes removed,

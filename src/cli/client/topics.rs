@@ -1,54 +1,15 @@
-//! The admin commands' client: one connection to a bootstrap server through this broker's own
-//! client side ([`crate::net::PeerConnection`]), the versions to use agreed from ApiVersions as
-//! Kafka's AdminClient agrees them, and the few admin requests the commands make, answered as
-//! plain values. Errors carry the broker's error message, or Kafka's default text for the code
-//! when it sent none, as Kafka's tools print them.
+//! Topic requests: Metadata, DescribeTopicPartitions, DescribeConfigs of a topic, CreateTopics,
+//! DeleteTopics, CreatePartitions.
 
-use crate::net::{PeerConnection, PeerSecurity, RequestError};
+use super::{AdminClient, AdminError, REQUEST_TIMEOUT, kafka_error};
 use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreatePartitionsRequest,
-    CreatePartitionsResponse, CreateTopicsRequest, CreateTopicsResponse, DeleteTopicsRequest,
-    DeleteTopicsResponse, DescribeConfigsRequest, DescribeConfigsResponse,
-    DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, MetadataRequest,
-    MetadataResponse, TopicName, create_partitions_request, create_topics_request,
-    describe_configs_request, describe_topic_partitions_request,
+    ApiKey, CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest,
+    CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse, DescribeConfigsRequest,
+    DescribeConfigsResponse, DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse,
+    MetadataRequest, MetadataResponse, TopicName, create_partitions_request,
+    create_topics_request, describe_configs_request, describe_topic_partitions_request,
 };
-use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
-use std::collections::BTreeMap;
-use std::time::Duration;
-use thiserror::Error;
-
-#[derive(Debug, Error)]
-pub enum AdminError {
-    #[error("{0}")]
-    Request(#[from] RequestError),
-    #[error("no bootstrap server given")]
-    NoBootstrap,
-    /// A Kafka error code and its message.
-    #[error("{message}")]
-    Kafka { code: i16, message: String },
-    #[error("The broker does not support {0}")]
-    Unsupported(&'static str),
-}
-
-/// How long one request may take (Kafka's `request.timeout.ms` default is 30 s).
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The highest version of each API this client speaks.
-const OUR_VERSIONS: &[(ApiKey, i16)] = &[
-    (ApiKey::Metadata, 12),
-    (ApiKey::CreateTopics, 7),
-    (ApiKey::DeleteTopics, 6),
-    (ApiKey::CreatePartitions, 3),
-    (ApiKey::DescribeConfigs, 4),
-    (ApiKey::DescribeTopicPartitions, 0),
-];
-
-/// A connected admin client.
-pub struct AdminClient {
-    connection: PeerConnection,
-    versions: BTreeMap<i16, i16>,
-}
+use kafka_protocol::protocol::StrBytes;
 
 /// A topic as Metadata lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,114 +62,7 @@ pub struct NewTopicRequest {
     pub configs: Vec<(String, String)>,
 }
 
-fn kafka_error(code: i16, message: Option<&StrBytes>) -> AdminError {
-    let message = match message.map(|m| m.to_string()).filter(|m| !m.is_empty()) {
-        Some(message) => message,
-        None => default_message(code).to_string(),
-    };
-    AdminError::Kafka { code, message }
-}
-
-/// Kafka's default text for the error codes admin requests answer (its `Errors` enum).
-pub fn default_message(code: i16) -> &'static str {
-    match code {
-        3 => "This server does not host this topic-partition.",
-        7 => "The request timed out.",
-        17 => "The request attempted to perform an operation on an invalid topic.",
-        29 => "Topic authorization failed.",
-        31 => "Cluster authorization failed.",
-        36 => "Topic with this name already exists.",
-        37 => "Number of partitions is below 1.",
-        38 => "Replication factor is below 1 or larger than the number of available brokers.",
-        39 => "Replica assignment is invalid.",
-        40 => "Configuration is invalid.",
-        41 => "This is not the correct controller for this cluster.",
-        42 => {
-            "This most likely occurs because of a request being malformed by the client library or the message was sent to an incompatible broker. See the broker logs for more details."
-        }
-        44 => "Request parameters do not satisfy the configured policy.",
-        73 => "Topic deletion is disabled.",
-        100 => "This server does not host this topic ID.",
-        _ => "An unexpected error occurred.",
-    }
-}
-
 impl AdminClient {
-    /// Connects to the first of `bootstrap` (comma-separated host:port) that answers.
-    pub async fn connect(bootstrap: &str, security: &PeerSecurity) -> Result<Self, AdminError> {
-        let mut last = AdminError::NoBootstrap;
-        for address in bootstrap
-            .split(',')
-            .map(str::trim)
-            .filter(|a| !a.is_empty())
-        {
-            match Self::connect_one(address, security).await {
-                Ok(client) => return Ok(client),
-                Err(e) => last = e,
-            }
-        }
-        Err(last)
-    }
-
-    async fn connect_one(address: &str, security: &PeerSecurity) -> Result<Self, AdminError> {
-        let mut connection =
-            PeerConnection::connect(address, "sluice-admin", REQUEST_TIMEOUT, security).await?;
-        let versions: ApiVersionsResponse = connection
-            .request(
-                ApiKey::ApiVersions,
-                3,
-                &ApiVersionsRequest::default()
-                    .with_client_software_name(StrBytes::from_static_str("sluice-admin"))
-                    .with_client_software_version(StrBytes::from_static_str(env!(
-                        "CARGO_PKG_VERSION"
-                    ))),
-                REQUEST_TIMEOUT,
-            )
-            .await?;
-        if versions.error_code != 0 {
-            return Err(kafka_error(versions.error_code, None));
-        }
-        let versions = OUR_VERSIONS
-            .iter()
-            .filter_map(|(api, ours)| {
-                let theirs = versions
-                    .api_keys
-                    .iter()
-                    .find(|k| k.api_key == *api as i16)?;
-                (theirs.min_version <= *ours)
-                    .then(|| (*api as i16, (*ours).min(theirs.max_version)))
-            })
-            .collect();
-        Ok(Self {
-            connection,
-            versions,
-        })
-    }
-
-    fn version(&self, api: ApiKey, name: &'static str) -> Result<i16, AdminError> {
-        self.versions
-            .get(&(api as i16))
-            .copied()
-            .ok_or(AdminError::Unsupported(name))
-    }
-
-    async fn call<Req, Resp>(
-        &mut self,
-        api: ApiKey,
-        name: &'static str,
-        request: &Req,
-    ) -> Result<Resp, AdminError>
-    where
-        Req: Encodable + HeaderVersion,
-        Resp: Decodable + HeaderVersion,
-    {
-        let version = self.version(api, name)?;
-        Ok(self
-            .connection
-            .request(api, version, request, REQUEST_TIMEOUT)
-            .await?)
-    }
-
     /// Every topic, internal ones included, sorted by name.
     pub async fn list_topics(&mut self) -> Result<Vec<TopicListing>, AdminError> {
         let response: MetadataResponse = self
