@@ -49,6 +49,9 @@ enum Command {
     Topics(sluice::cli::topics::TopicsArgs),
     /// Describe or change the configs of topics, brokers and groups: Kafka's `kafka-configs`.
     Configs(sluice::cli::configs::ConfigsArgs),
+    /// List, describe, delete consumer groups and reset their offsets: Kafka's
+    /// `kafka-consumer-groups`.
+    Groups(sluice::cli::groups::GroupsArgs),
     /// The cluster's brokers and the APIs they serve (`api-versions` is Kafka's
     /// `kafka-broker-api-versions`).
     Cluster(sluice::cli::cluster::ClusterArgs),
@@ -201,6 +204,7 @@ fn command_line() -> (Vec<std::ffi::OsString>, bool) {
         Some("kafka-topics") => Some(&["topics"][..]),
         Some("kafka-broker-api-versions") => Some(&["cluster", "api-versions"][..]),
         Some("kafka-configs") => Some(&["configs"][..]),
+        Some("kafka-consumer-groups") => Some(&["groups"][..]),
         _ => return (args, false),
     };
     args[0] = "sluice".into();
@@ -259,6 +263,11 @@ fn run() -> anyhow::Result<ExitCode> {
             let words: Vec<String> = std::env::args().skip(skip).collect();
             return Ok(ExitCode::from(
                 sluice::cli::configs::run(&args, &words) as u8
+            ));
+        }
+        Some(Command::Groups(args)) => {
+            return Ok(ExitCode::from(
+                sluice::cli::groups::run(&args, kafka_script) as u8,
             ));
         }
         Some(Command::Cluster(args)) => {

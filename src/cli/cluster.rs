@@ -29,7 +29,10 @@ pub enum ClusterCommand {
 #[derive(Args, Debug, Clone, Default)]
 pub struct ConnectArgs {
     /// REQUIRED: The server to connect to.
-    #[arg(long = "bootstrap-server", value_name = "server(s) to use for bootstrapping")]
+    #[arg(
+        long = "bootstrap-server",
+        value_name = "server(s) to use for bootstrapping"
+    )]
     pub bootstrap_server: Option<String>,
     /// A property file containing configs to be passed to Admin Client.
     #[arg(long = "command-config", value_name = "command config property file")]
@@ -208,7 +211,9 @@ mod tests {
     #[test]
     fn api_versions_print_as_kafkas_node_api_versions() {
         let text = versions_text(&[(0, 3, 13), (18, 0, 4), (46, 0, 0), (1000, 0, 1)]);
-        assert!(text.starts_with("(\n\tProduce(0): 3 to 13 [usable: 13],\n\tFetch(1): UNSUPPORTED,"));
+        assert!(
+            text.starts_with("(\n\tProduce(0): 3 to 13 [usable: 13],\n\tFetch(1): UNSUPPORTED,")
+        );
         assert!(text.contains("\tApiVersions(18): 0 to 4 [usable: 4],"));
         assert!(text.contains("\tListPartitionReassignments(46): 0 [usable: 0],"));
         assert!(text.ends_with("\tUNKNOWN(1000): 0 to 1\n)"));

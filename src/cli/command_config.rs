@@ -114,8 +114,7 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(missing.contains("jaas"), "{missing}");
-        let gssapi =
-            security_from(&props(&[("security.protocol", "SASL_PLAINTEXT")])).unwrap_err();
+        let gssapi = security_from(&props(&[("security.protocol", "SASL_PLAINTEXT")])).unwrap_err();
         assert!(gssapi.contains("GSSAPI"), "{gssapi}");
     }
 }

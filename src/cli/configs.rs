@@ -26,7 +26,9 @@ const ENTITY_TYPES: &[&str] = &[
 ];
 
 #[derive(Args, Debug, Clone, Default)]
-#[command(about = "Describe or change the configs of topics, brokers, groups (Kafka's kafka-configs)")]
+#[command(
+    about = "Describe or change the configs of topics, brokers, groups (Kafka's kafka-configs)"
+)]
 pub struct ConfigsArgs {
     #[command(flatten)]
     pub connect: ConnectArgs,
@@ -130,7 +132,12 @@ impl ConfigsArgs {
             (self.broker_defaults, "brokers"),
             (self.ip_defaults, "ips"),
         ];
-        types.extend(flags.iter().filter(|(on, _)| *on).map(|(_, t)| t.to_string()));
+        types.extend(
+            flags
+                .iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, t)| t.to_string()),
+        );
         types
     }
 
@@ -235,7 +242,9 @@ fn check(args: &ConfigsArgs) -> Result<(), Failure> {
         ));
     }
     if args.connect.bootstrap_server.is_none() && args.bootstrap_controller.is_none() {
-        return fail("Either --bootstrap-server or --bootstrap-controller must be specified.".into());
+        return fail(
+            "Either --bootstrap-server or --bootstrap-controller must be specified.".into(),
+        );
     }
     if let Some(bad) = types.iter().find(|t| !ENTITY_TYPES.contains(&t.as_str())) {
         return fail(format!(
@@ -312,7 +321,9 @@ fn check(args: &ConfigsArgs) -> Result<(), Failure> {
         if args.add_config.is_some() && args.add_config_file.is_some() {
             return fail("Only one of --add-config or --add-config-file must be specified".into());
         }
-        if args.add_config.is_none() && args.add_config_file.is_none() && args.delete_config.is_empty()
+        if args.add_config.is_none()
+            && args.add_config_file.is_none()
+            && args.delete_config.is_empty()
         {
             return fail("At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter".into());
         }
@@ -355,11 +366,7 @@ async fn execute(args: &ConfigsArgs) -> Result<(), Failure> {
             "org.apache.kafka.common.errors.UnsupportedVersionException: The node does not support DESCRIBE_CLIENT_QUOTAS (the {entity_type} entity type needs client quotas, which this tool does not handle yet)"
         )));
     };
-    let mut client = args
-        .connect
-        .connect()
-        .await
-        .map_err(Failure::Execution)?;
+    let mut client = args.connect.connect().await.map_err(Failure::Execution)?;
     if args.alter {
         alter(&mut client, args, entity_type, resource, &names[0]).await
     } else {
@@ -525,24 +532,31 @@ async fn alter(
     let mut set = Vec::new();
     if let Some(path) = &args.add_config_file {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            Failure::Execution(format!("java.nio.file.NoSuchFileException: {}: {e}", path.display()))
+            Failure::Execution(format!(
+                "java.nio.file.NoSuchFileException: {}: {e}",
+                path.display()
+            ))
         })?;
-        let props = crate::config::parse_properties(&text)
-            .map_err(|e| Failure::Message(e.to_string()))?;
+        let props =
+            crate::config::parse_properties(&text).map_err(|e| Failure::Message(e.to_string()))?;
         set.extend(props);
     }
     if let Some(text) = &args.add_config {
         set.extend(parse_add_config(text).map_err(Failure::Message)?);
     }
-    if let Some((bad, _)) = set
-        .iter()
-        .find(|(k, _)| !k.chars().all(|c| c.is_ascii_alphanumeric() || "$._-".contains(c)))
-    {
+    if let Some((bad, _)) = set.iter().find(|(k, _)| {
+        !k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "$._-".contains(c))
+    }) {
         return Err(Failure::Message(format!(
             "Invalid character found for config key: {bad}"
         )));
     }
-    let delete: Vec<String> = args.delete_config.iter().map(|k| k.trim().to_string()).collect();
+    let delete: Vec<String> = args
+        .delete_config
+        .iter()
+        .map(|k| k.trim().to_string())
+        .collect();
     if entity_type == "broker-loggers" {
         let loggers: Vec<String> = client
             .describe_configs(resource, name, false)
@@ -669,7 +683,10 @@ mod tests {
             describe: true,
             ..base.clone()
         };
-        assert_eq!(message(&describe), "At least one entity type must be specified");
+        assert_eq!(
+            message(&describe),
+            "At least one entity type must be specified"
+        );
         let topic = ConfigsArgs {
             topic: Some("t".into()),
             ..describe.clone()

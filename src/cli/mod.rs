@@ -21,6 +21,7 @@ pub mod cluster;
 pub mod command_config;
 pub mod configs;
 pub mod format;
+pub mod groups;
 pub mod kafka_apis;
 pub mod output;
 pub mod startup_topics;

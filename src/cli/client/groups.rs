@@ -115,7 +115,7 @@ impl AdminClient {
         Ok(node)
     }
 
-    /// Every group of every broker, sorted by id; `types` filters by group type (ListGroups v5).
+    /// Every group of every broker, in the order they answer; `types` filters by group type (ListGroups v5).
     pub async fn list_groups(&mut self, types: &[&str]) -> Result<Vec<GroupListing>, AdminError> {
         let brokers = self.brokers().await?;
         let mut out = Vec::new();
@@ -144,8 +144,9 @@ impl AdminClient {
                 group_type: g.group_type.to_string(),
             }));
         }
-        out.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-        out.dedup_by(|a, b| a.group_id == b.group_id);
+        // In the brokers' order, as Kafka's AdminClient gives them; a group once.
+        let mut seen = std::collections::BTreeSet::new();
+        out.retain(|g| seen.insert(g.group_id.clone()));
         Ok(out)
     }
 
@@ -158,6 +159,9 @@ impl AdminClient {
             .node_version(coordinator.id, ApiKey::ConsumerGroupDescribe, "")
             .await
             .is_ok();
+        // The message ConsumerGroupDescribe gave for a group it does not hold, which Kafka's
+        // AdminClient reports if DescribeGroups finds no group either.
+        let mut not_found_message = None;
         if consumer_describe {
             let request = ConsumerGroupDescribeRequest::default()
                 .with_group_ids(vec![GroupId(StrBytes::from_string(group.to_string()))]);
@@ -207,7 +211,7 @@ impl AdminClient {
                         });
                     }
                     // Not a KIP-848 group (or none): DescribeGroups says which.
-                    GROUP_ID_NOT_FOUND => {}
+                    GROUP_ID_NOT_FOUND => not_found_message = described.error_message,
                     code => return Err(kafka_error(code, described.error_message.as_ref())),
                 }
             }
@@ -228,12 +232,14 @@ impl AdminClient {
             .next()
             .ok_or_else(|| kafka_error(15, None))?;
         if described.error_code != 0 {
-            return Err(kafka_error(
-                described.error_code,
-                described.error_message.as_ref(),
-            ));
+            let message = match described.error_code {
+                69 => not_found_message.or(described.error_message),
+                _ => described.error_message,
+            };
+            return Err(kafka_error(described.error_code, message.as_ref()));
         }
-        let consumer = described.protocol_type.is_empty() || &*described.protocol_type == "consumer";
+        let consumer =
+            described.protocol_type.is_empty() || &*described.protocol_type == "consumer";
         let members = described
             .members
             .into_iter()
@@ -276,7 +282,12 @@ impl AdminClient {
                 .with_topics(None),
         ]);
         let response: OffsetFetchResponse = self
-            .call_node(coordinator.id, ApiKey::OffsetFetch, "OFFSET_FETCH", &request)
+            .call_node(
+                coordinator.id,
+                ApiKey::OffsetFetch,
+                "OFFSET_FETCH",
+                &request,
+            )
             .await?;
         let mut out = Vec::new();
         for fetched in response.groups {
@@ -340,7 +351,12 @@ impl AdminClient {
                     .collect(),
             );
         let response: OffsetCommitResponse = self
-            .call_node(coordinator.id, ApiKey::OffsetCommit, "OFFSET_COMMIT", &request)
+            .call_node(
+                coordinator.id,
+                ApiKey::OffsetCommit,
+                "OFFSET_COMMIT",
+                &request,
+            )
             .await?;
         for topic in response.topics {
             if let Some(failed) = topic.partitions.iter().find(|p| p.error_code != 0) {
@@ -368,7 +384,12 @@ impl AdminClient {
             let request = DeleteGroupsRequest::default()
                 .with_groups_names(vec![GroupId(StrBytes::from_string(group.clone()))]);
             let response: DeleteGroupsResponse = self
-                .call_node(coordinator.id, ApiKey::DeleteGroups, "DELETE_GROUPS", &request)
+                .call_node(
+                    coordinator.id,
+                    ApiKey::DeleteGroups,
+                    "DELETE_GROUPS",
+                    &request,
+                )
                 .await?;
             let code = response
                 .results

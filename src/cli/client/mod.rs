@@ -65,7 +65,7 @@ const OUR_VERSIONS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DescribeTopicPartitions, 0, 0),
     (ApiKey::FindCoordinator, 4, 6),
     (ApiKey::ListGroups, 4, 5),
-    (ApiKey::DescribeGroups, 1, 5),
+    (ApiKey::DescribeGroups, 1, 6),
     (ApiKey::ConsumerGroupDescribe, 0, 1),
     (ApiKey::OffsetFetch, 8, 9),
     (ApiKey::OffsetCommit, 2, 9),
@@ -123,8 +123,12 @@ pub fn default_message(code: i16) -> &'static str {
         6 => {
             "For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, this error indicates that the broker is not a replica of the topic partition."
         }
-        5 => "There is no leader for this topic-partition as we are in the middle of a leadership election.",
-        10 => "The request included a message larger than the max message size the server will accept.",
+        5 => {
+            "There is no leader for this topic-partition as we are in the middle of a leadership election."
+        }
+        10 => {
+            "The request included a message larger than the max message size the server will accept."
+        }
         14 => "The coordinator is loading and hence can't process requests.",
         15 => "The coordinator is not available.",
         16 => "This is not the correct coordinator.",
@@ -164,6 +168,34 @@ pub struct ClusterDescription {
     pub cluster_id: String,
     pub controller: Option<i32>,
     pub brokers: Vec<BrokerNode>,
+}
+
+/// The exception Kafka's Java client raises for an error code (`Errors.exception()`), as its
+/// tools print it in their messages.
+pub fn java_exception(code: i16) -> &'static str {
+    match code {
+        1 => "org.apache.kafka.common.errors.OffsetOutOfRangeException",
+        3 => "org.apache.kafka.common.errors.UnknownTopicOrPartitionException",
+        5 => "org.apache.kafka.common.errors.LeaderNotAvailableException",
+        6 => "org.apache.kafka.common.errors.NotLeaderOrFollowerException",
+        7 => "org.apache.kafka.common.errors.TimeoutException",
+        14 => "org.apache.kafka.common.errors.CoordinatorLoadInProgressException",
+        15 => "org.apache.kafka.common.errors.CoordinatorNotAvailableException",
+        16 => "org.apache.kafka.common.errors.NotCoordinatorException",
+        22 => "org.apache.kafka.common.errors.IllegalGenerationException",
+        24 => "org.apache.kafka.common.errors.InvalidGroupIdException",
+        25 => "org.apache.kafka.common.errors.UnknownMemberIdException",
+        27 => "org.apache.kafka.common.errors.RebalanceInProgressException",
+        29 => "org.apache.kafka.common.errors.TopicAuthorizationException",
+        30 => "org.apache.kafka.common.errors.GroupAuthorizationException",
+        31 => "org.apache.kafka.common.errors.ClusterAuthorizationException",
+        35 => "org.apache.kafka.common.errors.UnsupportedVersionException",
+        40 => "org.apache.kafka.common.errors.InvalidConfigurationException",
+        42 => "org.apache.kafka.common.errors.InvalidRequestException",
+        68 => "org.apache.kafka.common.errors.GroupNotEmptyException",
+        69 => "org.apache.kafka.common.errors.GroupIdNotFoundException",
+        _ => "org.apache.kafka.common.errors.UnknownServerException",
+    }
 }
 
 impl AdminClient {
@@ -261,7 +293,9 @@ impl AdminClient {
             let connection = Connection::open(&address, &self.security).await?;
             self.nodes.insert(node, connection);
         }
-        self.nodes.get_mut(&node).ok_or(AdminError::UnknownNode(node))
+        self.nodes
+            .get_mut(&node)
+            .ok_or(AdminError::UnknownNode(node))
     }
 
     /// The brokers Metadata lists, by id.

@@ -6,8 +6,8 @@ use kafka_protocol::messages::{
     ApiKey, CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest,
     CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse, DescribeConfigsRequest,
     DescribeConfigsResponse, DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse,
-    MetadataRequest, MetadataResponse, TopicName, create_partitions_request,
-    create_topics_request, describe_configs_request, describe_topic_partitions_request,
+    MetadataRequest, MetadataResponse, TopicName, create_partitions_request, create_topics_request,
+    describe_configs_request, describe_topic_partitions_request,
 };
 use kafka_protocol::protocol::StrBytes;
 
