@@ -52,6 +52,10 @@ enum Command {
     /// List, describe, delete consumer groups and reset their offsets: Kafka's
     /// `kafka-consumer-groups`.
     Groups(sluice::cli::groups::GroupsArgs),
+    /// Write lines of standard input to a topic: Kafka's `kafka-console-producer`.
+    Produce(sluice::cli::console_producer::ProduceArgs),
+    /// Print a topic's records: Kafka's `kafka-console-consumer`.
+    Consume(sluice::cli::console_consumer::ConsumeArgs),
     /// The cluster's brokers and the APIs they serve (`api-versions` is Kafka's
     /// `kafka-broker-api-versions`).
     Cluster(sluice::cli::cluster::ClusterArgs),
@@ -205,6 +209,8 @@ fn command_line() -> (Vec<std::ffi::OsString>, bool) {
         Some("kafka-broker-api-versions") => Some(&["cluster", "api-versions"][..]),
         Some("kafka-configs") => Some(&["configs"][..]),
         Some("kafka-consumer-groups") => Some(&["groups"][..]),
+        Some("kafka-console-producer") => Some(&["produce"][..]),
+        Some("kafka-console-consumer") => Some(&["consume"][..]),
         _ => return (args, false),
     };
     args[0] = "sluice".into();
@@ -268,6 +274,16 @@ fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Groups(args)) => {
             return Ok(ExitCode::from(
                 sluice::cli::groups::run(&args, kafka_script) as u8,
+            ));
+        }
+        Some(Command::Produce(args)) => {
+            return Ok(ExitCode::from(
+                sluice::cli::console_producer::run(&args) as u8
+            ));
+        }
+        Some(Command::Consume(args)) => {
+            return Ok(ExitCode::from(
+                sluice::cli::console_consumer::run(&args) as u8
             ));
         }
         Some(Command::Cluster(args)) => {

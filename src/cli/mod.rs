@@ -1,6 +1,7 @@
 //! Admin commands of the `sluice` binary beyond serving, with Kafka's flags and output where
 //! they stand for Kafka's tools: `format` (`kafka-storage format`), `topics` (`kafka-topics`),
-//! `configs` (`kafka-configs`), `groups` (`kafka-consumer-groups`), `cluster`
+//! `configs` (`kafka-configs`), `groups` (`kafka-consumer-groups`), `produce` and `consume`
+//! (`kafka-console-producer`, `kafka-console-consumer`), `cluster`
 //! (`kafka-broker-api-versions`), and the topics created at startup.
 //!
 //! | file | owns |
@@ -10,8 +11,10 @@
 //! | `command_config.rs` | `--command-config`: Kafka client properties to connection security |
 //! | `output.rs` | `--output` and the commands' runtime |
 //! | `topics.rs` | `sluice topics` (Kafka's `kafka-topics`) |
+//! | `console_producer.rs` | `sluice produce` (Kafka's `kafka-console-producer`) |
+//! | `console_consumer.rs` | `sluice consume` (Kafka's `kafka-console-consumer`) |
 //! | `configs.rs` | `sluice configs` (Kafka's `kafka-configs`) |
-//! | `groups.rs` | `sluice groups` (Kafka's `kafka-consumer-groups`) |
+//! | `groups/` | `sluice groups` (Kafka's `kafka-consumer-groups`): list, `describe.rs`, `reset.rs` |
 //! | `cluster.rs` | `sluice cluster` (Kafka's `kafka-broker-api-versions`) |
 //! | `kafka_apis.rs` | the Java client's API table `kafka-broker-api-versions` prints against |
 //! | `startup_topics.rs` | `--create-topic` specs and the `KAFKA_CREATE_TOPICS` list |
@@ -20,6 +23,8 @@ pub mod client;
 pub mod cluster;
 pub mod command_config;
 pub mod configs;
+pub mod console_consumer;
+pub mod console_producer;
 pub mod format;
 pub mod groups;
 pub mod kafka_apis;

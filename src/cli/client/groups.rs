@@ -323,6 +323,18 @@ impl AdminClient {
         group: &str,
         offsets: &[(String, i32, i64)],
     ) -> Result<(), AdminError> {
+        self.commit_offsets_as(group, None, offsets).await
+    }
+
+    /// Commits offsets for `group`, as `member` (its id and epoch) when given, else as an
+    /// admin.
+    pub async fn commit_offsets_as(
+        &mut self,
+        group: &str,
+        member: Option<(&str, i32)>,
+        offsets: &[(String, i32, i64)],
+    ) -> Result<(), AdminError> {
+        let (member_id, epoch) = member.unwrap_or(("", -1));
         let coordinator = self.find_coordinator(group).await?;
         let mut topics: BTreeMap<&str, Vec<offset_commit_request::OffsetCommitRequestPartition>> =
             BTreeMap::new();
@@ -337,8 +349,8 @@ impl AdminClient {
         }
         let request = OffsetCommitRequest::default()
             .with_group_id(GroupId(StrBytes::from_string(group.to_string())))
-            .with_generation_id_or_member_epoch(-1)
-            .with_member_id(StrBytes::default())
+            .with_generation_id_or_member_epoch(epoch)
+            .with_member_id(StrBytes::from_string(member_id.to_string()))
             .with_retention_time_ms(-1)
             .with_topics(
                 topics

@@ -16,11 +16,13 @@ use thiserror::Error;
 mod configs;
 mod groups;
 mod offsets;
+mod records;
 mod topics;
 
 pub use configs::{ConfigResourceType, DescribedConfig, Synonym, source_name};
 pub use groups::{CommittedOffset, GroupDescription, GroupListing, GroupMember, MemberAssignment};
 pub use offsets::OffsetSpec;
+pub use records::{FetchedPartition, FetchedRecord, Membership, TopicLayout};
 pub use topics::{
     ConfigEntry, DEFAULT_CONFIG_SOURCE, NewTopicRequest, PartitionInfo, TopicDescription,
     TopicListing,
@@ -67,6 +69,7 @@ const OUR_VERSIONS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ListGroups, 4, 5),
     (ApiKey::DescribeGroups, 1, 6),
     (ApiKey::ConsumerGroupDescribe, 0, 1),
+    (ApiKey::ConsumerGroupHeartbeat, 0, 1),
     (ApiKey::OffsetFetch, 8, 9),
     (ApiKey::OffsetCommit, 2, 9),
     (ApiKey::DeleteGroups, 0, 2),
