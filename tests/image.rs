@@ -389,6 +389,62 @@ fn testcontainers_go_starts_the_confluent_scripts() {
         "",
     );
     assert!(listed.status.success(), "{listed:?}");
+    // The console tools as compose health checks and init containers run them.
+    let produced = container.exec(
+        &[
+            "kafka-console-producer",
+            "--bootstrap-server",
+            "tc-go:9092",
+            "--topic",
+            "console",
+            "--property",
+            "parse.key=true",
+            "--property",
+            "key.separator=:",
+        ],
+        "k1:one\nk2:two\n",
+    );
+    assert!(produced.status.success(), "{produced:?}");
+    let consumed = container.exec(
+        &[
+            "kafka-console-consumer",
+            "--bootstrap-server",
+            "tc-go:9092",
+            "--topic",
+            "console",
+            "--from-beginning",
+            "--max-messages",
+            "2",
+            "--group",
+            "health",
+            "--property",
+            "print.key=true",
+        ],
+        "",
+    );
+    assert!(consumed.status.success(), "{consumed:?}");
+    let mut lines: Vec<String> = String::from_utf8_lossy(&consumed.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    assert_eq!(lines, ["k1\tone", "k2\ttwo"], "{consumed:?}");
+    let described = container.exec(
+        &[
+            "kafka-consumer-groups",
+            "--bootstrap-server",
+            "tc-go:9092",
+            "--describe",
+            "--group",
+            "health",
+        ],
+        "",
+    );
+    let text = String::from_utf8_lossy(&described.stdout);
+    assert!(
+        text.contains("CURRENT-OFFSET") && text.contains("health"),
+        "{described:?}"
+    );
     assert!(
         container.log_text().contains("rest.bootstrap.servers"),
         "a variable for another component is named, not refused:\n{}",

@@ -449,7 +449,7 @@ async fn consume(args: &ConsumeArgs, count: &mut i64) -> Result<(), String> {
                         positions.insert((topic.clone(), partition), record.offset + 1);
                     }
                     if let Some(next) = next
-                        && !max.is_some_and(|m| *count >= m)
+                        && max.is_none_or(|m| *count < m)
                     {
                         positions.insert((topic.clone(), partition), next);
                     }
@@ -608,7 +608,7 @@ async fn fetch_round(
     for ((leader, topic), offsets) in by_leader {
         let fetched = match client.fetch(leader, &topic, &offsets, wait).await {
             Ok(fetched) => fetched,
-            Err(AdminError::Kafka { code, message }) if code == 2 => {
+            Err(AdminError::Kafka { code: 2, message }) => {
                 return Err(format!("org.apache.kafka.common.KafkaException: {message}"));
             }
             Err(e) => return Err(e.to_string()),

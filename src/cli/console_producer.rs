@@ -358,7 +358,11 @@ async fn produce(args: &ProduceArgs) -> Result<(), String> {
         for line in lines {
             let line = line.map_err(|e| format!("cannot read standard input: {e}"))?;
             number += 1;
-            records.push(reader.read(&line, number)?);
+            records.push(
+                reader
+                    .read(&line, number)
+                    .map_err(|e| format!("org.apache.kafka.common.KafkaException: {e}"))?,
+            );
         }
         if layout.is_none() {
             layout = Some(
@@ -501,6 +505,6 @@ mod tests {
             murmur2(b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8"),
             -58897971
         );
-        assert_eq!(murmur2(&[b'a', b'b', b'c']), 479470107);
+        assert_eq!(murmur2(b"abc"), 479470107);
     }
 }
