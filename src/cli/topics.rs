@@ -9,6 +9,7 @@
 use super::client::{
     AdminClient, AdminError, ConfigEntry, DEFAULT_CONFIG_SOURCE, NewTopicRequest, PartitionInfo,
 };
+use super::output::Output;
 use crate::net::PeerSecurity;
 use clap::Args;
 use std::path::PathBuf;
@@ -94,6 +95,9 @@ pub struct TopicsArgs {
     /// With --describe: only partitions whose ISR equals min.insync.replicas.
     #[arg(long = "at-min-isr-partitions")]
     pub at_min_isr_partitions: bool,
+    /// How to print --list and --describe: `table` (Kafka's text) or `json`.
+    #[arg(long, value_enum, default_value_t = super::output::Output::Table)]
+    pub output: super::output::Output,
 }
 
 /// What went wrong: a usage error (printed with the command's usage) or a failed command.
@@ -205,7 +209,11 @@ fn execute(args: &TopicsArgs) -> Result<(), TopicsFailure> {
             create(&mut client, args).await
         } else if args.list {
             let topics = matching_topics(&mut client, args).await?;
-            println!("{}", topics.join("\n"));
+            if args.output == Output::Json {
+                println!("{}", serde_json::json!(topics));
+            } else {
+                println!("{}", topics.join("\n"));
+            }
             Ok(())
         } else if args.describe {
             describe(&mut client, args).await
@@ -386,6 +394,8 @@ async fn describe(client: &mut AdminClient, args: &TopicsArgs) -> Result<(), Top
         || args.at_min_isr_partitions;
     let describe_configs = !report_partitions;
     let describe_partitions = !args.topics_with_overrides;
+    let table = args.output == Output::Table;
+    let mut json = Vec::new();
     for mut topic in descriptions {
         let configs = client
             .describe_topic_configs(&topic.name)
@@ -395,12 +405,13 @@ async fn describe(client: &mut AdminClient, args: &TopicsArgs) -> Result<(), Top
         let Some(first) = topic.partitions.first() else {
             continue;
         };
+        let overridden: Vec<&ConfigEntry> = configs
+            .iter()
+            .filter(|c| c.source != DEFAULT_CONFIG_SOURCE)
+            .collect();
+        let mut shown_partitions = Vec::new();
         if describe_configs {
-            let overridden: Vec<&ConfigEntry> = configs
-                .iter()
-                .filter(|c| c.source != DEFAULT_CONFIG_SOURCE)
-                .collect();
-            if !args.topics_with_overrides || !overridden.is_empty() {
+            if table && (!args.topics_with_overrides || !overridden.is_empty()) {
                 print!("Topic: {}", topic.name);
                 if !topic.id.is_nil() {
                     print!("\tTopicId: {}", kafka_uuid(&topic.id));
@@ -414,15 +425,12 @@ async fn describe(client: &mut AdminClient, args: &TopicsArgs) -> Result<(), Top
                 println!("\tConfigs: {}", overridden.join(","));
             }
         }
-        if !describe_partitions {
-            continue;
-        }
         let min_isr = configs
             .iter()
             .find(|c| c.name == "min.insync.replicas")
             .and_then(|c| c.value.as_deref()?.parse::<usize>().ok())
             .unwrap_or(1);
-        for partition in &topic.partitions {
+        for partition in topic.partitions.iter().filter(|_| describe_partitions) {
             let shown = describe_configs
                 || (args.under_replicated_partitions
                     && partition.replicas.len() > partition.isr.len())
@@ -430,10 +438,37 @@ async fn describe(client: &mut AdminClient, args: &TopicsArgs) -> Result<(), Top
                 || (args.under_min_isr_partitions
                     && (partition.leader.is_none() || partition.isr.len() < min_isr))
                 || (args.at_min_isr_partitions && partition.isr.len() == min_isr);
-            if shown {
+            if shown && table {
                 println!("{}", partition_line(&topic.name, partition));
+            } else if shown {
+                shown_partitions.push(serde_json::json!({
+                    "partition": partition.partition, "leader": partition.leader,
+                    "replicas": partition.replicas, "isr": partition.isr,
+                    "elr": partition.elr, "last_known_elr": partition.last_known_elr,
+                }));
             }
         }
+        let listed = if args.topics_with_overrides {
+            !overridden.is_empty()
+        } else {
+            !shown_partitions.is_empty() || describe_configs
+        };
+        if !table && listed {
+            json.push(serde_json::json!({
+                "topic": topic.name,
+                "topic_id": kafka_uuid(&topic.id),
+                "partition_count": topic.partitions.len(),
+                "replication_factor": first.replicas.len(),
+                "configs": overridden
+                    .iter()
+                    .map(|c| (c.name.clone(), c.value.clone()))
+                    .collect::<std::collections::BTreeMap<_, _>>(),
+                "partitions": shown_partitions,
+            }));
+        }
+    }
+    if !table {
+        println!("{}", serde_json::Value::Array(json));
     }
     Ok(())
 }

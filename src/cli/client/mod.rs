@@ -1,8 +1,18 @@
-//! The admin commands' client: one connection to a bootstrap server through this broker's own
-//! client side ([`crate::net::PeerConnection`]), the versions to use agreed from ApiVersions as
-//! Kafka's AdminClient agrees them, and the few admin requests the commands make, answered as
-//! plain values. Errors carry the broker's error message, or Kafka's default text for the code
-//! when it sent none, as Kafka's tools print them.
+//! The admin commands' client: a connection to a bootstrap server and, opened when first
+//! needed, to the other nodes a request belongs to (a group's coordinator, a partition's
+//! leader), each through this broker's own client side ([`crate::net::PeerConnection`]), with
+//! the versions to use agreed from ApiVersions as Kafka's AdminClient agrees them. Answers come
+//! back as plain values; errors carry the broker's error message, or Kafka's default text for
+//! the code when it sent none, as Kafka's tools print them.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | connections, agreed versions, brokers, the cluster, error texts |
+//! | `topics.rs` | Metadata, DescribeTopicPartitions, CreateTopics, DeleteTopics, CreatePartitions |
+//! | `configs.rs` | DescribeConfigs with synonyms, IncrementalAlterConfigs |
+//! | `groups.rs` | FindCoordinator, ListGroups, DescribeGroups / ConsumerGroupDescribe, OffsetFetch, OffsetCommit, DeleteGroups |
+//! | `offsets.rs` | ListOffsets to each partition's leader |
+//! | `records.rs` | Produce, Fetch (batches decoded), ConsumerGroupHeartbeat |
 
 use crate::net::{PeerConnection, PeerSecurity, RequestError};
 use kafka_protocol::messages::{

@@ -9,6 +9,12 @@
 //! command itself fails, after `Error: ...` on standard output — what scripts written against
 //! Kafka's tool expect); as `sluice groups`, 1 whenever the command failed. Not built:
 //! `--delete-offsets`, `--from-file`, `--validate-regex`.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | the flags and Kafka's checks, `--list`, `--delete`, errors and exit codes |
+//! | `describe.rs` | `--describe`: offsets and lag, members, state |
+//! | `reset.rs` | `--reset-offsets`: partitions, new offsets by scenario, `--execute`, `--export` |
 
 use super::client::{AdminClient, AdminError, GroupListing, default_message, java_exception};
 use super::cluster::ConnectArgs;
