@@ -410,20 +410,18 @@ async fn describe(client: &mut AdminClient, args: &TopicsArgs) -> Result<(), Top
             .filter(|c| c.source != DEFAULT_CONFIG_SOURCE)
             .collect();
         let mut shown_partitions = Vec::new();
-        if describe_configs {
-            if table && (!args.topics_with_overrides || !overridden.is_empty()) {
-                print!("Topic: {}", topic.name);
-                if !topic.id.is_nil() {
-                    print!("\tTopicId: {}", kafka_uuid(&topic.id));
-                }
-                print!("\tPartitionCount: {}", topic.partitions.len());
-                print!("\tReplicationFactor: {}", first.replicas.len());
-                let overridden: Vec<String> = overridden
-                    .iter()
-                    .map(|c| format!("{}={}", c.name, c.value.as_deref().unwrap_or("null")))
-                    .collect();
-                println!("\tConfigs: {}", overridden.join(","));
+        if describe_configs && table && (!args.topics_with_overrides || !overridden.is_empty()) {
+            print!("Topic: {}", topic.name);
+            if !topic.id.is_nil() {
+                print!("\tTopicId: {}", kafka_uuid(&topic.id));
             }
+            print!("\tPartitionCount: {}", topic.partitions.len());
+            print!("\tReplicationFactor: {}", first.replicas.len());
+            let overridden: Vec<String> = overridden
+                .iter()
+                .map(|c| format!("{}={}", c.name, c.value.as_deref().unwrap_or("null")))
+                .collect();
+            println!("\tConfigs: {}", overridden.join(","));
         }
         let min_isr = configs
             .iter()
