@@ -49,7 +49,10 @@ pub struct ConsumeArgs {
     #[arg(long, value_name = "consumer group id")]
     pub group: Option<String>,
     /// The properties to initialize the message formatter (repeatable).
-    #[arg(long = "property", alias = "formatter-property", value_name = "prop")]
+    #[arg(long = "formatter-property", value_name = "prop")]
+    pub formatter_property: Vec<String>,
+    /// Deprecated (Kafka 4.4): --formatter-property.
+    #[arg(long = "property", value_name = "prop")]
     pub property: Vec<String>,
     /// Consumer properties (Kafka client names; group.id and the security ones are used).
     #[arg(
@@ -291,7 +294,15 @@ struct Member {
 }
 
 async fn consume(args: &ConsumeArgs, count: &mut i64) -> Result<(), String> {
-    let formatter = Formatter::from_properties(&properties(&args.property));
+    if !args.property.is_empty() {
+        // Kafka's tool says so on standard output.
+        println!(
+            "Option --property is deprecated and will be removed in a future version. Use --formatter-property instead."
+        );
+    }
+    let mut formatter_properties = properties(&args.property);
+    formatter_properties.extend(properties(&args.formatter_property));
+    let formatter = Formatter::from_properties(&formatter_properties);
     let security = super::console_producer::security_of(
         &args.connect,
         args.consumer_config.as_ref(),

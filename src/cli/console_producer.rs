@@ -12,7 +12,7 @@
 
 use super::client::{AdminClient, AdminError, java_exception};
 use super::cluster::ConnectArgs;
-use crate::record::{NewRecord, build_batch};
+use crate::record::{NewRecord, RecordHeader, build_batch_with_headers};
 use bytes::Bytes;
 use clap::Args;
 use std::collections::BTreeMap;
@@ -30,7 +30,10 @@ pub struct ProduceArgs {
     /// A mechanism to pass user-defined properties to the message reader: parse.key,
     /// key.separator, parse.headers, headers.delimiter, headers.separator,
     /// headers.key.separator, null.marker, ignore.error (repeatable).
-    #[arg(long = "property", alias = "reader-property", value_name = "prop")]
+    #[arg(long = "reader-property", value_name = "prop")]
+    pub reader_property: Vec<String>,
+    /// Deprecated (Kafka 4.4): --reader-property.
+    #[arg(long = "property", value_name = "prop")]
     pub property: Vec<String>,
     /// Producer properties (Kafka client names; the security ones are used) (repeatable).
     #[arg(
@@ -313,7 +316,15 @@ async fn produce(args: &ProduceArgs) -> Result<(), String> {
         .bootstrap_server
         .clone()
         .ok_or_else(|| "Missing required argument \"[bootstrap-server]\"".to_string())?;
-    let reader = LineReader::from_properties(&properties(&args.property)?)?;
+    if !args.property.is_empty() {
+        // Kafka's tool says so on standard output.
+        println!(
+            "Warning: --property is deprecated and will be removed in a future version. Use --reader-property instead."
+        );
+    }
+    let mut reader_properties = properties(&args.property)?;
+    reader_properties.extend(properties(&args.reader_property)?);
+    let reader = LineReader::from_properties(&reader_properties)?;
     let acks: i16 = match args.acks.trim() {
         "all" | "-1" => -1,
         "0" => 0,
@@ -441,7 +452,19 @@ fn batch_of(records: &[LineRecord]) -> Bytes {
             timestamp: now,
         })
         .collect();
-    build_batch(&new).freeze()
+    let headers: Vec<Vec<RecordHeader<'_>>> = records
+        .iter()
+        .map(|r| {
+            r.headers
+                .iter()
+                .map(|(key, value)| RecordHeader {
+                    key,
+                    value: value.as_deref(),
+                })
+                .collect()
+        })
+        .collect();
+    build_batch_with_headers(&new, &headers).freeze()
 }
 
 #[cfg(test)]

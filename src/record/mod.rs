@@ -539,10 +539,26 @@ pub struct NewRecord<'a> {
     pub timestamp: i64,
 }
 
+/// One header of a record to put in a batch.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordHeader<'a> {
+    pub key: &'a str,
+    pub value: Option<&'a [u8]>,
+}
+
 /// Builds an uncompressed, non-transactional v2 batch (base offset 0, producer id -1) for
 /// records the broker writes itself, such as coordinator state. Record timestamps are
 /// relative to the first record's.
 pub fn build_batch(records: &[NewRecord<'_>]) -> BytesMut {
+    build_batch_with_headers(records, &[])
+}
+
+/// [`build_batch`], record `i` carrying `headers[i]` (records past the end of `headers` carry
+/// none).
+pub fn build_batch_with_headers(
+    records: &[NewRecord<'_>],
+    headers: &[Vec<RecordHeader<'_>>],
+) -> BytesMut {
     use bytes::BufMut;
     let base_timestamp = records.first().map(|r| r.timestamp).unwrap_or(-1);
     let max_timestamp = records.iter().map(|r| r.timestamp).max().unwrap_or(-1);
@@ -561,7 +577,19 @@ pub fn build_batch(records: &[NewRecord<'_>]) -> BytesMut {
                 None => records::put_varint(&mut one, -1),
             }
         }
-        records::put_varint(&mut one, 0); // no headers
+        let record_headers = headers.get(i).map(Vec::as_slice).unwrap_or_default();
+        records::put_varint(&mut one, record_headers.len() as i32);
+        for header in record_headers {
+            records::put_varint(&mut one, header.key.len() as i32);
+            one.put_slice(header.key.as_bytes());
+            match header.value {
+                Some(value) => {
+                    records::put_varint(&mut one, value.len() as i32);
+                    one.put_slice(value);
+                }
+                None => records::put_varint(&mut one, -1),
+            }
+        }
         records::put_varint(&mut body, one.len() as i32);
         body.put_slice(&one);
     }

@@ -396,6 +396,37 @@ mod tests {
     }
 
     #[test]
+    fn headers_survive_a_built_batch() {
+        use crate::record::{RecordHeader, build_batch_with_headers};
+        let records = [NewRecord {
+            key: Some(b"k"),
+            value: None,
+            timestamp: 5,
+        }];
+        let headers = vec![vec![
+            RecordHeader {
+                key: "h1",
+                value: Some(b"a"),
+            },
+            RecordHeader {
+                key: "h2",
+                value: None,
+            },
+        ]];
+        let bytes = build_batch_with_headers(&records, &headers).freeze();
+        let mut fetched = FetchedPartition::default();
+        decode_batches(&bytes, 0, &mut fetched).unwrap();
+        assert_eq!(
+            fetched.records[0].headers,
+            vec![
+                ("h1".to_string(), Some(b"a".to_vec())),
+                ("h2".to_string(), None)
+            ]
+        );
+        assert_eq!(fetched.records[0].value, None);
+    }
+
+    #[test]
     fn corrupt_batches_are_errors_not_panics() {
         let mut bytes = build_batch(&[NewRecord {
             key: None,
