@@ -94,12 +94,11 @@ impl Formatter {
                 .get(name)
                 .map_or(default, |v| v.trim().eq_ignore_ascii_case("true"))
         };
-        // Kafka reads the separators with Java escapes (`\t`, `\n`) as typed in a shell.
+        // Taken as given, as Kafka's tool takes them (no escapes: a shell passes a tab as is).
         let bytes = |name: &str, default: &str| {
             props
                 .get(name)
-                .map(|v| unescape(v))
-                .unwrap_or_else(|| default.as_bytes().to_vec())
+                .map_or_else(|| default.as_bytes().to_vec(), |v| v.as_bytes().to_vec())
         };
         Self {
             timestamp: flag("print.timestamp", false),
@@ -176,26 +175,6 @@ impl Formatter {
             out.extend_from_slice(&self.line_separator);
         }
     }
-}
-
-/// Java string escapes in a separator property (`\t`, `\n`, `\r`, `\\`).
-fn unescape(text: &str) -> Vec<u8> {
-    let mut out = String::new();
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
-    }
-    out.into_bytes()
 }
 
 /// Runs the command; the exit code.
@@ -696,7 +675,8 @@ mod tests {
             print(&[("print.value", "false"), ("print.key", "true")]),
             "k\n"
         );
-        assert_eq!(print(&[("line.separator", "\\n\\n")]), "null\n\n");
+        assert_eq!(print(&[("line.separator", "\n\n")]), "null\n\n");
+        assert_eq!(print(&[("line.separator", "\\n")]), "null\\n");
     }
 
     #[test]

@@ -313,6 +313,12 @@ impl AdminClient {
 
     /// The brokers Metadata lists, by id.
     pub async fn brokers(&mut self) -> Result<Vec<BrokerNode>, AdminError> {
+        Ok(self.describe_cluster().await?.brokers)
+    }
+
+    /// The cluster id, the controller and the brokers (by id), from Metadata; the brokers'
+    /// addresses are kept for connecting to them.
+    pub async fn describe_cluster(&mut self) -> Result<ClusterDescription, AdminError> {
         let request = MetadataRequest::default()
             .with_topics(Some(Vec::new()))
             .with_allow_auto_topic_creation(false);
@@ -332,26 +338,6 @@ impl AdminClient {
             self.addresses
                 .insert(broker.id, format!("{}:{}", broker.host, broker.port));
         }
-        Ok(brokers)
-    }
-
-    /// The cluster id, the controller and the brokers, from Metadata.
-    pub async fn describe_cluster(&mut self) -> Result<ClusterDescription, AdminError> {
-        let request = MetadataRequest::default()
-            .with_topics(Some(Vec::new()))
-            .with_allow_auto_topic_creation(false);
-        let response: MetadataResponse = self.call(ApiKey::Metadata, "Metadata", &request).await?;
-        let mut brokers: Vec<BrokerNode> = response
-            .brokers
-            .iter()
-            .map(|b| BrokerNode {
-                id: b.node_id.0,
-                host: b.host.to_string(),
-                port: b.port,
-                rack: b.rack.as_ref().map(|r| r.to_string()),
-            })
-            .collect();
-        brokers.sort_by_key(|b| b.id);
         Ok(ClusterDescription {
             cluster_id: response
                 .cluster_id

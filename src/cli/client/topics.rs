@@ -4,10 +4,10 @@
 use super::{AdminClient, AdminError, REQUEST_TIMEOUT, kafka_error};
 use kafka_protocol::messages::{
     ApiKey, CreatePartitionsRequest, CreatePartitionsResponse, CreateTopicsRequest,
-    CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse, DescribeConfigsRequest,
-    DescribeConfigsResponse, DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse,
-    MetadataRequest, MetadataResponse, TopicName, create_partitions_request, create_topics_request,
-    describe_configs_request, describe_topic_partitions_request,
+    CreateTopicsResponse, DeleteTopicsRequest, DeleteTopicsResponse,
+    DescribeTopicPartitionsRequest, DescribeTopicPartitionsResponse, MetadataRequest,
+    MetadataResponse, TopicName, create_partitions_request, create_topics_request,
+    describe_topic_partitions_request,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -196,33 +196,15 @@ impl AdminClient {
         &mut self,
         topic: &str,
     ) -> Result<Vec<ConfigEntry>, AdminError> {
-        const TOPIC: i8 = 2;
-        let request = DescribeConfigsRequest::default().with_resources(vec![
-            describe_configs_request::DescribeConfigsResource::default()
-                .with_resource_type(TOPIC)
-                .with_resource_name(StrBytes::from_string(topic.to_string()))
-                // No key list: every config.
-                .with_configuration_keys(None),
-        ]);
-        let response: DescribeConfigsResponse = self
-            .call(ApiKey::DescribeConfigs, "DescribeConfigs", &request)
+        let configs = self
+            .describe_configs(super::ConfigResourceType::Topic, topic, false)
             .await?;
-        let Some(result) = response.results.into_iter().next() else {
-            return Ok(Vec::new());
-        };
-        if result.error_code != 0 {
-            return Err(kafka_error(
-                result.error_code,
-                result.error_message.as_ref(),
-            ));
-        }
-        Ok(result
-            .configs
+        Ok(configs
             .into_iter()
             .map(|c| ConfigEntry {
-                name: c.name.to_string(),
-                value: c.value.map(|v| v.to_string()),
-                source: c.config_source,
+                name: c.name,
+                value: c.value,
+                source: c.source,
             })
             .collect())
     }
