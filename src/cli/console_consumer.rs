@@ -262,6 +262,10 @@ fn properties(items: &[String]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// How long to wait before asking again about a partition that had no leader to fetch from
+/// (Kafka's `retry.backoff.ms` default).
+const RETRY_BACKOFF: Duration = Duration::from_millis(100);
+
 /// A KIP-848 membership kept alive between fetches.
 struct Member {
     group: String,
@@ -449,6 +453,9 @@ async fn consume(args: &ConsumeArgs, count: &mut i64) -> Result<(), String> {
                     positions.insert((topic.clone(), partition), offset);
                 }
                 Fetched::Retry => {
+                    // Kafka's retry.backoff.ms: a partition without a leader (or a topic
+                    // being deleted) is not asked for again at once.
+                    tokio::time::sleep(RETRY_BACKOFF).await;
                     if let Ok(layout) = client.topic_layout(&topic, false).await {
                         layouts.insert(topic.clone(), layout);
                     }
