@@ -25,7 +25,7 @@
 //! | [`broker`] | 7 | the node: open, start, shutdown; lifecycle with the controller, applying metadata, replication, administration |
 //! | [`api`] | 8 | one file per Kafka API, wire types <-> core; the dispatch table; authorization gates |
 //! | [`server`] | 9 | listeners, connections, framing, sessions (TLS, SASL), the controller listener |
-//! | [`cli`] | 9 | admin commands of the binary with Kafka's flags and output: `format` (kafka-storage), `topics`, `configs`, `groups`, `produce`, `consume`, `cluster` (kafka-topics, kafka-configs, kafka-consumer-groups, the console tools, kafka-broker-api-versions), their client, topics at startup |
+//! | [`cli`] | 9 | admin commands of the binary with Kafka's flags and output: `format` (kafka-storage), `topics`, `configs`, `groups`, `produce`, `consume`, `cluster`, `quorum` (kafka-topics, kafka-configs, kafka-consumer-groups, the console tools, kafka-broker-api-versions, kafka-metadata-quorum), their client, topics at startup |
 //!
 //! Only `api`, `server`, `net` (the client side of the protocol) and `cli`'s client see
 //! `kafka-protocol` types;

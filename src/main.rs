@@ -59,6 +59,8 @@ enum Command {
     /// The cluster's brokers and the APIs they serve (`api-versions` is Kafka's
     /// `kafka-broker-api-versions`).
     Cluster(sluice::cli::cluster::ClusterArgs),
+    /// The controller quorum's leader, epoch and replication: Kafka's `kafka-metadata-quorum`.
+    Quorum(sluice::cli::quorum::QuorumArgs),
     /// Print a new cluster id (Kafka's `kafka-storage random-uuid`).
     RandomUuid,
     /// Print, as a .properties file, the broker properties the environment sets by the Kafka
@@ -211,6 +213,7 @@ fn command_line() -> (Vec<std::ffi::OsString>, bool) {
         Some("kafka-consumer-groups") => Some(&["groups"][..]),
         Some("kafka-console-producer") => Some(&["produce"][..]),
         Some("kafka-console-consumer") => Some(&["consume"][..]),
+        Some("kafka-metadata-quorum") => Some(&["quorum"][..]),
         _ => return (args, false),
     };
     args[0] = "sluice".into();
@@ -288,6 +291,9 @@ fn run() -> anyhow::Result<ExitCode> {
         }
         Some(Command::Cluster(args)) => {
             return Ok(ExitCode::from(sluice::cli::cluster::run(&args) as u8));
+        }
+        Some(Command::Quorum(args)) => {
+            return Ok(ExitCode::from(sluice::cli::quorum::run(&args) as u8));
         }
         Some(Command::RandomUuid) => {
             println!("{}", sluice::metadata::generate_cluster_id());

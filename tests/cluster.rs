@@ -1,7 +1,8 @@
 //! Three combined broker+controller processes on loopback forming one cluster: the
 //! controller quorum over TCP, brokers registering with the active controller, topic
 //! administration forwarded to it, clients spread over every broker, and a new active
-//! controller after the old one is killed or cut off the network. (Replication itself is
+//! controller after the old one is killed or cut off the network; the quorum as
+//! `kafka-metadata-quorum` describes it from every node. (Replication itself is
 //! `replication.rs`.)
 
 #![allow(clippy::unwrap_used)]
@@ -238,4 +239,111 @@ fn an_active_controller_cut_off_the_network_steps_down_and_the_majority_goes_on(
     );
     assert_eq!(cluster.active_controller(), Some(new_active));
     cluster.assert_one_active_controller_per_term();
+}
+
+/// Runs `kafka-metadata-quorum` (the binary under Kafka's script name, as the image links it)
+/// against `bootstrap`; its exit code and standard output.
+fn metadata_quorum(bootstrap: &str, view: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("kafka-metadata-quorum");
+    std::os::unix::fs::symlink(common::broker_binary(), &script).unwrap();
+    let output = std::process::Command::new(&script)
+        .args(["--bootstrap-server", bootstrap, "describe", view])
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+/// The value of a `--status` line (`LeaderId:               2`).
+fn status_field(text: &str, field: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .map(|v| v.trim().to_string())
+}
+
+#[test]
+fn every_node_describes_the_quorum_as_its_leader_sees_it_and_a_new_leader_after_a_kill() {
+    let mut cluster = Cluster::start(3, &[]);
+    let active = cluster.active_controller().unwrap();
+    let leader_id = (active + 1).to_string();
+    // Asked of any node (the others forward to the leader), the same leader and voters; the
+    // followers are heard from within a few heartbeats.
+    for node in &cluster.nodes {
+        let mut replication = String::new();
+        assert!(
+            wait_until(Duration::from_secs(20), || {
+                let (code, text) = metadata_quorum(&node.bootstrap, "--replication");
+                replication = text;
+                code == 0
+                    && replication.lines().count() == 4
+                    && replication
+                        .lines()
+                        .skip(1)
+                        .all(|l| l.split('\t').nth(4).is_some_and(|t| t.trim() != "-1"))
+            }),
+            "{replication}"
+        );
+        let rows: Vec<Vec<&str>> = replication
+            .lines()
+            .skip(1)
+            .map(|l| l.split('\t').map(str::trim).collect())
+            .collect();
+        assert_eq!((rows[0][0], rows[0][6]), (leader_id.as_str(), "Leader"));
+        assert!(rows[1..].iter().all(|r| r[6] == "Follower"));
+        // Static voters have no directory id (Kafka prints the all-zero one).
+        assert!(rows.iter().all(|r| r[1] == "AAAAAAAAAAAAAAAAAAAAAA"));
+
+        let (code, status) = metadata_quorum(&node.bootstrap, "--status");
+        assert_eq!(code, 0, "{status}");
+        assert_eq!(status_field(&status, "LeaderId"), Some(leader_id.clone()));
+        let voters = status_field(&status, "CurrentVoters").unwrap();
+        for (i, port) in cluster.controller_ports().iter().enumerate() {
+            let voter = format!(
+                "{{\"id\": {}, \"endpoints\": [\"CONTROLLER://127.0.0.1:{port}\"]}}",
+                i + 1
+            );
+            assert!(voters.contains(&voter), "{voter} not in {voters}");
+        }
+        assert_eq!(status_field(&status, "CurrentObservers").unwrap(), "[]");
+        let high_watermark: i64 = status_field(&status, "HighWatermark")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(high_watermark > 0, "{status}");
+    }
+    let (_, before) = metadata_quorum(&cluster.nodes[active].bootstrap, "--status");
+    let epoch_before: i64 = status_field(&before, "LeaderEpoch")
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    cluster.nodes[active].kill9();
+    let survivor = (active + 1) % 3;
+    let mut status = String::new();
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            let (code, text) = metadata_quorum(&cluster.nodes[survivor].bootstrap, "--status");
+            status = text;
+            code == 0
+                && status_field(&status, "LeaderId").is_some_and(|l| l != leader_id)
+                && status_field(&status, "LeaderEpoch")
+                    .and_then(|e| e.parse::<i64>().ok())
+                    .is_some_and(|e| e > epoch_before)
+        }),
+        "{status}"
+    );
+    // The killed voter is still a voter; the leader has not heard from it in its term.
+    let (_, replication) = metadata_quorum(&cluster.nodes[survivor].bootstrap, "--replication");
+    let killed = replication
+        .lines()
+        .find(|l| l.split('\t').next().map(str::trim) == Some(&(active + 1).to_string()))
+        .unwrap();
+    assert_eq!(
+        killed.split('\t').nth(4).map(str::trim),
+        Some("-1"),
+        "{replication}"
+    );
 }

@@ -132,6 +132,7 @@ api_table! {
     CreatePartitions => create_partitions, m::CreatePartitionsRequest, create_partitions,
     IncrementalAlterConfigs => incremental_alter_configs, m::IncrementalAlterConfigsRequest, incremental_alter_configs,
     DescribeCluster => describe_cluster, m::DescribeClusterRequest, describe_cluster,
+    DescribeQuorum => describe_quorum, m::DescribeQuorumRequest, describe_quorum,
     FindCoordinator => find_coordinator, m::FindCoordinatorRequest, find_coordinator,
     JoinGroup => join_group, m::JoinGroupRequest, join_group,
     SyncGroup => sync_group, m::SyncGroupRequest, sync_group,
@@ -195,6 +196,7 @@ api_table! {
     AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest, forwarded,
     CreateAcls => create_acls, m::CreateAclsRequest, forwarded,
     DeleteAcls => delete_acls, m::DeleteAclsRequest, forwarded,
+    DescribeQuorum => describe_quorum, m::DescribeQuorumRequest, describe_quorum,
 }
 
 /// `into_frame` as a function: its trait bound is checked once the response type is known

@@ -4,7 +4,7 @@
 //! administration (KRaft forwards it to the controller too) is built here.
 
 use super::{
-    allocate_producer_ids, alter_partition, broker_heartbeat, broker_registration,
+    allocate_producer_ids, alter_partition, broker_heartbeat, broker_registration, describe_quorum,
     unregister_broker, wire_str,
 };
 use crate::broker::ControllerForwarder;
@@ -41,6 +41,7 @@ const ELECT_LEADERS_VERSION: i16 = 2;
 const REGISTRATION_VERSION: i16 = 4;
 const HEARTBEAT_VERSION: i16 = 1;
 const ALTER_PARTITION_VERSION: i16 = 3;
+const DESCRIBE_QUORUM_VERSION: i16 = 2;
 
 /// A failed exchange: the node may have died or stopped leading; the caller finds the
 /// active controller again and retries.
@@ -142,6 +143,18 @@ pub async fn forward(
     timeout: Duration,
 ) -> Result<ControllerReply, Error> {
     match op {
+        ControllerOp::DescribeQuorum => {
+            let request = describe_quorum::request_for();
+            let response = exchange(
+                connection,
+                ApiKey::DescribeQuorum,
+                DESCRIBE_QUORUM_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
+            describe_quorum::reply_from(response)
+        }
         ControllerOp::RegisterBroker(registration) => {
             let request = broker_registration::request_for(registration);
             let response = exchange(

@@ -762,6 +762,11 @@ fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
         ApiKey::CreateAcls => encode(&CreateAclsRequest::default(), v, "create_acls"),
         ApiKey::DescribeAcls => encode(&DescribeAclsRequest::default(), v, "describe_acls"),
         ApiKey::DeleteAcls => encode(&DeleteAclsRequest::default(), v, "delete_acls"),
+        ApiKey::DescribeQuorum => encode(
+            &crate::api::describe_quorum::request_for(),
+            v,
+            "describe_quorum",
+        ),
         other => panic!("no test request for {other:?}: add one when adding the API"),
     }
 }
@@ -885,7 +890,8 @@ async fn the_controller_table_refuses_a_principal_that_is_no_node() {
                     | ApiKey::BrokerHeartbeat
                     | ApiKey::UnregisterBroker
                     | ApiKey::AlterPartition
-                    | ApiKey::AllocateProducerIds,
+                    | ApiKey::AllocateProducerIds
+                    | ApiKey::DescribeQuorum,
                     Ok(Some(frame)),
                 ) => {
                     let bytes = frame.into_bytes().unwrap();

@@ -2,7 +2,8 @@
 //! they stand for Kafka's tools: `format` (`kafka-storage format`), `topics` (`kafka-topics`),
 //! `configs` (`kafka-configs`), `groups` (`kafka-consumer-groups`), `produce` and `consume`
 //! (`kafka-console-producer`, `kafka-console-consumer`), `cluster`
-//! (`kafka-broker-api-versions`), and the topics created at startup.
+//! (`kafka-broker-api-versions`), `quorum` (`kafka-metadata-quorum`), and the topics created
+//! at startup.
 //!
 //! | file | owns |
 //! |---|---|
@@ -16,6 +17,7 @@
 //! | `configs.rs` | `sluice configs` (Kafka's `kafka-configs`) |
 //! | `groups/` | `sluice groups` (Kafka's `kafka-consumer-groups`): list, `describe.rs`, `reset.rs` |
 //! | `cluster.rs` | `sluice cluster` (Kafka's `kafka-broker-api-versions`) |
+//! | `quorum.rs` | `sluice quorum` (Kafka's `kafka-metadata-quorum`) |
 //! | `kafka_apis.rs` | the Java client's API table `kafka-broker-api-versions` prints against |
 //! | `startup_topics.rs` | `--create-topic` specs and the `KAFKA_CREATE_TOPICS` list |
 
@@ -29,5 +31,6 @@ pub mod format;
 pub mod groups;
 pub mod kafka_apis;
 pub mod output;
+pub mod quorum;
 pub mod startup_topics;
 pub mod topics;

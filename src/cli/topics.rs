@@ -492,7 +492,7 @@ fn partition_line(topic: &str, partition: &PartitionInfo) -> String {
 }
 
 /// A topic id as Kafka prints a `Uuid`: URL-safe base64 of its 16 bytes, no padding.
-fn kafka_uuid(id: &uuid::Uuid) -> String {
+pub(crate) fn kafka_uuid(id: &uuid::Uuid) -> String {
     use base64::Engine;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_bytes())
 }

@@ -8,11 +8,13 @@
 //! | `control/` | the active controller's decisions |
 //! | `metadata_log.rs` | the `__cluster_metadata` log as raft-rs storage |
 //! | `quorum.rs` | one voter: raft-rs over the metadata log |
+//! | `quorum_view.rs` | the quorum as its leader describes it (DescribeQuorum) |
 //! | `service.rs` | the controller's event loop and its handle |
 //! | `transport.rs` | Raft messages between voters |
 
 pub mod control;
 pub mod metadata_log;
 pub mod quorum;
+pub mod quorum_view;
 pub mod service;
 pub mod transport;

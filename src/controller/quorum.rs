@@ -11,11 +11,12 @@
 //! `controller.quorum.voters` (no membership changes).
 
 use super::metadata_log::{MetadataLog, MetadataLogError};
+use super::quorum_view::{FollowerClock, QuorumDescription};
 use crate::config::LogConfig;
 use crate::metadata::image::{ApplyError, MetadataImage};
 use crate::metadata::records::{MetadataRecord, RecordDecodeError, decode_batch, encode_batch};
 use protobuf::Message as _;
-use raft::prelude::{Entry, Message, Snapshot};
+use raft::prelude::{Entry, Message, MessageType, Snapshot};
 use raft::{RawNode, StateRole};
 use std::path::Path;
 
@@ -111,6 +112,8 @@ pub struct Quorum {
     unpersisted: Option<Unpersisted>,
     /// A commit index not written yet (the write failed for want of space or descriptors).
     commit_to_write: Option<u64>,
+    /// When, as leader, this voter last heard from each follower.
+    followers: FollowerClock,
 }
 
 /// A Ready taken from raft-rs and not yet persisted, with what was done with it already.
@@ -228,6 +231,7 @@ impl Quorum {
             snapshot_after_entries: settings.snapshot_after_entries.max(1),
             unpersisted: None,
             commit_to_write: None,
+            followers: FollowerClock::default(),
         })
     }
 
@@ -275,10 +279,49 @@ impl Quorum {
         self.raw.tick();
     }
 
-    /// Takes a message from a peer. Messages from voters this quorum does not have, or
-    /// meant for another node, are dropped by raft-rs with an error.
-    pub fn step(&mut self, message: Message) -> Result<(), QuorumError> {
-        Ok(self.raw.step(message)?)
+    /// Takes a message from a peer, received at `now_ms`. Messages from voters this quorum
+    /// does not have, or meant for another node, are dropped by raft-rs with an error.
+    pub fn step(&mut self, message: Message, now_ms: i64) -> Result<(), QuorumError> {
+        let from = message.from;
+        let answers_leader = matches!(
+            message.get_msg_type(),
+            MessageType::MsgAppendResponse | MessageType::MsgHeartbeatResponse
+        );
+        self.raw.step(message)?;
+        if answers_leader && self.is_leader() {
+            let leader_end = self.raw.raft.raft_log.last_index();
+            if let Some(progress) = self.raw.raft.prs().get(from) {
+                let matched = progress.matched;
+                let term = self.term();
+                self.followers
+                    .heard_from(term, node_of(from), matched, leader_end, now_ms);
+            }
+        }
+        Ok(())
+    }
+
+    /// The quorum as DescribeQuorum reports it, when this voter leads it.
+    pub fn describe(&self, now_ms: i64) -> Option<QuorumDescription> {
+        if !self.is_leader() {
+            return None;
+        }
+        let raft = &self.raw.raft;
+        // No learners: the voters are fixed, so every tracked node is one.
+        let voters: Vec<u64> = raft.prs().iter().map(|(id, _)| node_of(*id)).collect();
+        let matched = |node: u64| raft.prs().get(raft_id(node)).map(|p| p.matched);
+        Some(QuorumDescription {
+            leader: self.node_id(),
+            leader_epoch: self.term(),
+            high_watermark: raft.raft_log.committed,
+            voters: self.followers.describe(
+                self.term(),
+                self.node_id(),
+                &voters,
+                matched,
+                raft.raft_log.last_index(),
+                now_ms,
+            ),
+        })
     }
 
     /// Proposes one entry holding `records`; returns its index. It is committed when it
@@ -525,7 +568,7 @@ mod tests {
                     // Through the wire encoding, as the network would carry it.
                     let bytes = encode_message(&message).unwrap();
                     if let Some(node) = self.nodes.get_mut(&node_of(message.to)) {
-                        node.step(decode_message(&bytes).unwrap()).unwrap();
+                        node.step(decode_message(&bytes).unwrap(), 0).unwrap();
                     }
                 }
             }

@@ -84,6 +84,8 @@ pub enum ControllerOp {
         topics: Vec<ImportedTopic>,
         next_producer_id: i64,
     },
+    /// The quorum's state, answered at once by its leader (nothing is proposed).
+    DescribeQuorum,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,6 +109,7 @@ pub enum ControllerReply {
     },
     /// The ACLs each DeleteAcls filter removed, in filter order.
     AclsDeleted(Vec<Vec<crate::metadata::acl::AclBinding>>),
+    Quorum(super::quorum_view::QuorumDescription),
     Done,
 }
 
@@ -296,7 +299,7 @@ impl Loop {
                 match event {
                     Event::Command(op, answer) => self.command(op, answer),
                     Event::Raft(message) => {
-                        if let Err(e) = self.quorum.step(message) {
+                        if let Err(e) = self.quorum.step(message, now_ms()) {
                             tracing::debug!(error = %e, "dropped a raft message");
                         }
                     }
@@ -463,6 +466,13 @@ impl Loop {
     ) {
         let now = now_ms();
         let decided = match op {
+            // The leader's view, even before it is the active controller (Kafka's raft
+            // layer answers as soon as it leads); index 0 has it answered at once.
+            ControllerOp::DescribeQuorum => self
+                .quorum
+                .describe(now)
+                .map(|quorum| (0, ControllerReply::Quorum(quorum)))
+                .ok_or(Error::NotController),
             ControllerOp::RegisterBroker(request) => self
                 .decide(|c, o| c.register_broker(o, request, now))
                 .map(|(i, epoch)| (i, ControllerReply::BrokerEpoch(epoch))),

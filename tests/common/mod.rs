@@ -484,6 +484,11 @@ impl Cluster {
         self.nodes[i] = node;
     }
 
+    /// Each node's controller listener port (the quorum's voters' addresses).
+    pub fn controller_ports(&self) -> &[u16] {
+        &self.controller_ports
+    }
+
     /// Every node's client address, for `bootstrap.servers` (through the proxies when the
     /// network is proxied).
     pub fn bootstrap(&self) -> String {

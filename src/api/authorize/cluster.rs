@@ -262,6 +262,13 @@ macro_rules! node_gate {
 }
 
 node_gate!(
+    describe_quorum,
+    DescribeQuorumRequest,
+    DescribeQuorumResponse,
+    AclOperation::Describe
+);
+
+node_gate!(
     broker_registration,
     BrokerRegistrationRequest,
     BrokerRegistrationResponse,

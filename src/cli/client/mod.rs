@@ -12,6 +12,7 @@
 //! | `configs.rs` | DescribeConfigs with synonyms, IncrementalAlterConfigs |
 //! | `groups.rs` | FindCoordinator, ListGroups, DescribeGroups / ConsumerGroupDescribe, OffsetFetch, OffsetCommit, DeleteGroups |
 //! | `offsets.rs` | ListOffsets to each partition's leader |
+//! | `quorum.rs` | DescribeQuorum |
 //! | `records.rs` | Produce, Fetch (batches decoded), ConsumerGroupHeartbeat |
 
 use crate::net::{PeerConnection, PeerSecurity, RequestError};
@@ -26,12 +27,14 @@ use thiserror::Error;
 mod configs;
 mod groups;
 mod offsets;
+mod quorum;
 mod records;
 mod topics;
 
 pub use configs::{ConfigResourceType, DescribedConfig, Synonym, source_name};
 pub use groups::{CommittedOffset, GroupDescription, GroupListing, GroupMember, MemberAssignment};
 pub use offsets::OffsetSpec;
+pub use quorum::{QuorumEndpoint, QuorumInfo, QuorumReplica};
 pub use records::{FetchedPartition, FetchedRecord, Membership, TopicLayout};
 pub use topics::{
     ConfigEntry, DEFAULT_CONFIG_SOURCE, NewTopicRequest, PartitionInfo, TopicDescription,
@@ -85,6 +88,7 @@ const OUR_VERSIONS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::ListOffsets, 1, 8),
     (ApiKey::DescribeCluster, 0, 1),
+    (ApiKey::DescribeQuorum, 0, 2),
     (ApiKey::Produce, 3, 11),
     (ApiKey::Fetch, 4, 12),
 ];
