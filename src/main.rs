@@ -63,6 +63,12 @@ enum Command {
     Quorum(sluice::cli::quorum::QuorumArgs),
     /// Print a new cluster id (Kafka's `kafka-storage random-uuid`).
     RandomUuid,
+    /// What the log directory holds: its cluster id, node id and directory id (Kafka's
+    /// `kafka-storage info`), or what is wrong with it (exit 1).
+    StorageInfo {
+        #[command(flatten)]
+        config: ServeArgs,
+    },
     /// Print, as a .properties file, the broker properties the environment sets by the Kafka
     /// images' conventions (`KAFKA_*` and `CLUSTER_ID`, or Bitnami's `KAFKA_CFG_*` and
     /// `KAFKA_KRAFT_CLUSTER_ID`; `SLUICE_*` over both): the image's start scripts render the
@@ -206,7 +212,13 @@ fn command_line() -> (Vec<std::ffi::OsString>, bool) {
         .and_then(|n| n.to_str())
         .map(|n| n.trim_end_matches(".sh").to_string());
     let subcommand = match invoked_as.as_deref() {
-        Some("kafka-storage") => None,
+        Some("kafka-storage") => {
+            // Its `info` is our `storage-info`; its other subcommands are ours by name.
+            if args.get(1).is_some_and(|a| a == "info") {
+                args[1] = "storage-info".into();
+            }
+            None
+        }
         Some("kafka-topics") => Some(&["topics"][..]),
         Some("kafka-broker-api-versions") => Some(&["cluster", "api-versions"][..]),
         Some("kafka-configs") => Some(&["configs"][..]),
@@ -243,25 +255,54 @@ fn run() -> anyhow::Result<ExitCode> {
             cluster_id,
             add_scram,
             ignore_formatted,
-            standalone: _,
+            standalone,
         }) => {
+            // kafka-storage requires both; `sluice format` generates an id and runs without a
+            // file.
+            if kafka_script && (config.config.is_none() || cluster_id.is_none()) {
+                let missing = if config.config.is_none() {
+                    "--config/-c"
+                } else {
+                    "--cluster-id/-t"
+                };
+                eprintln!("kafka-storage: error: argument {missing} is required");
+                return Ok(ExitCode::from(1));
+            }
             let config = load_config(&config)?;
+            if standalone && !config.cluster.voters.is_empty() {
+                eprintln!(
+                    "You cannot specify controller.quorum.voters and format the node with --initial-controllers or --standalone. If you want to use dynamic quorum, please remove controller.quorum.voters and specify controller.quorum.bootstrap.servers instead."
+                );
+                return Ok(ExitCode::from(1));
+            }
             let request = sluice::cli::format::FormatRequest {
                 cluster_id,
                 add_scram,
                 ignore_formatted,
             };
-            match sluice::cli::format::format(&config, &request)? {
-                sluice::cli::format::Formatted::New { cluster_id, users } => println!(
-                    "Formatted {} with cluster id {cluster_id} and {users} SCRAM credential(s).",
-                    config.log_dir.display()
-                ),
-                sluice::cli::format::Formatted::AlreadyFormatted => println!(
-                    "{} is already formatted; left as it is.",
-                    config.log_dir.display()
-                ),
+            // Kafka's lines, and its messages for what it refuses (standard error, exit 1).
+            match sluice::cli::format::format(&config, &request) {
+                Ok(formatted) => {
+                    for line in formatted.kafka_lines(&config) {
+                        println!("{line}");
+                    }
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    return Ok(ExitCode::from(1));
+                }
             }
-            return Ok(ExitCode::SUCCESS);
+        }
+        Some(Command::StorageInfo { config }) => {
+            let config = load_config(&config)?;
+            let (text, healthy) = sluice::cli::format::info(&config);
+            print!("{text}");
+            return Ok(if healthy {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            });
         }
         Some(Command::Topics(args)) => {
             return Ok(ExitCode::from(sluice::cli::topics::run(&args) as u8));

@@ -1,12 +1,14 @@
-//! `sluice format`: what Kafka's `kafka-storage format` does for a node's log directory —
-//! `meta.properties` with the cluster id (given with `--cluster-id`, else generated), and the
-//! records the cluster starts with: `--add-scram 'SCRAM-SHA-256=[name=alice,password=...]'`
-//! users, parsed as Kafka's `ScramParser` does (`name`; `password`, or `salt` and
-//! `saltedpassword` in base64; `iterations`, 4096 by default). A directory formatted already
-//! is refused unless `--ignore-formatted`, as Kafka's.
+//! `sluice format` and `sluice storage-info`: what Kafka's `kafka-storage format` and
+//! `kafka-storage info` do for a node's log directory — `meta.properties` with the cluster id
+//! (given with `--cluster-id`, else generated) and a directory id, and the records the cluster
+//! starts with: `--add-scram 'SCRAM-SHA-256=[name=alice,password=...]'` users, parsed as
+//! Kafka's `ScramParser` does, with its messages. A directory formatted already is refused
+//! unless `--ignore-formatted`, as Kafka's. Both print Kafka's lines (its `Formatter` and
+//! `StorageTool`), with our feature levels where Kafka prints its own.
 
 use crate::auth::scram::{MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential, ScramMechanism};
 use crate::config::BrokerConfig;
+use crate::metadata::features::{FEATURES, METADATA_VERSION_NAME};
 use crate::metadata::records::{MetadataRecord, ScramCredentialRecord};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -15,11 +17,14 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum FormatError {
-    #[error("--add-scram: {0}")]
+    /// An `--add-scram` argument Kafka's `ScramParser` refuses, in its words.
+    #[error("{0}")]
     Scram(String),
-    #[error("{0} is already formatted (use --ignore-formatted to leave it as it is)")]
+    #[error(
+        "Log directory {0} is already formatted. Use --ignore-formatted to ignore this directory and format the others."
+    )]
     AlreadyFormatted(String),
-    #[error("cannot write {path}: {reason}")]
+    #[error("Error while writing meta.properties file {path}: {reason}")]
     Write { path: String, reason: String },
 }
 
@@ -34,8 +39,76 @@ pub struct FormatRequest {
 /// What was done.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Formatted {
-    New { cluster_id: String, users: usize },
+    /// The directory was formatted with this cluster id; `records` are the SCRAM users the
+    /// cluster starts with.
+    New {
+        cluster_id: String,
+        records: Vec<MetadataRecord>,
+    },
     AlreadyFormatted,
+}
+
+impl Formatted {
+    /// What Kafka's `kafka-storage format` prints for the same outcome (its `Formatter`): the
+    /// bootstrap metadata (our feature levels, then the credentials) and the directory
+    /// formatted, or that every directory was formatted already.
+    pub fn kafka_lines(&self, config: &BrokerConfig) -> Vec<String> {
+        let Formatted::New { records, .. } = self else {
+            return vec!["All of the log directories are already formatted.".into()];
+        };
+        let metadata_version = FEATURES
+            .iter()
+            .find(|f| f.name == "metadata.version")
+            .map_or(0, |f| f.finalized);
+        // Kafka's order: metadata.version first, then the other features by name.
+        let mut features: Vec<_> = FEATURES
+            .iter()
+            .filter(|f| f.name != "metadata.version")
+            .collect();
+        features.sort_by_key(|f| f.name);
+        let feature_text = |name: &str, level: i16| {
+            format!(
+                "ApiMessageAndVersion(FeatureLevelRecord(name='{name}', featureLevel={level}) at version 0)"
+            )
+        };
+        let mut listed = vec![feature_text("metadata.version", metadata_version)];
+        listed.extend(features.iter().map(|f| feature_text(f.name, f.finalized)));
+        listed.extend(records.iter().filter_map(scram_record_text));
+        vec![
+            format!(
+                "Bootstrap metadata: BootstrapMetadata(records=[{}], metadataVersionLevel={metadata_version}, source=format command)",
+                listed.join(", ")
+            ),
+            format!(
+                "Formatting metadata directory {} with metadata.version {METADATA_VERSION_NAME}.",
+                config.log_dir.display()
+            ),
+        ]
+    }
+}
+
+/// A credential record as Kafka's generated `UserScramCredentialRecord.toString` prints it
+/// (byte arrays as Java's `Arrays.toString` of signed bytes).
+fn scram_record_text(record: &MetadataRecord) -> Option<String> {
+    let MetadataRecord::UserScramCredential {
+        name,
+        mechanism,
+        credential,
+    } = record
+    else {
+        return None;
+    };
+    let bytes = |b: &[u8]| {
+        let signed: Vec<String> = b.iter().map(|x| (*x as i8).to_string()).collect();
+        format!("[{}]", signed.join(", "))
+    };
+    Some(format!(
+        "ApiMessageAndVersion(UserScramCredentialRecord(name='{name}', mechanism={mechanism}, salt={}, storedKey={}, serverKey={}, iterations={}) at version 0)",
+        bytes(&credential.salt),
+        bytes(&credential.stored_key),
+        bytes(&credential.server_key),
+        credential.iterations
+    ))
 }
 
 pub fn format(config: &BrokerConfig, request: &FormatRequest) -> Result<Formatted, FormatError> {
@@ -67,84 +140,118 @@ pub fn format(config: &BrokerConfig, request: &FormatRequest) -> Result<Formatte
     crate::metadata::write_meta(dir, config.node_id, &cluster_id).map_err(write_error)?;
     Ok(Formatted::New {
         cluster_id,
-        users: records.len(),
+        records,
     })
 }
 
-/// One `--add-scram` argument as the credential record it creates.
+/// One `--add-scram` argument as the credential record it creates: Kafka's `ScramParser`,
+/// its checks in its order and its messages (`MECHANISM=[name=...,password=...]`, or `salt`
+/// and `saltedpassword` in base64; `iterations`, 4096 by default; values may be quoted).
 pub fn scram_record(argument: &str) -> Result<MetadataRecord, FormatError> {
     let fail = |reason: String| FormatError::Scram(reason);
     let argument = argument.trim();
-    let (mechanism, config) = argument
-        .split_once('=')
-        .ok_or_else(|| fail("expected MECHANISM=[name=...,password=...]".into()))?;
-    let mechanism = ScramMechanism::from_name(mechanism)
-        .ok_or_else(|| fail(format!("the mechanism {mechanism} is not supported")))?;
+    let (mechanism_name, config) = argument.split_once('=').ok_or_else(|| {
+        fail(format!(
+            "Failed to find equals sign in SCRAM argument '{argument}'"
+        ))
+    })?;
+    let mechanism = ScramMechanism::from_name(mechanism_name).ok_or_else(|| {
+        fail(format!(
+            "The add-scram mechanism {mechanism_name} is not supported."
+        ))
+    })?;
     let inner = config
         .strip_prefix('[')
-        .and_then(|c| c.strip_suffix(']'))
-        .ok_or_else(|| fail("the configuration must be enclosed in [ ]".into()))?;
+        .ok_or_else(|| fail("Expected configuration string to start with [".into()))?
+        .strip_suffix(']')
+        .ok_or_else(|| fail("Expected configuration string to end with ]".into()))?;
     let mut components = BTreeMap::new();
     for component in inner.split(',') {
-        let (key, value) = component
-            .split_once('=')
-            .ok_or_else(|| fail("a component without an equals sign".into()))?;
+        let (key, value) = component.split_once('=').ok_or_else(|| {
+            fail(format!(
+                "No equals sign found in SCRAM component: {component}"
+            ))
+        })?;
         let value = match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
-            Some(unquoted) => unquoted,
-            None => value,
+            Some(unquoted) if value.len() >= 2 => unquoted,
+            _ => value,
         };
         components.insert(key.to_string(), value.to_string());
     }
     let name = components
         .remove("name")
-        .ok_or_else(|| fail("'name' is required".into()))?;
-    let decode = |what: &str, text: &str| {
-        BASE64
-            .decode(text)
-            .map_err(|_| fail(format!("'{what}' is not base64")))
+        .ok_or_else(|| fail("You must supply 'name' to add-scram".into()))?;
+    let salt = match components.remove("salt") {
+        Some(text) => Some(
+            BASE64
+                .decode(&text)
+                .map_err(|_| fail(format!("Failed to decode given salt: {text}")))?,
+        ),
+        None => None,
     };
-    let salt = components
-        .remove("salt")
-        .map(|s| decode("salt", &s))
-        .transpose()?;
     let iterations = match components.remove("iterations") {
         Some(text) => text
             .parse::<i32>()
-            .map_err(|_| fail("'iterations' is not a number".into()))?,
+            .map_err(|_| fail(format!("Failed to parse iterations count: {text}")))?,
         None => MIN_ITERATIONS,
     };
-    if !(MIN_ITERATIONS..=MAX_ITERATIONS).contains(&iterations) {
+    let password = components.remove("password");
+    let salted_text = components.remove("saltedpassword");
+    let salted = match (&password, salted_text) {
+        (Some(_), _) => None,
+        (None, None) => {
+            return Err(fail(
+                "You must supply one of 'password' or 'saltedpassword' to add-scram".into(),
+            ));
+        }
+        (None, Some(_)) if salt.is_none() => {
+            return Err(fail(
+                "You must supply 'salt' with 'saltedpassword' to add-scram".into(),
+            ));
+        }
+        (None, Some(text)) => Some(
+            BASE64
+                .decode(&text)
+                .map_err(|_| fail(format!("Failed to decode given saltedPassword: {text}")))?,
+        ),
+    };
+    if !components.is_empty() {
+        let unknown: Vec<&str> = components.keys().map(String::as_str).collect();
         return Err(fail(format!(
-            "'iterations' must be between {MIN_ITERATIONS} and {MAX_ITERATIONS}"
+            "Unknown SCRAM configurations: {}",
+            unknown.join(", ")
         )));
     }
-    let password = components.remove("password");
-    let salted = components
-        .remove("saltedpassword")
-        .map(|s| decode("saltedpassword", &s))
-        .transpose()?;
-    if let Some(unknown) = components.keys().next() {
-        return Err(fail(format!("unknown component '{unknown}'")));
+    // Kafka names the mechanism by its Java enum constant here.
+    let constant = mechanism.name().replace('-', "_");
+    if iterations < MIN_ITERATIONS {
+        return Err(fail(format!(
+            "The 'iterations' value must be >= {MIN_ITERATIONS} for add-scram using {constant}"
+        )));
+    }
+    if iterations > MAX_ITERATIONS {
+        return Err(fail(format!(
+            "The 'iterations' value must be <= {MAX_ITERATIONS} for add-scram using {constant}"
+        )));
     }
     let credential = match (password, salted, salt) {
-        (Some(password), None, None) => {
+        (Some(password), _, None) => {
             ScramCredential::from_password(mechanism, &password, iterations)
                 .map_err(|e| fail(e.to_string()))?
         }
-        (Some(password), None, Some(salt)) => {
+        (Some(password), _, Some(salt)) => {
             let salted = mechanism.salted_password(password.as_bytes(), &salt, iterations as u32);
             ScramCredential::from_salted_password(mechanism, salt, &salted, iterations)
         }
         (None, Some(salted), Some(salt)) => {
             ScramCredential::from_salted_password(mechanism, salt, &salted, iterations)
         }
-        (None, Some(_), None) => return Err(fail("'saltedpassword' needs 'salt'".into())),
-        (Some(_), Some(_), _) => {
+        // Refused above: no password and no (salt, salted password) pair.
+        (None, _, _) => {
             return Err(fail(
-                "give one of 'password' and 'saltedpassword', not both".into(),
+                "You must supply one of 'password' or 'saltedpassword' to add-scram".into(),
             ));
         }
-        (None, None, _) => return Err(fail("'password' or 'saltedpassword' is required".into())),
     };
     Ok(MetadataRecord::UserScramCredential {
         name,
@@ -156,6 +263,61 @@ pub fn scram_record(argument: &str) -> Result<MetadataRecord, FormatError> {
             iterations: credential.iterations,
         },
     })
+}
+
+/// Kafka's `kafka-storage info` for the log directory: the directory found and its
+/// `meta.properties` (sorted, as Kafka prints them), or the problems found; and whether there
+/// were none.
+pub fn info(config: &BrokerConfig) -> (String, bool) {
+    let dir = &config.log_dir;
+    let mut text = String::new();
+    let mut problems = Vec::new();
+    let mut found = None;
+    if !dir.is_dir() {
+        problems.push(if dir.exists() {
+            format!("{} is not a directory", dir.display())
+        } else {
+            format!("{} does not exist", dir.display())
+        });
+    } else {
+        text.push_str(&format!("Found log directory:\n  {}\n\n", dir.display()));
+        let path = dir.join("meta.properties");
+        match std::fs::read_to_string(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                problems.push(format!("{} is not formatted.", dir.display()));
+            }
+            Err(e) => problems.push(format!("Error loading {}: {e}", path.display())),
+            Ok(contents) => match crate::config::parse_properties(&contents) {
+                Ok(properties) => found = Some(properties),
+                Err(e) => problems.push(format!("Error loading {}: {e}", path.display())),
+            },
+        }
+    }
+    if let Some(properties) = found {
+        let known = ["cluster.id", "directory.id", "node.id", "version"];
+        let listed: Vec<String> = known
+            .iter()
+            .filter_map(|key| properties.get(*key).map(|v| format!("{key}={v}")))
+            .collect();
+        text.push_str(&format!("Found metadata: {{{}}}\n\n", listed.join(", ")));
+        if properties.get("version").map(String::as_str) == Some("0") {
+            problems.push("The kafka configuration file appears to be for a cluster in KRaft mode, but the directories are formatted for legacy mode.".into());
+        }
+    }
+    if !problems.is_empty() {
+        let heading = if problems.len() == 1 {
+            "Found problem:"
+        } else {
+            "Found problems:"
+        };
+        text.push_str(heading);
+        text.push('\n');
+        for problem in &problems {
+            text.push_str(&format!("  {problem}\n"));
+        }
+        text.push('\n');
+    }
+    (text, problems.is_empty())
 }
 
 #[cfg(test)]
@@ -207,6 +369,67 @@ mod tests {
     }
 
     #[test]
+    fn format_and_info_print_kafkas_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let log_dir = dir.path().join("data");
+        let config =
+            BrokerConfig::with_overrides(&[("log.dirs", &log_dir.display().to_string())]).unwrap();
+        let (text, healthy) = info(&config);
+        assert!(!healthy);
+        assert_eq!(
+            text,
+            format!("Found problem:\n  {} does not exist\n\n", log_dir.display())
+        );
+        std::fs::create_dir_all(&log_dir).unwrap();
+        assert!(info(&config).0.ends_with("is not formatted.\n\n"));
+        let request = FormatRequest {
+            cluster_id: Some("MkU3OEVBNTcwNTJENDM2Qg".into()),
+            // The salted password Kafka's own ScramParser test uses: the keys are derived.
+            add_scram: vec![
+                r#"SCRAM-SHA-256=[name=alice,salt="N3E=",saltedpassword="YCE=",iterations=8192]"#
+                    .into(),
+            ],
+            ignore_formatted: false,
+        };
+        let lines = format(&config, &request).unwrap().kafka_lines(&config);
+        assert!(lines[0].starts_with("Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord(name='metadata.version', featureLevel=25) at version 0), "));
+        // Kafka 4.4's own tool prints these bytes for the same argument.
+        assert!(lines[0].contains("ApiMessageAndVersion(UserScramCredentialRecord(name='alice', mechanism=1, salt=[55, 113], storedKey=[-24, -19, 126, 121, -88, -128, 49, 106, 24, -91, -95, -113, 99, -95, 9, -112, 44, 45, -3, -107, -118, 41, -90, 110, 123, -76, -121, -21, 95, -45, 69, 90], serverKey=[-51, -17, 17, 77, -127, 62, -36, 106, 61, -114, 79, -124, 42, 115, -125, -8, 127, 1, 126, -80, 110, -118, -13, -64, -27, -93, -104, 27, -53, 29, 92, 96], iterations=8192) at version 0)], metadataVersionLevel=25, source=format command)"), "{}", lines[0]);
+        assert_eq!(
+            lines[1],
+            format!(
+                "Formatting metadata directory {} with metadata.version 4.0-IV3.",
+                log_dir.display()
+            )
+        );
+        let (text, healthy) = info(&config);
+        assert!(healthy, "{text}");
+        assert!(text.starts_with(&format!("Found log directory:\n  {}\n\nFound metadata: {{cluster.id=MkU3OEVBNTcwNTJENDM2Qg, directory.id=", log_dir.display())));
+        assert!(text.ends_with(", node.id=1, version=1}\n\n"), "{text}");
+    }
+
+    #[test]
+    fn add_scram_refusals_are_kafkas_messages() {
+        let refused = |argument: &str| scram_record(argument).unwrap_err().to_string();
+        assert_eq!(
+            refused("SCRAM-SHA-256=[name=a,password=x,iterations=10]"),
+            "The 'iterations' value must be >= 4096 for add-scram using SCRAM_SHA_256"
+        );
+        assert_eq!(
+            refused("SCRAM-SHA-256=[name=a,password=x,bogus=1,zzz=2]"),
+            "Unknown SCRAM configurations: bogus, zzz"
+        );
+        assert_eq!(
+            refused("SCRAM-SHA-256=[name=a,password]"),
+            "No equals sign found in SCRAM component: password"
+        );
+        assert_eq!(
+            refused("SCRAM-SHA-1=[name=a]"),
+            "The add-scram mechanism SCRAM-SHA-1 is not supported."
+        );
+    }
+
+    #[test]
     fn format_writes_the_identity_and_users_once() {
         let dir = tempfile::tempdir().unwrap();
         let log_dir = dir.path().display().to_string();
@@ -216,12 +439,16 @@ mod tests {
             add_scram: vec!["SCRAM-SHA-256=[name=alice,password=alice-secret]".into()],
             ignore_formatted: false,
         };
+        let Formatted::New {
+            cluster_id,
+            records,
+        } = format(&config, &request).unwrap()
+        else {
+            panic!("not formatted");
+        };
         assert_eq!(
-            format(&config, &request).unwrap(),
-            Formatted::New {
-                cluster_id: "MkU3OEVBNTcwNTJENDM2Qk".into(),
-                users: 1
-            }
+            (cluster_id.as_str(), records.len()),
+            ("MkU3OEVBNTcwNTJENDM2Qk", 1)
         );
         assert_eq!(
             crate::metadata::read_meta(dir.path(), config.node_id).unwrap(),

@@ -25,6 +25,8 @@ pub const SHARE_VERSION: &str = "share.version";
 const METADATA_VERSION_MINIMUM: i16 = 7;
 /// 4.0-IV3.
 const METADATA_VERSION: i16 = 25;
+/// [`METADATA_VERSION`] as Kafka names it.
+pub const METADATA_VERSION_NAME: &str = "4.0-IV3";
 
 pub const FEATURES: &[Feature] = &[
     Feature {

@@ -2,7 +2,7 @@
 //! plus the cluster identity in `meta.properties` (Kafka's file and keys).
 //!
 //! ```text
-//! {log.dirs}/meta.properties                         version=1, cluster.id, node.id
+//! {log.dirs}/meta.properties                         version=1, cluster.id, node.id, directory.id
 //! {log.dirs}/.sluice-metadata/topics/{topic}.properties
 //!     topic.id=<uuid>
 //!     partitions=<n>
@@ -258,28 +258,27 @@ pub fn read_meta(log_dir: &Path, node_id: i32) -> Result<Option<String>, Storage
         .ok_or_else(|| StorageError::Corrupt(format!("{} has no cluster.id", path.display())))
 }
 
-/// Writes `meta.properties` (Kafka's keys) once the cluster id is known.
+/// Writes `meta.properties` (Kafka's keys, KIP-858's `directory.id` among them: a new id
+/// for this directory) once the cluster id is known.
 pub fn write_meta(log_dir: &Path, node_id: i32, cluster_id: &str) -> Result<(), StorageError> {
-    let text =
-        format!("#\n#Written by sluice\nversion=1\ncluster.id={cluster_id}\nnode.id={node_id}\n");
+    let directory_id = generate_cluster_id();
+    let text = format!(
+        "#\n#Written by sluice\nversion=1\ncluster.id={cluster_id}\nnode.id={node_id}\ndirectory.id={directory_id}\n"
+    );
     write_atomically(&log_dir.join("meta.properties"), text.as_bytes())
 }
 
-/// A new cluster id: 22 characters of URL-safe base64, as Kafka's.
+/// A new cluster id: 22 characters of URL-safe base64 of a random UUID, as Kafka's
+/// `Uuid.randomUuid`, which also never gives one starting with `-` (it would read as a flag
+/// on a command line).
 pub fn generate_cluster_id() -> String {
-    base64_url(Uuid::new_v4().as_bytes())
-}
-
-fn base64_url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().fold(0u32, |acc, b| (acc << 8) | *b as u32) << (8 * (3 - chunk.len()));
-        for i in 0..=chunk.len() {
-            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+    use base64::Engine;
+    loop {
+        let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Uuid::new_v4().as_bytes());
+        if !id.starts_with('-') {
+            return id;
         }
     }
-    out
 }
 
 #[cfg(test)]
