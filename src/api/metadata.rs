@@ -42,18 +42,21 @@ pub async fn handle(
     } else {
         let mut out = Vec::new();
         for wanted in request.topics.iter().flatten() {
+            // A topic id, when given, names the topic (Java clients also send an empty
+            // name with it, the field's default); an unknown id is answered without a name.
+            let by_id = !wanted.topic_id.is_nil();
             let topic = match &wanted.name {
-                Some(name) => lookup_or_create(ctx, name, auto_create).await,
-                None if !wanted.topic_id.is_nil() => broker
+                _ if by_id => broker
                     .topic_by_id(wanted.topic_id)
                     .ok_or(Error::UnknownTopicId),
+                Some(name) => lookup_or_create(ctx, name, auto_create).await,
                 None => Err(Error::InvalidRequest("topic without name or id".into())),
             };
             out.push(match topic {
                 Ok(info) => describe_topic(ctx, &info, topic_ops),
                 Err(e) => MetadataResponseTopic::default()
                     .with_error_code(e.code())
-                    .with_name(wanted.name.clone())
+                    .with_name(if by_id { None } else { wanted.name.clone() })
                     .with_topic_id(wanted.topic_id)
                     .with_topic_authorized_operations(topic_ops),
             });

@@ -1427,3 +1427,41 @@ async fn a_partition_whose_log_went_offline_has_no_leader() {
         );
     }
 }
+
+#[tokio::test]
+async fn metadata_by_topic_id_ignores_the_empty_name_java_clients_send() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context(dir.path()).await;
+    let id = ctx.broker.topic("t").unwrap().id;
+    let unknown = uuid::Uuid::from_u128(7);
+    // The Java client's topic-id lookup (Admin.describeTopics by id): the name left at its
+    // default, the empty string.
+    let request = MetadataRequest::default().with_topics(Some(vec![
+        metadata_request::MetadataRequestTopic::default()
+            .with_topic_id(id)
+            .with_name(Some(topic_name(""))),
+        metadata_request::MetadataRequestTopic::default()
+            .with_topic_id(unknown)
+            .with_name(Some(topic_name(""))),
+    ]));
+    let response: MetadataResponse = call(&ctx, ApiKey::Metadata, 12, &request).await;
+    let found = &response.topics[0];
+    assert_eq!(
+        (
+            found.error_code,
+            found.name.as_ref().map(|n| n.as_str()),
+            found.topic_id
+        ),
+        (0, Some("t"), id)
+    );
+    assert_eq!(found.partitions.len(), 2);
+    let missing = &response.topics[1];
+    assert_eq!(
+        (
+            missing.error_code,
+            missing.name.as_ref().map(|n| n.as_str()),
+            missing.topic_id
+        ),
+        (crate::error::code::UNKNOWN_TOPIC_ID, None, unknown)
+    );
+}

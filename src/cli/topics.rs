@@ -52,6 +52,9 @@ pub struct TopicsArgs {
     /// --create.
     #[arg(long, value_name = "String: topic")]
     pub topic: Option<String>,
+    /// The topic-id to describe.
+    #[arg(long = "topic-id", value_name = "String: topic-id")]
+    pub topic_id: Option<String>,
     /// The number of partitions for the topic being created or altered.
     #[arg(long, value_name = "Integer: # of partitions")]
     pub partitions: Option<i32>,
@@ -151,6 +154,16 @@ fn check(args: &TopicsArgs) -> Result<(), TopicsFailure> {
         return Err(TopicsFailure::Command(
             "--bootstrap-server must be specified".into(),
         ));
+    }
+    if args.describe && args.if_exists {
+        if args.topic.is_none() && args.topic_id.is_none() {
+            return usage("--topic or --topic-id is required to describe a topic");
+        }
+        if args.topic.is_some() && args.topic_id.is_some() {
+            println!(
+                "Only topic id will be used when both --topic and --topic-id are specified and topicId is not Uuid.ZERO_UUID"
+            );
+        }
     }
     if !args.list && !args.describe && args.topic.is_none() {
         return usage("Missing required argument \"[topic]\"");
@@ -380,12 +393,77 @@ fn parse_replica_assignment(text: &str) -> Result<Vec<(i32, Vec<i32>)>, TopicsFa
     Ok(out)
 }
 
+/// The topic --topic-id names (none when it names none, or fails as Kafka's
+/// `ensureTopicIdExists` without --if-exists); `None` when no id (or the all-zero id) was
+/// given, and --topic decides.
+async fn topic_by_id(
+    client: &mut AdminClient,
+    args: &TopicsArgs,
+) -> Result<Option<Vec<String>>, TopicsFailure> {
+    let Some(text) = args.topic_id.as_deref() else {
+        return Ok(None);
+    };
+    let id = parse_kafka_uuid(text).map_err(TopicsFailure::Command)?;
+    if id.is_nil() {
+        return Ok(None);
+    }
+    let listed = client.list_topics().await.map_err(failed)?;
+    let named: Vec<String> = listed
+        .into_iter()
+        .filter(|t| t.id == id)
+        .filter(|t| !(args.exclude_internal && INTERNAL_TOPICS.contains(&t.name.as_str())))
+        .map(|t| t.name)
+        .collect();
+    if named.is_empty() && !args.if_exists {
+        return Err(TopicsFailure::Command(format!(
+            "TopicId '{text}' does not exist as expected"
+        )));
+    }
+    Ok(Some(named))
+}
+
+/// Kafka's `Uuid.fromString`: URL-safe base64 of 16 bytes, with its messages.
+fn parse_kafka_uuid(text: &str) -> Result<uuid::Uuid, String> {
+    use base64::Engine;
+    if text.len() > 24 {
+        return Err(format!(
+            "Input string with prefix `{}` is too long to be decoded as a base64 UUID",
+            &text[..text.char_indices().nth(24).map_or(text.len(), |(i, _)| i)]
+        ));
+    }
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text.trim_end_matches('='))
+        .map_err(|e| e.to_string())?;
+    uuid::Uuid::from_slice(&bytes).map_err(|_| {
+        format!(
+            "Input string `{text}` decoded as {} bytes, which is not equal to the expected 16 bytes of a base64-encoded UUID",
+            bytes.len()
+        )
+    })
+}
+
 async fn describe(client: &mut AdminClient, args: &TopicsArgs) -> Result<(), TopicsFailure> {
-    let topics = existing_topics(client, args).await?;
+    let by_id = topic_by_id(client, args).await?;
+    let from_id = by_id.is_some();
+    let topics = match by_id {
+        Some(named) => named,
+        None => existing_topics(client, args).await?,
+    };
     if topics.is_empty() {
         return Ok(());
     }
     let mut descriptions = client.describe_topics(&topics).await.map_err(failed)?;
+    if from_id {
+        // Kafka's tool describes a topic id through Metadata, which carries no eligible
+        // leader replicas: it prints N/A for them.
+        for partition in descriptions
+            .iter_mut()
+            .flat_map(|d| d.partitions.iter_mut())
+        {
+            partition.elr = None;
+            partition.last_known_elr = None;
+        }
+    }
     // Kafka's tool prints them in its hash map's order; by name here.
     descriptions.sort_by(|a, b| a.name.cmp(&b.name));
     let report_partitions = args.under_replicated_partitions

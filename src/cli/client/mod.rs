@@ -10,7 +10,7 @@
 //! | `mod.rs` | connections, agreed versions, brokers, the cluster, error texts |
 //! | `topics.rs` | Metadata, DescribeTopicPartitions, CreateTopics, DeleteTopics, CreatePartitions |
 //! | `configs.rs` | DescribeConfigs with synonyms, IncrementalAlterConfigs |
-//! | `groups.rs` | FindCoordinator, ListGroups, DescribeGroups / ConsumerGroupDescribe, OffsetFetch, OffsetCommit, DeleteGroups |
+//! | `groups.rs` | FindCoordinator, ListGroups, DescribeGroups / ConsumerGroupDescribe, OffsetFetch, OffsetCommit, OffsetDelete, DeleteGroups |
 //! | `offsets.rs` | ListOffsets to each partition's leader |
 //! | `quorum.rs` | DescribeQuorum |
 //! | `records.rs` | Produce, Fetch (batches decoded), ConsumerGroupHeartbeat |
@@ -86,6 +86,7 @@ const OUR_VERSIONS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::OffsetFetch, 8, 9),
     (ApiKey::OffsetCommit, 2, 9),
     (ApiKey::DeleteGroups, 0, 2),
+    (ApiKey::OffsetDelete, 0, 0),
     (ApiKey::ListOffsets, 1, 8),
     (ApiKey::DescribeCluster, 0, 1),
     (ApiKey::DescribeQuorum, 0, 2),
@@ -174,6 +175,9 @@ pub fn default_message(code: i16) -> &'static str {
         69 => "The group id does not exist.",
         87 => "This record has failed the validation on broker and hence will be rejected.",
         73 => "Topic deletion is disabled.",
+        86 => {
+            "Deleting offsets of a topic is forbidden while the consumer group is actively subscribed to it."
+        }
         100 => "This server does not host this topic ID.",
         _ => "An unexpected error occurred.",
     }
@@ -211,6 +215,7 @@ pub fn java_exception(code: i16) -> &'static str {
         42 => "org.apache.kafka.common.errors.InvalidRequestException",
         68 => "org.apache.kafka.common.errors.GroupNotEmptyException",
         69 => "org.apache.kafka.common.errors.GroupIdNotFoundException",
+        86 => "org.apache.kafka.common.errors.GroupSubscribedToTopicException",
         _ => "org.apache.kafka.common.errors.UnknownServerException",
     }
 }

@@ -3,18 +3,20 @@
 //! and `--type`), `--describe` of offsets and lag, members (`--verbose`: epochs and
 //! assignments) or state, `--reset-offsets` (to an offset, the earliest, the latest, the
 //! current, a date-time, a duration ago, or shifted; a dry run unless `--execute`; `--export`
-//! as CSV), and `--delete`. `--output json` prints what --list and --describe found as JSON.
+//! as CSV), `--delete`, and `--delete-offsets`. `--output json` prints what --list and
+//! --describe found as JSON.
 //!
 //! Exit codes: under Kafka's script name, Kafka's (1 for a bad command line; 0 when the
 //! command itself fails, after `Error: ...` on standard output — what scripts written against
 //! Kafka's tool expect); as `sluice groups`, 1 whenever the command failed. Not built:
-//! `--delete-offsets`, `--from-file`, `--validate-regex`.
+//! `--from-file`, `--validate-regex`.
 //!
 //! | file | owns |
 //! |---|---|
 //! | `mod.rs` | the flags and Kafka's checks, `--list`, `--delete`, errors and exit codes |
 //! | `describe.rs` | `--describe`: offsets and lag, members, state |
 //! | `reset.rs` | `--reset-offsets`: partitions, new offsets by scenario, `--execute`, `--export` |
+//! | `delete_offsets.rs` | `--delete-offsets`: a group's offsets of some partitions, each one's status |
 
 use super::client::{AdminClient, AdminError, GroupListing, default_message, java_exception};
 use super::cluster::ConnectArgs;
@@ -22,9 +24,11 @@ use super::output::Output;
 use clap::Args;
 use std::collections::BTreeSet;
 
+mod delete_offsets;
 mod describe;
 mod reset;
 
+use delete_offsets::delete_offsets;
 use describe::describe;
 use reset::reset;
 
@@ -60,6 +64,10 @@ pub struct GroupsArgs {
     /// The timeout that can be set for some use cases (ms).
     #[arg(long, value_name = "timeout (ms)", default_value_t = 30000)]
     pub timeout: i64,
+    /// Delete offsets of consumer group. Supports one consumer group at the time, and
+    /// multiple topics.
+    #[arg(long = "delete-offsets")]
+    pub delete_offsets: bool,
     /// Reset offsets of consumer group (a dry run unless --execute is given).
     #[arg(long = "reset-offsets")]
     pub reset_offsets: bool,
@@ -163,7 +171,13 @@ fn print_error(message: &str) {
 /// Kafka's `checkArgs` and the action count `main` checks.
 fn check(args: &GroupsArgs) -> Outcome {
     let usage = |m: String| Err(Failure::Usage(m));
-    let actions = [args.list, args.describe, args.delete, args.reset_offsets];
+    let actions = [
+        args.list,
+        args.describe,
+        args.delete,
+        args.reset_offsets,
+        args.delete_offsets,
+    ];
     if args.connect.bootstrap_server.is_none() {
         return usage("Missing required argument \"[bootstrap-server]\"".into());
     }
@@ -208,6 +222,11 @@ fn check(args: &GroupsArgs) -> Outcome {
                     .into(),
             );
         }
+    }
+    if args.delete_offsets && (args.group.is_empty() || args.topic.is_empty()) {
+        return usage(
+            "Option [delete-offsets] takes the following options: [group], [topic]".into(),
+        );
     }
     if args.reset_offsets {
         if args.dry_run && args.execute {
@@ -295,6 +314,8 @@ async fn execute(args: &GroupsArgs) -> Outcome {
         describe(&mut client, args).await
     } else if args.delete {
         delete(&mut client, args).await
+    } else if args.delete_offsets {
+        delete_offsets(&mut client, args).await
     } else {
         reset(&mut client, args).await
     }
