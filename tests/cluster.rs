@@ -13,7 +13,7 @@ use common::{Cluster, raw_call, wait_until};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreateTopicsRequest, CreateTopicsResponse,
-    MetadataRequest, MetadataResponse, TopicName,
+    DescribeClusterRequest, DescribeClusterResponse, MetadataRequest, MetadataResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::Message;
@@ -69,6 +69,28 @@ async fn three_nodes_form_one_cluster_and_clients_use_every_broker() {
         "one cluster id and one controller: {views:?}"
     );
     assert!((1..=3).contains(&views.iter().next().unwrap().1));
+    // DescribeCluster (Kafka's AdminClient.describeCluster, which its tools read the live
+    // brokers from) agrees with Metadata on every node: all three brokers, the same
+    // controller; controller endpoints are asked of a controller, not a broker (KIP-919).
+    let controller = views.iter().next().unwrap().1;
+    for node in &cluster.nodes {
+        let described: DescribeClusterResponse = raw_call(
+            &node.bootstrap,
+            ApiKey::DescribeCluster,
+            1,
+            &DescribeClusterRequest::default().with_endpoint_type(1),
+        );
+        let ids: BTreeSet<i32> = described.brokers.iter().map(|b| b.broker_id.0).collect();
+        assert_eq!(ids, BTreeSet::from([1, 2, 3]));
+        assert_eq!(described.controller_id.0, controller);
+        let wrong: DescribeClusterResponse = raw_call(
+            &node.bootstrap,
+            ApiKey::DescribeCluster,
+            1,
+            &DescribeClusterRequest::default().with_endpoint_type(2),
+        );
+        assert_eq!(wrong.error_code, 114, "MISMATCHED_ENDPOINT_TYPE");
+    }
 
     // Share groups keep their state on the node that serves them: a cluster of several
     // brokers does not offer them (ApiVersions lists neither the APIs nor share.version).

@@ -1,7 +1,7 @@
 //! What a handler needs besides its request ([`ApiContext`]: the broker, the listener, who
 //! asks), and what several handlers ask of the core in the same words: a partition's leader
 //! for KIP-951 hints, a partition's state on the wire, a broker's address on this listener,
-//! the group or share coordinator of a group.
+//! the live brokers on it, the group or share coordinator of a group.
 
 use super::fetch::session::FetchSessionCache;
 use crate::broker::Broker;
@@ -179,6 +179,43 @@ pub(crate) fn broker_address(ctx: &ApiContext, id: i32) -> Option<(String, i32)>
     let registration = image.brokers.get(&id).filter(|b| !b.fenced)?;
     let endpoint = registration.endpoint(&ctx.listener)?;
     Some((endpoint.host.clone(), endpoint.port as i32))
+}
+
+/// A live broker as clients on one listener reach it.
+pub(crate) struct LiveBroker {
+    pub id: i32,
+    pub host: String,
+    pub port: i32,
+    pub rack: Option<String>,
+}
+
+/// The live (unfenced) brokers, each at its endpoint of the listener this request came in on,
+/// this broker first, at the address its listener advertises (Metadata's and DescribeCluster's
+/// broker lists).
+pub(crate) fn live_brokers(ctx: &ApiContext) -> Vec<LiveBroker> {
+    let image = ctx.broker.metadata().image();
+    let node = ctx.broker.node_id();
+    let mut brokers = vec![LiveBroker {
+        id: node,
+        host: ctx.advertised_host.to_string(),
+        port: ctx.advertised_port,
+        rack: ctx.broker.config().cluster.rack.clone(),
+    }];
+    for registration in image.brokers.values() {
+        if registration.id == node || registration.fenced {
+            continue;
+        }
+        let Some(endpoint) = registration.endpoint(&ctx.listener) else {
+            continue;
+        };
+        brokers.push(LiveBroker {
+            id: registration.id,
+            host: endpoint.host.clone(),
+            port: endpoint.port as i32,
+            rack: registration.rack.clone(),
+        });
+    }
+    brokers
 }
 
 /// The group coordinator when this broker coordinates `group_id` (it leads the group's

@@ -79,34 +79,17 @@ pub async fn handle(
     )
 }
 
-/// The live brokers, each at its endpoint of the listener this request came in on (this
-/// broker at the address its listener advertises).
 fn brokers(ctx: &ApiContext) -> Vec<MetadataResponseBroker> {
-    let image = ctx.broker.metadata().image();
-    let node = ctx.broker.node_id();
-    let mut brokers = vec![
-        MetadataResponseBroker::default()
-            .with_node_id(BrokerId(node))
-            .with_host(wire_str(&ctx.advertised_host))
-            .with_port(ctx.advertised_port)
-            .with_rack(ctx.broker.config().cluster.rack.as_deref().map(wire_str)),
-    ];
-    for registration in image.brokers.values() {
-        if registration.id == node || registration.fenced {
-            continue;
-        }
-        let Some(endpoint) = registration.endpoint(&ctx.listener) else {
-            continue;
-        };
-        brokers.push(
+    super::context::live_brokers(ctx)
+        .into_iter()
+        .map(|b| {
             MetadataResponseBroker::default()
-                .with_node_id(BrokerId(registration.id))
-                .with_host(wire_str(&endpoint.host))
-                .with_port(endpoint.port as i32)
-                .with_rack(registration.rack.as_deref().map(wire_str)),
-        );
-    }
-    brokers
+                .with_node_id(BrokerId(b.id))
+                .with_host(wire_str(&b.host))
+                .with_port(b.port)
+                .with_rack(b.rack.as_deref().map(wire_str))
+        })
+        .collect()
 }
 
 async fn lookup_or_create(
