@@ -266,11 +266,16 @@ fn an_active_controller_cut_off_the_network_steps_down_and_the_majority_goes_on(
 /// Runs `kafka-metadata-quorum` (the binary under Kafka's script name, as the image links it)
 /// against `bootstrap`; its exit code and standard output.
 fn metadata_quorum(bootstrap: &str, view: &str) -> (i32, String) {
+    metadata_quorum_via("--bootstrap-server", bootstrap, view)
+}
+
+/// [`metadata_quorum`] through `connect` (`--bootstrap-server` or `--bootstrap-controller`).
+fn metadata_quorum_via(connect: &str, bootstrap: &str, view: &str) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("kafka-metadata-quorum");
     std::os::unix::fs::symlink(common::broker_binary(), &script).unwrap();
     let output = std::process::Command::new(&script)
-        .args(["--bootstrap-server", bootstrap, "describe", view])
+        .args([connect, bootstrap, "describe", view])
         .output()
         .unwrap();
     (
@@ -336,6 +341,23 @@ fn every_node_describes_the_quorum_as_its_leader_sees_it_and_a_new_leader_after_
             .unwrap();
         assert!(high_watermark > 0, "{status}");
     }
+    // Straight to the controllers (KIP-919): DescribeCluster on a controller listener lists
+    // the voters and the leader; the tool then asks the leader.
+    let controller_port = cluster.controller_ports()[(active + 1) % 3];
+    let controller = format!("127.0.0.1:{controller_port}");
+    let controllers: DescribeClusterResponse = raw_call(
+        &controller,
+        ApiKey::DescribeCluster,
+        1,
+        &DescribeClusterRequest::default().with_endpoint_type(2),
+    );
+    let ids: BTreeSet<i32> = controllers.brokers.iter().map(|b| b.broker_id.0).collect();
+    assert_eq!(ids, BTreeSet::from([1, 2, 3]));
+    assert_eq!(controllers.controller_id.0.to_string(), leader_id);
+    let (code, status) = metadata_quorum_via("--bootstrap-controller", &controller, "--status");
+    assert_eq!(code, 0, "{status}");
+    assert_eq!(status_field(&status, "LeaderId"), Some(leader_id.clone()));
+
     let (_, before) = metadata_quorum(&cluster.nodes[active].bootstrap, "--status");
     let epoch_before: i64 = status_field(&before, "LeaderEpoch")
         .unwrap()

@@ -1,8 +1,10 @@
-//! DescribeCluster: the cluster id, the controller and the live brokers on this listener, as
-//! Kafka's brokers answer it (AuthHelper.computeDescribeClusterResponse): the controller id is
-//! the quorum's leader when it is among the listed brokers (every node is both), else -1; a
-//! request for controller endpoints (KIP-919) is MISMATCHED_ENDPOINT_TYPE here, an unknown
-//! endpoint type UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST at v0, which has no such codes).
+//! DescribeCluster, as Kafka answers it (AuthHelper.computeDescribeClusterResponse): on a
+//! client listener the live brokers on that listener, on the controller listener the
+//! controllers (KIP-919: what `--bootstrap-controller` tools ask; the quorum's voters at their
+//! `controller.quorum.voters` addresses). The controller id is the quorum's leader when it is
+//! among the listed nodes, else -1. Asking a listener for the other kind of endpoint is
+//! MISMATCHED_ENDPOINT_TYPE, an unknown kind UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST at v0,
+//! which has no such codes).
 
 use super::{
     ApiContext, CLUSTER_OPERATIONS, OPERATIONS_NOT_REQUESTED, authorized_operations, wire_str,
@@ -36,28 +38,44 @@ pub async fn handle(
             .with_error_code(error)
             .with_error_message(Some(wire_str(&message)))
     };
-    if endpoint_type == ENDPOINT_CONTROLLERS {
-        return Some(refused(
-            MISMATCHED_ENDPOINT_TYPE,
-            "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER".into(),
-        ));
-    }
-    if endpoint_type != ENDPOINT_BROKERS {
+    let (expected, name) = if ctx.is_controller_listener() {
+        (ENDPOINT_CONTROLLERS, "CONTROLLER")
+    } else {
+        (ENDPOINT_BROKERS, "BROKER")
+    };
+    if endpoint_type != ENDPOINT_BROKERS && endpoint_type != ENDPOINT_CONTROLLERS {
         return Some(refused(
             code::UNSUPPORTED_ENDPOINT_TYPE,
             format!("Unsupported endpoint type {endpoint_type}"),
         ));
     }
-    let brokers: Vec<DescribeClusterBroker> = super::context::live_brokers(ctx)
-        .into_iter()
-        .map(|b| {
-            DescribeClusterBroker::default()
-                .with_broker_id(BrokerId(b.id))
-                .with_host(wire_str(&b.host))
-                .with_port(b.port)
-                .with_rack(b.rack.as_deref().map(wire_str))
-        })
-        .collect();
+    if endpoint_type != expected {
+        let wanted = if endpoint_type == ENDPOINT_BROKERS {
+            "BROKER"
+        } else {
+            "CONTROLLER"
+        };
+        return Some(refused(
+            MISMATCHED_ENDPOINT_TYPE,
+            format!(
+                "The request was sent to an endpoint of type {name}, but we wanted an endpoint of type {wanted}"
+            ),
+        ));
+    }
+    let brokers: Vec<DescribeClusterBroker> = if expected == ENDPOINT_CONTROLLERS {
+        controllers(ctx)
+    } else {
+        super::context::live_brokers(ctx)
+            .into_iter()
+            .map(|b| {
+                DescribeClusterBroker::default()
+                    .with_broker_id(BrokerId(b.id))
+                    .with_host(wire_str(&b.host))
+                    .with_port(b.port)
+                    .with_rack(b.rack.as_deref().map(wire_str))
+            })
+            .collect()
+    };
     let leader = ctx.broker.controller_id();
     let controller = if brokers.iter().any(|b| b.broker_id.0 == leader) {
         leader
@@ -78,4 +96,31 @@ pub async fn handle(
             .with_brokers(brokers)
             .with_cluster_authorized_operations(cluster_ops),
     )
+}
+
+/// The quorum's voters at their `controller.quorum.voters` addresses; the unconfigured single
+/// node at its own controller listener's (`localhost` for an empty host, as Kafka's tools
+/// read a listener without one).
+fn controllers(ctx: &ApiContext) -> Vec<DescribeClusterBroker> {
+    let config = ctx.broker.config();
+    let node = |id: i32, host: &str, port: u16| {
+        DescribeClusterBroker::default()
+            .with_broker_id(BrokerId(id))
+            .with_host(wire_str(host))
+            .with_port(i32::from(port))
+    };
+    if config.cluster.voters.is_empty() {
+        let host = if ctx.advertised_host.is_empty() {
+            "localhost"
+        } else {
+            &ctx.advertised_host
+        };
+        return vec![node(ctx.broker.node_id(), host, ctx.advertised_port as u16)];
+    }
+    config
+        .cluster
+        .voters
+        .iter()
+        .map(|v| node(v.id, &v.host, v.port))
+        .collect()
 }

@@ -197,6 +197,7 @@ api_table! {
     CreateAcls => create_acls, m::CreateAclsRequest, forwarded,
     DeleteAcls => delete_acls, m::DeleteAclsRequest, forwarded,
     DescribeQuorum => describe_quorum, m::DescribeQuorumRequest, describe_quorum,
+    DescribeCluster => describe_cluster, m::DescribeClusterRequest, describe_cluster_controllers,
 }
 
 /// `into_frame` as a function: its trait bound is checked once the response type is known

@@ -891,7 +891,8 @@ async fn the_controller_table_refuses_a_principal_that_is_no_node() {
                     | ApiKey::UnregisterBroker
                     | ApiKey::AlterPartition
                     | ApiKey::AllocateProducerIds
-                    | ApiKey::DescribeQuorum,
+                    | ApiKey::DescribeQuorum
+                    | ApiKey::DescribeCluster,
                     Ok(Some(frame)),
                 ) => {
                     let bytes = frame.into_bytes().unwrap();

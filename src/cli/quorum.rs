@@ -2,9 +2,9 @@
 //! id, leader, epoch, high watermark, the largest follower lag, voters with their endpoints)
 //! and `describe --replication [--human-readable]` (one row per voter and observer), with
 //! Kafka 4.4's checks, messages and output (MetadataQuorumCommand), or `--output json`.
-//! `--bootstrap-controller` is refused with a message: our controller listener serves the
-//! quorum's own traffic, not Kafka's direct-to-controller admin requests (KIP-919).
-//! `add-controller` / `remove-controller` do not exist: the quorum's voters are static.
+//! With `--bootstrap-controller` it asks the controllers directly (KIP-919): DescribeCluster
+//! for their endpoints and the active one, DescribeQuorum of that one. `add-controller` /
+//! `remove-controller` do not exist: the quorum's voters are static.
 
 use super::client::{AdminClient, AdminError, QuorumInfo, QuorumReplica, java_exception};
 use super::output::Output;
@@ -22,7 +22,7 @@ pub struct QuorumArgs {
     #[arg(long = "bootstrap-server")]
     pub bootstrap_server: Option<String>,
     /// A comma-separated list of host:port pairs to use for establishing the connection to
-    /// the Kafka controllers (not supported: use --bootstrap-server).
+    /// the Kafka controllers.
     #[arg(long = "bootstrap-controller")]
     pub bootstrap_controller: Option<String>,
     /// Property file containing configs to be passed to Admin Client.
@@ -92,19 +92,37 @@ async fn execute(args: &QuorumArgs) -> Result<(), String> {
             "The option --human-readable is only supported along with --replication".into(),
         );
     }
-    let Some(bootstrap) = &args.bootstrap_server else {
-        return Err("--bootstrap-controller is not supported: Sluice's controller listener serves only the quorum's own traffic; use --bootstrap-server".into());
+    let (bootstrap, to_controllers) = match (&args.bootstrap_server, &args.bootstrap_controller) {
+        (Some(servers), _) => (servers, false),
+        (None, Some(controllers)) => (controllers, true),
+        (None, None) => {
+            return Err(
+                "one of the arguments --bootstrap-server --bootstrap-controller is required".into(),
+            );
+        }
     };
     let security = super::command_config::security(args.command_config.as_deref())?;
     let mut client = AdminClient::connect(bootstrap, &security)
         .await
         .map_err(failure)?;
-    let cluster_id = if describe.status {
-        client.describe_cluster().await.map_err(failure)?.cluster_id
+    let (cluster_id, quorum) = if to_controllers {
+        let controllers = client.describe_controllers().await.map_err(failure)?;
+        let quorum = client
+            .describe_quorum(controllers.controller)
+            .await
+            .map_err(failure)?;
+        (controllers.cluster_id, quorum)
     } else {
-        String::new()
+        let cluster_id = if describe.status {
+            client.describe_cluster().await.map_err(failure)?.cluster_id
+        } else {
+            String::new()
+        };
+        (
+            cluster_id,
+            client.describe_quorum(None).await.map_err(failure)?,
+        )
     };
-    let quorum = client.describe_quorum().await.map_err(failure)?;
     let now_ms = crate::types::now_ms();
     match describe.output {
         Output::Json => println!("{}", json(&cluster_id, &quorum, describe.status)?),

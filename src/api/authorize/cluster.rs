@@ -28,6 +28,23 @@ pub fn describe_cluster(
     )
 }
 
+/// DescribeCluster on the controller listener (KIP-919): ALTER on the cluster, as Kafka's
+/// controllers require, then the same answer marking as on a broker.
+pub fn describe_cluster_controllers(
+    ctx: &ApiContext,
+    request: DescribeClusterRequest,
+    version: i16,
+) -> Gate<DescribeClusterRequest, DescribeClusterResponse> {
+    match Authz::of(ctx) {
+        Some(authz) if !authz.cluster(AclOperation::Alter) => Gate::Refuse(
+            DescribeClusterResponse::default()
+                .with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+                .with_error_message(Some(crate::api::wire_str("Cluster authorization failed."))),
+        ),
+        _ => describe_cluster(ctx, request, version),
+    }
+}
+
 /// The cluster permission an admin API needs, or its refusal.
 fn cluster_admin<Req, Resp>(
     ctx: &ApiContext,

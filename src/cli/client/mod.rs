@@ -357,6 +357,11 @@ impl AdminClient {
         })
     }
 
+    /// Where node `id` is reached (from a listing other than Metadata's).
+    fn remember_address(&mut self, id: i32, address: &str) {
+        self.addresses.insert(id, address.to_string());
+    }
+
     /// ApiVersions of node `node`: API key, oldest and newest version.
     pub async fn node_api_versions(
         &mut self,

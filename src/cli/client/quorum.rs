@@ -1,10 +1,12 @@
 //! DescribeQuorum, as Kafka's AdminClient sends it (`describeMetadataQuorum`): to the
-//! bootstrap node, which has the quorum's leader answer.
+//! bootstrap broker, which has the quorum's leader answer, or, with bootstrap controllers, to
+//! the active controller found by DescribeCluster's controller endpoints (KIP-919).
 
-use super::{AdminClient, AdminError, kafka_error};
+use super::{AdminClient, AdminError, BrokerNode, ClusterDescription, kafka_error};
 use kafka_protocol::messages::describe_quorum_request::{PartitionData, TopicData};
 use kafka_protocol::messages::describe_quorum_response::ReplicaState;
 use kafka_protocol::messages::{ApiKey, DescribeQuorumRequest, DescribeQuorumResponse, TopicName};
+use kafka_protocol::messages::{DescribeClusterRequest, DescribeClusterResponse};
 use kafka_protocol::protocol::StrBytes;
 use std::collections::BTreeMap;
 
@@ -122,17 +124,64 @@ fn quorum_of(response: DescribeQuorumResponse) -> Result<QuorumInfo, AdminError>
 }
 
 impl AdminClient {
-    /// The metadata quorum: its leader, epoch, high watermark, voters and observers.
-    pub async fn describe_quorum(&mut self) -> Result<QuorumInfo, AdminError> {
+    /// The metadata quorum: its leader, epoch, high watermark, voters and observers; asked of
+    /// node `at` (the active controller, with bootstrap controllers), else of the bootstrap
+    /// broker.
+    pub async fn describe_quorum(&mut self, at: Option<i32>) -> Result<QuorumInfo, AdminError> {
         let request = DescribeQuorumRequest::default().with_topics(vec![
             TopicData::default()
                 .with_topic_name(TopicName(StrBytes::from_static_str(METADATA_TOPIC)))
                 .with_partitions(vec![PartitionData::default()]),
         ]);
-        let response: DescribeQuorumResponse = self
-            .call(ApiKey::DescribeQuorum, "DescribeQuorum", &request)
-            .await?;
+        let response: DescribeQuorumResponse = match at {
+            Some(node) => {
+                self.call_node(node, ApiKey::DescribeQuorum, "DescribeQuorum", &request)
+                    .await?
+            }
+            None => {
+                self.call(ApiKey::DescribeQuorum, "DescribeQuorum", &request)
+                    .await?
+            }
+        };
         quorum_of(response)
+    }
+
+    /// With a bootstrap controller: the cluster id, the active controller and the controllers
+    /// (DescribeCluster for controller endpoints, KIP-919), whose addresses are kept for
+    /// connecting to them.
+    pub async fn describe_controllers(&mut self) -> Result<ClusterDescription, AdminError> {
+        let request = DescribeClusterRequest::default().with_endpoint_type(2);
+        let response: DescribeClusterResponse = self
+            .call(ApiKey::DescribeCluster, "DescribeCluster", &request)
+            .await?;
+        if response.error_code != 0 {
+            return Err(kafka_error(
+                response.error_code,
+                response.error_message.as_ref(),
+            ));
+        }
+        let mut controllers: Vec<BrokerNode> = response
+            .brokers
+            .iter()
+            .map(|b| BrokerNode {
+                id: b.broker_id.0,
+                host: b.host.to_string(),
+                port: b.port,
+                rack: b.rack.as_ref().map(|r| r.to_string()),
+            })
+            .collect();
+        controllers.sort_by_key(|c| c.id);
+        for controller in &controllers {
+            self.remember_address(
+                controller.id,
+                &format!("{}:{}", controller.host, controller.port),
+            );
+        }
+        Ok(ClusterDescription {
+            cluster_id: response.cluster_id.to_string(),
+            controller: (response.controller_id.0 >= 0).then_some(response.controller_id.0),
+            brokers: controllers,
+        })
     }
 }
 
