@@ -3,9 +3,10 @@
 //! are:`, one `  name=value sensitive=false synonyms={...}` line per entry), for topics,
 //! brokers (and their cluster-wide defaults), broker loggers, groups and client-metrics
 //! resources; `--output json` prints the same entries as JSON. Usage errors and failures go to
-//! standard error with exit code 1, as Kafka's tool. Not built: the quota entity types
-//! (`users`, `clients`, `ips`), which need DescribeClientQuotas/AlterClientQuotas (refused
-//! with the message Kafka's tool gives a broker without them), and SCRAM credentials.
+//! standard error with exit code 1, as Kafka's tool. Users' SCRAM credentials are
+//! `configs_users.rs`. Not built: quota configs (of `users`, `clients`, `ips`), which need
+//! DescribeClientQuotas/AlterClientQuotas (refused with the message Kafka's tool gives a
+//! broker without them).
 
 use super::client::{AdminClient, AdminError, ConfigResourceType, DescribedConfig, source_name};
 use super::cluster::ConnectArgs;
@@ -107,7 +108,7 @@ pub struct ConfigsArgs {
 }
 
 /// What went wrong, printed as Kafka's tool prints it.
-enum Failure {
+pub(super) enum Failure {
     /// A bad command line or a refused config: the message alone.
     Message(String),
     /// A failed request: Kafka's "Error while executing ..." line, then the cause.
@@ -361,10 +362,17 @@ async fn execute(args: &ConfigsArgs) -> Result<(), Failure> {
     let types = args.entity_types();
     let names = args.entity_names();
     let entity_type = types[0].as_str();
+    if entity_type == "users" && types.len() == 1 {
+        let mut client = args.connect.connect().await.map_err(Failure::Execution)?;
+        return if args.alter {
+            let (set, delete) = alterations(args)?;
+            super::configs_users::alter(&mut client, &names[0], &set, &delete).await
+        } else {
+            super::configs_users::describe(&mut client, &names).await
+        };
+    }
     let Some(resource) = resource_type(entity_type) else {
-        return Err(Failure::Execution(format!(
-            "org.apache.kafka.common.errors.UnsupportedVersionException: The node does not support DESCRIBE_CLIENT_QUOTAS (the {entity_type} entity type needs client quotas, which this tool does not handle yet)"
-        )));
+        return Err(super::configs_users::quotas_unsupported(entity_type));
     };
     let mut client = args.connect.connect().await.map_err(Failure::Execution)?;
     if args.alter {
@@ -529,34 +537,7 @@ async fn alter(
     resource: ConfigResourceType,
     name: &str,
 ) -> Result<(), Failure> {
-    let mut set = Vec::new();
-    if let Some(path) = &args.add_config_file {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Failure::Execution(format!(
-                "java.nio.file.NoSuchFileException: {}: {e}",
-                path.display()
-            ))
-        })?;
-        let props =
-            crate::config::parse_properties(&text).map_err(|e| Failure::Message(e.to_string()))?;
-        set.extend(props);
-    }
-    if let Some(text) = &args.add_config {
-        set.extend(parse_add_config(text).map_err(Failure::Message)?);
-    }
-    if let Some((bad, _)) = set.iter().find(|(k, _)| {
-        !k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "$._-".contains(c))
-    }) {
-        return Err(Failure::Message(format!(
-            "Invalid character found for config key: {bad}"
-        )));
-    }
-    let delete: Vec<String> = args
-        .delete_config
-        .iter()
-        .map(|k| k.trim().to_string())
-        .collect();
+    let (set, delete) = alterations(args)?;
     if entity_type == "broker-loggers" {
         let loggers: Vec<String> = client
             .describe_configs(resource, name, false)
@@ -591,6 +572,42 @@ async fn alter(
         );
     }
     Ok(())
+}
+
+/// Configs to set (name, value) and to delete.
+type Alterations = (Vec<(String, String)>, Vec<String>);
+
+/// The configs to set (--add-config-file, then --add-config, in Kafka's syntax) and delete.
+fn alterations(args: &ConfigsArgs) -> Result<Alterations, Failure> {
+    let mut set = Vec::new();
+    if let Some(path) = &args.add_config_file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Failure::Execution(format!(
+                "java.nio.file.NoSuchFileException: {}: {e}",
+                path.display()
+            ))
+        })?;
+        let props =
+            crate::config::parse_properties(&text).map_err(|e| Failure::Message(e.to_string()))?;
+        set.extend(props);
+    }
+    if let Some(text) = &args.add_config {
+        set.extend(parse_add_config(text).map_err(Failure::Message)?);
+    }
+    if let Some((bad, _)) = set.iter().find(|(k, _)| {
+        !k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "$._-".contains(c))
+    }) {
+        return Err(Failure::Message(format!(
+            "Invalid character found for config key: {bad}"
+        )));
+    }
+    let delete: Vec<String> = args
+        .delete_config
+        .iter()
+        .map(|k| k.trim().to_string())
+        .collect();
+    Ok((set, delete))
 }
 
 /// Kafka's `--add-config` syntax: `k1=v1,k2=[v1,v2],k3=v3` (brackets group values with commas

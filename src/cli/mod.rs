@@ -15,6 +15,7 @@
 //! | `console_producer.rs` | `sluice produce` (Kafka's `kafka-console-producer`) |
 //! | `console_consumer.rs` | `sluice consume` (Kafka's `kafka-console-consumer`) |
 //! | `configs.rs` | `sluice configs` (Kafka's `kafka-configs`) |
+//! | `configs_users.rs` | `sluice configs` of users: SCRAM credentials |
 //! | `groups/` | `sluice groups` (Kafka's `kafka-consumer-groups`): list, `describe.rs`, `reset.rs` |
 //! | `cluster.rs` | `sluice cluster` (Kafka's `kafka-broker-api-versions`) |
 //! | `quorum.rs` | `sluice quorum` (Kafka's `kafka-metadata-quorum`) |
@@ -25,6 +26,7 @@ pub mod client;
 pub mod cluster;
 pub mod command_config;
 pub mod configs;
+pub mod configs_users;
 pub mod console_consumer;
 pub mod console_producer;
 pub mod format;

@@ -12,7 +12,8 @@
 //! | `configs.rs` | DescribeConfigs with synonyms, IncrementalAlterConfigs |
 //! | `groups.rs` | FindCoordinator, ListGroups, DescribeGroups / ConsumerGroupDescribe, OffsetFetch, OffsetCommit, OffsetDelete, DeleteGroups |
 //! | `offsets.rs` | ListOffsets to each partition's leader |
-//! | `quorum.rs` | DescribeQuorum |
+//! | `quorum.rs` | DescribeQuorum, DescribeCluster of the controllers |
+//! | `scram.rs` | AlterUserScramCredentials (salted here), DescribeUserScramCredentials |
 //! | `records.rs` | Produce, Fetch (batches decoded), ConsumerGroupHeartbeat |
 
 use crate::net::{PeerConnection, PeerSecurity, RequestError};
@@ -29,6 +30,7 @@ mod groups;
 mod offsets;
 mod quorum;
 mod records;
+mod scram;
 mod topics;
 
 pub use configs::{ConfigResourceType, DescribedConfig, Synonym, source_name};
@@ -36,6 +38,7 @@ pub use groups::{CommittedOffset, GroupDescription, GroupListing, GroupMember, M
 pub use offsets::OffsetSpec;
 pub use quorum::{QuorumEndpoint, QuorumInfo, QuorumReplica};
 pub use records::{FetchedPartition, FetchedRecord, Membership, TopicLayout};
+pub use scram::{ScramUpsert, UserCredentials};
 pub use topics::{
     ConfigEntry, DEFAULT_CONFIG_SOURCE, NewTopicRequest, PartitionInfo, TopicDescription,
     TopicListing,
@@ -87,6 +90,8 @@ const OUR_VERSIONS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::OffsetCommit, 2, 9),
     (ApiKey::DeleteGroups, 0, 2),
     (ApiKey::OffsetDelete, 0, 0),
+    (ApiKey::AlterUserScramCredentials, 0, 0),
+    (ApiKey::DescribeUserScramCredentials, 0, 0),
     (ApiKey::ListOffsets, 1, 8),
     (ApiKey::DescribeCluster, 0, 1),
     (ApiKey::DescribeQuorum, 0, 2),
@@ -216,6 +221,7 @@ pub fn java_exception(code: i16) -> &'static str {
         68 => "org.apache.kafka.common.errors.GroupNotEmptyException",
         69 => "org.apache.kafka.common.errors.GroupIdNotFoundException",
         86 => "org.apache.kafka.common.errors.GroupSubscribedToTopicException",
+        91 => "org.apache.kafka.common.errors.ResourceNotFoundException",
         _ => "org.apache.kafka.common.errors.UnknownServerException",
     }
 }
