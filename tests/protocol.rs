@@ -731,3 +731,56 @@ fn idempotent_producer_duplicates_gaps_epochs_and_restarts() {
     assert_eq!(latest_offset(&mut stream, "idem"), 8);
     drop(broker);
 }
+
+#[test]
+fn metadata_by_topic_id_ignores_the_empty_name_java_clients_send() {
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "by-id", 2, &[]);
+    let by_name: MetadataResponse = call(
+        &mut stream,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(Some(vec![
+            metadata_request::MetadataRequestTopic::default()
+                .with_name(Some(TopicName(StrBytes::from_static_str("by-id")))),
+        ])),
+    );
+    let id = by_name.topics[0].topic_id;
+    let unknown = uuid::Uuid::from_u128(7);
+    // The Java client's topic-id lookup (Admin.describeTopics by id): the name left at its
+    // default, the empty string.
+    let empty = || Some(TopicName(StrBytes::from_static_str("")));
+    let response: MetadataResponse = call(
+        &mut stream,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(Some(vec![
+            metadata_request::MetadataRequestTopic::default()
+                .with_topic_id(id)
+                .with_name(empty()),
+            metadata_request::MetadataRequestTopic::default()
+                .with_topic_id(unknown)
+                .with_name(empty()),
+        ])),
+    );
+    let found = &response.topics[0];
+    assert_eq!(
+        (
+            found.error_code,
+            found.name.as_ref().map(|n| n.as_str()),
+            found.topic_id
+        ),
+        (0, Some("by-id"), id)
+    );
+    assert_eq!(found.partitions.len(), 2);
+    let missing = &response.topics[1];
+    assert_eq!(
+        (
+            missing.error_code,
+            missing.name.as_ref().map(|n| n.as_str()),
+            missing.topic_id
+        ),
+        (100, None, unknown), // UNKNOWN_TOPIC_ID
+    );
+}

@@ -10,6 +10,7 @@
 
 use super::client::{AdminClient, AdminError, ConfigResourceType, DescribedConfig, source_name};
 use super::cluster::ConnectArgs;
+use super::configs_users::UsersFailure;
 use super::output::Output;
 use clap::Args;
 use std::path::PathBuf;
@@ -108,7 +109,7 @@ pub struct ConfigsArgs {
 }
 
 /// What went wrong, printed as Kafka's tool prints it.
-pub(super) enum Failure {
+enum Failure {
     /// A bad command line or a refused config: the message alone.
     Message(String),
     /// A failed request: Kafka's "Error while executing ..." line, then the cause.
@@ -369,10 +370,16 @@ async fn execute(args: &ConfigsArgs) -> Result<(), Failure> {
             super::configs_users::alter(&mut client, &names[0], &set, &delete).await
         } else {
             super::configs_users::describe(&mut client, &names).await
-        };
+        }
+        .map_err(|failure| match failure {
+            UsersFailure::Message(m) => Failure::Message(m),
+            UsersFailure::Execution(m) => Failure::Execution(m),
+        });
     }
     let Some(resource) = resource_type(entity_type) else {
-        return Err(super::configs_users::quotas_unsupported(entity_type));
+        return Err(Failure::Execution(
+            super::configs_users::quotas_unsupported(entity_type),
+        ));
     };
     let mut client = args.connect.connect().await.map_err(Failure::Execution)?;
     if args.alter {

@@ -6,8 +6,17 @@
 //! ClientQuotas APIs, which are not served: refused as Kafka's tool is by a broker without them.
 
 use super::client::{AdminClient, AdminError, ScramUpsert, java_exception};
-use super::configs::Failure;
 use crate::auth::scram::{MIN_ITERATIONS, ScramMechanism};
+
+/// How a users command ended early; `sluice configs` prints it as it prints its own.
+pub enum UsersFailure {
+    /// A refused command line or config: the message alone (Kafka's IllegalArgumentException).
+    Message(String),
+    /// A failed request: Kafka's "Error while executing ..." line, then this.
+    Execution(String),
+}
+
+use UsersFailure as Failure;
 
 /// Kafka's user and client quota config names (`QuotaConfig.isClientOrUserQuotaConfig`).
 const QUOTA_CONFIGS: &[&str] = &[
@@ -18,10 +27,10 @@ const QUOTA_CONFIGS: &[&str] = &[
 ];
 
 /// What Kafka's tool reports when a quota request meets a broker without the ClientQuotas APIs.
-pub(super) fn quotas_unsupported(entity_type: &str) -> Failure {
-    Failure::Execution(format!(
+pub(super) fn quotas_unsupported(entity_type: &str) -> String {
+    format!(
         "org.apache.kafka.common.errors.UnsupportedVersionException: The node does not support DESCRIBE_CLIENT_QUOTAS (the {entity_type} entity type's quota configs need client quotas, which this broker does not serve yet)"
-    ))
+    )
 }
 
 fn is_scram(name: &str) -> bool {
@@ -70,7 +79,7 @@ pub(super) async fn alter(
         }
     }
     if has_quota || !has_scram {
-        return Err(quotas_unsupported("users"));
+        return Err(Failure::Execution(quotas_unsupported("users")));
     }
     let mut upserts = Vec::new();
     for (name, value) in set {
@@ -133,7 +142,7 @@ fn credential(mechanism: ScramMechanism, text: &str) -> Result<ScramUpsert, Stri
 pub(super) async fn describe(client: &mut AdminClient, users: &[String]) -> Result<(), Failure> {
     if users.iter().any(|u| u.is_empty()) {
         // The default user has quota configs only.
-        return Err(quotas_unsupported("users"));
+        return Err(Failure::Execution(quotas_unsupported("users")));
     }
     let described = client
         .describe_scram_credentials(users)

@@ -26,18 +26,11 @@ pub(super) async fn delete_offsets(client: &mut AdminClient, args: &GroupsArgs) 
     let mut statuses: BTreeMap<(String, i32), Option<i16>> = BTreeMap::new();
     let mut partitions = Vec::new();
     for arg in &args.topic {
-        match arg.split_once(':') {
-            Some((topic, list)) => {
-                for item in list.split(',') {
-                    let partition = item.trim().parse::<i32>().map_err(|_| {
-                        Failure::Usage(format!(
-                            "Invalid partition '{item}' specified in topic arg '{arg}''"
-                        ))
-                    })?;
-                    partitions.push((topic.to_string(), partition));
-                }
+        match super::topic_partitions(arg)? {
+            (topic, Some(listed)) => {
+                partitions.extend(listed.into_iter().map(|p| (topic.clone(), p)));
             }
-            None => match client.describe_topics(std::slice::from_ref(arg)).await {
+            (_, None) => match client.describe_topics(std::slice::from_ref(arg)).await {
                 Ok(described) => {
                     for topic in described {
                         partitions.extend(

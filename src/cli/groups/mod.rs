@@ -271,6 +271,25 @@ fn check(args: &GroupsArgs) -> Outcome {
     Ok(())
 }
 
+/// A `--topic` argument: `topic` (every partition: None) or `topic:0,1,2`, refused as Kafka's
+/// `parseTopicsWithPartitions` refuses a bad partition.
+fn topic_partitions(arg: &str) -> Result<(String, Option<Vec<i32>>), Failure> {
+    let Some((topic, list)) = arg.split_once(':') else {
+        return Ok((arg.to_string(), None));
+    };
+    let partitions = list
+        .split(',')
+        .map(|item| {
+            item.trim().parse::<i32>().map_err(|_| {
+                Failure::Usage(format!(
+                    "Invalid partition '{item}' specified in topic arg '{arg}''"
+                ))
+            })
+        })
+        .collect::<Result<Vec<i32>, Failure>>()?;
+    Ok((topic.to_string(), Some(partitions)))
+}
+
 fn scenarios(args: &GroupsArgs) -> usize {
     [
         args.to_offset.is_some(),

@@ -105,18 +105,11 @@ async fn partitions_to_reset(
     } else if !args.topic.is_empty() {
         let mut whole_topics = Vec::new();
         for arg in &args.topic {
-            match arg.split_once(':') {
-                Some((topic, list)) => {
-                    for item in list.split(',') {
-                        let partition = item.trim().parse::<i32>().map_err(|_| {
-                            Failure::Usage(format!(
-                                "Invalid partition '{item}' specified in topic arg '{arg}''"
-                            ))
-                        })?;
-                        partitions.push((topic.to_string(), partition));
-                    }
+            match super::topic_partitions(arg)? {
+                (topic, Some(listed)) => {
+                    partitions.extend(listed.into_iter().map(|p| (topic.clone(), p)));
                 }
-                None => whole_topics.push(arg.clone()),
+                (topic, None) => whole_topics.push(topic),
             }
         }
         if !whole_topics.is_empty() {
