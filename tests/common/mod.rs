@@ -358,12 +358,31 @@ where
 
 /// A free loopback port (bound and released: a node's address must be known before it starts,
 /// for `controller.quorum.voters`).
+///
+/// Taken below the kernel's ephemeral range (32768 and up) rather than with a bind to port 0:
+/// a port from that range, once released, is fair game as the source port of any outgoing
+/// connection — the nodes' own connections to each other included — during the second a node
+/// takes to bind it, which once made a cluster test fail with "Address already in use". Ports
+/// below the range are handed out only here, each once per test process (a cursor starting at a
+/// process-dependent place), and checked free before they are handed out.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const LOW: u32 = 20_000;
+    const SPAN: u32 = 12_000;
+    static CURSOR: AtomicU32 = AtomicU32::new(u32::MAX);
+    let seed = std::process::id().wrapping_mul(7919)
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|elapsed| elapsed.subsec_nanos())
+            .unwrap_or(0);
+    let _ = CURSOR.compare_exchange(u32::MAX, seed % SPAN, Ordering::SeqCst, Ordering::SeqCst);
+    for _ in 0..SPAN {
+        let port = (LOW + CURSOR.fetch_add(1, Ordering::SeqCst) % SPAN) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port between {LOW} and {}", LOW + SPAN);
 }
 
 /// Combined broker+controller nodes on loopback forming one cluster, each in its own data
