@@ -10,6 +10,7 @@
 //! | [`config`] | 0 | Kafka-named properties: the `.properties` format and the image environment, definitions, validation, typed views, JAAS syntax |
 //! | [`limits`] | 0 | process resource limits: the open-file limit raised and checked |
 //! | [`telemetry`] | 0 | logging |
+//! | [`stats`] | 0 | the broker's own measurements, counted on the hot paths with atomics: per topic, per request, per listener |
 //! | [`record`] | 1 | v2 record batches as zero-copy views; a produced batch parsed once and checked; codecs, record walks, internal-record schemas |
 //! | [`storage`] | 2 | segmented logs with mmapped indexes, checkpoints, recovery, retention, compaction, flush; the log directory and its timers |
 //! | [`error`] | 3 | the broker error types (coordinators' too) and the one mapping to Kafka error codes |
@@ -24,8 +25,9 @@
 //! | [`controller`] | 6 | the controller quorum on raft-rs: decisions, metadata log, voter, event loop, transport |
 //! | [`broker`] | 7 | the node: open, start, shutdown; lifecycle with the controller, applying metadata, replication, administration |
 //! | [`api`] | 8 | one file per Kafka API, wire types <-> core; the dispatch table; authorization gates |
-//! | [`server`] | 9 | listeners, connections, framing, sessions (TLS, SASL), the controller listener |
+//! | [`http`] | 9 | the HTTP listener: Prometheus metrics under Kafka's names |
 //! | [`cli`] | 9 | admin commands of the binary with Kafka's flags and output: `format` (kafka-storage), `topics`, `configs`, `groups`, `produce`, `consume`, `cluster`, `quorum` (kafka-topics, kafka-configs, kafka-consumer-groups, the console tools, kafka-broker-api-versions, kafka-metadata-quorum), their client, topics at startup |
+//! | [`server`] | 10 | listeners, connections, framing, sessions (TLS, SASL), the controller listener |
 //!
 //! Only `api`, `server`, `net` (the client side of the protocol) and `cli`'s client see
 //! `kafka-protocol` types;
@@ -41,6 +43,7 @@ pub mod config;
 pub mod controller;
 pub mod error;
 pub mod group;
+pub mod http;
 pub mod limits;
 pub mod metadata;
 pub mod net;
@@ -49,6 +52,7 @@ pub mod record;
 pub mod replica;
 pub mod server;
 pub mod share;
+pub mod stats;
 pub mod storage;
 pub mod telemetry;
 pub mod txn;

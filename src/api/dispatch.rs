@@ -103,6 +103,7 @@ macro_rules! api_table {
                             Some(merge) => merge(response),
                             None => response,
                         };
+                        count_errors(ctx, api, &response);
                         response.into_frame(api, version, correlation_id).map(Some)
                     }
                 )*
@@ -198,6 +199,13 @@ api_table! {
     DeleteAcls => delete_acls, m::DeleteAclsRequest, forwarded,
     DescribeQuorum => describe_quorum, m::DescribeQuorumRequest, describe_quorum,
     DescribeCluster => describe_cluster, m::DescribeClusterRequest, describe_cluster_controllers,
+}
+
+/// Counts the error codes of a response under its API's name, as Kafka's request metrics do.
+fn count_errors<R: super::error_counts::ErrorCounts>(ctx: &ApiContext, api: ApiKey, response: &R) {
+    if let Some(counts) = ctx.broker.stats().requests.slot(api as usize) {
+        response.error_codes(&mut |code| counts.error(code, 1));
+    }
 }
 
 /// `into_frame` as a function: its trait bound is checked once the response type is known

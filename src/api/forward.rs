@@ -94,7 +94,7 @@ impl Forwarder {
                 .await
                 .map_err(unreachable)?,
         };
-        let outcome = forward(&mut connection, op, timeout).await;
+        let outcome = crate::stats::requests::remote(forward(&mut connection, op, timeout)).await;
         // A connection that failed mid-exchange is not reused.
         if !matches!(outcome, Err(Error::NotController | Error::RequestTimedOut)) {
             self.connections

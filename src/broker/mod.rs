@@ -107,6 +107,8 @@ fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
 #[derive(Debug)]
 pub struct Broker {
     config: Arc<BrokerConfig>,
+    /// Requests and connections counted (`http::metrics` renders them).
+    stats: crate::stats::BrokerStats,
     cluster_id: Mutex<String>,
     logs: Arc<LogManager>,
     replicas: Arc<ReplicaManager>,
@@ -250,6 +252,7 @@ impl Broker {
         let shares =
             crate::share::ShareCoordinator::new(config.clone(), replicas.clone(), metadata.clone());
         let broker = Arc::new(Self {
+            stats: crate::stats::BrokerStats::default(),
             config,
             shares,
             cluster_id: Mutex::new(stored_cluster_id.unwrap_or(bootstrap_cluster_id)),
@@ -371,6 +374,11 @@ impl Broker {
     /// The coordinator without creating anything (startup tasks).
     pub fn group_coordinator(&self) -> &Arc<GroupCoordinator> {
         &self.groups
+    }
+
+    /// Requests and connections counted.
+    pub fn stats(&self) -> &crate::stats::BrokerStats {
+        &self.stats
     }
 
     pub fn config(&self) -> &Arc<BrokerConfig> {

@@ -134,11 +134,18 @@ impl Broker {
                     new_isr: isr,
                 };
                 let (broker, requests) = (self.clone(), requests.clone());
+                let grows = change.new_isr.len() > leadership.isr.len();
                 tokio::spawn(async move {
-                    if let Err(e) = broker
+                    let changed = broker
                         .call_active_controller(ControllerOp::AlterPartition(change))
-                        .await
-                    {
+                        .await;
+                    let isr_stats = &broker.replicas.isr_stats;
+                    match &changed {
+                        Ok(_) if grows => isr_stats.expand(),
+                        Ok(_) => isr_stats.shrink(),
+                        Err(_) => isr_stats.failed_update(),
+                    }
+                    if let Err(e) = changed {
                         let backoff = requests.lock().unwrap_or_else(|p| p.into_inner()).refused(
                             &tp,
                             epoch,

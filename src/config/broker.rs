@@ -64,6 +64,7 @@ pub struct BrokerConfig {
     pub consumer_max_size: usize,
     pub share: ShareGroupDefaults,
     pub producer_id_expiration_ms: i64,
+    pub http: HttpConfig,
     pub cluster: ClusterConfig,
     /// Every known broker property with its effective value and whether it was set explicitly.
     pub values: BTreeMap<&'static str, ConfigValue>,
@@ -71,6 +72,39 @@ pub struct BrokerConfig {
     pub topic_defaults: BTreeMap<&'static str, ConfigValue>,
     /// Properties from [`ACCEPTED_WITHOUT_EFFECT`] that were set.
     pub without_effect: Vec<String>,
+}
+
+/// The HTTP listener (metrics, console, JSON API): `http.*`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpConfig {
+    /// `http.listener` as host and port; `None` when it is off.
+    pub listener: Option<(String, u16)>,
+    /// Whether `http.listener` was set rather than defaulted: a listener asked for must bind,
+    /// a default one that cannot (its port is taken) is skipped with a warning.
+    pub listener_explicit: bool,
+    /// `http.metrics.partition.series.enable`.
+    pub partition_series: bool,
+}
+
+impl HttpConfig {
+    fn parse(value: &str) -> Result<Option<(String, u16)>, ConfigError> {
+        let value = value.trim();
+        if value.is_empty() {
+            return Ok(None);
+        }
+        let (host, port) = value
+            .rsplit_once(':')
+            .ok_or_else(|| invalid("http.listener", value, "expected host:port"))?;
+        let port = port.parse::<u16>().map_err(|_| {
+            invalid(
+                "http.listener",
+                value,
+                "the port is not a number from 0 to 65535",
+            )
+        })?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        Ok(Some((host.to_string(), port)))
+    }
 }
 
 /// The broker's `group.share.*` settings: the defaults of every share group (KIP-932).
@@ -335,6 +369,12 @@ impl BrokerConfig {
             log_dir,
             num_partitions: int("num.partitions") as i32,
             default_replication_factor: int("default.replication.factor") as i32,
+            http: HttpConfig {
+                listener: HttpConfig::parse(&get("http.listener").unwrap_or_default())?,
+                listener_explicit: explicit("http.listener").is_some(),
+                partition_series: get("http.metrics.partition.series.enable")
+                    .is_none_or(|v| v.eq_ignore_ascii_case("true")),
+            },
             auto_create_topics_enable: get("auto.create.topics.enable")
                 .is_some_and(|v| v.eq_ignore_ascii_case("true")),
             delete_topic_enable: get("delete.topic.enable")

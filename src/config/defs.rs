@@ -189,6 +189,8 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("transaction.abort.timed.out.transaction.cleanup.interval.ms", Int, Some("10000"), Validator::AtLeast(1), None, "How often transactions past their timeout are looked for and aborted."),
     def!("transaction.partition.verification.enable", Boolean, Some("true"), Validator::Any, None, "Verify with the transaction coordinator that a transactional write that begins a transaction on a partition is part of the producer's ongoing transaction (KIP-890)."),
     def!("transactional.id.expiration.ms", Int, Some("604800000"), Validator::AtLeast(1), None, "A transactional id whose last transaction is complete and that has not been used for this long is forgotten (its producer id with it)."),
+    def!("http.listener", String, Some("127.0.0.1:8090"), Validator::Any, None, "host:port of the HTTP listener serving Prometheus metrics (/metrics), the web console and its JSON API; port 0 binds a free port; empty turns it off. Sluice's own: Kafka has no such listener."),
+    def!("http.metrics.partition.series.enable", Boolean, Some("true"), Validator::Any, None, "Expose the per-partition series (kafka_log_log_*, kafka_cluster_partition_*, consumer group lag per partition); off keeps a broker with very many partitions to a bounded number of series."),
     def!("transaction.remove.expired.transaction.cleanup.interval.ms", Int, Some("3600000"), Validator::AtLeast(1), None, "How often expired transactional ids are looked for and removed."),
 ];
 

@@ -6,7 +6,8 @@
 //! waiting fetch registers one `Notify` with every partition it reads.
 
 use super::{Partition, ReplicaManager};
-use crate::error::Error;
+use crate::error::{Error, code};
+use crate::stats::topics::{TopicCounter, TopicStats};
 use crate::storage::log::{FetchIsolation, FetchedRecords, LogOffsets};
 use crate::storage::manager::lock;
 use crate::storage::segment::FileSlice;
@@ -43,6 +44,8 @@ pub struct FetchedPartition {
     pub diverging_epoch: Option<(i32, i64)>,
     /// For read_committed: the transactions aborted within the records returned.
     pub aborted: Vec<AbortedTxn>,
+    /// The partition's topic counters, for the bytes sent once the fetch answers.
+    stats: Option<TopicStats>,
 }
 
 impl FetchedPartition {
@@ -53,6 +56,7 @@ impl FetchedPartition {
             offsets: None,
             diverging_epoch: None,
             aborted: Vec::new(),
+            stats: None,
         }
     }
 }
@@ -87,6 +91,7 @@ impl Partition {
                 offsets,
                 diverging_epoch: Some(diverging),
                 aborted: Vec::new(),
+                stats: None,
             };
         }
         if budget == 0 && !min_one {
@@ -95,6 +100,7 @@ impl Partition {
                 offsets,
                 diverging_epoch: None,
                 aborted: Vec::new(),
+                stats: None,
             };
         }
         // Followers read up to the log end; consumers only what is committed, and
@@ -112,19 +118,33 @@ impl Partition {
                 offsets,
                 diverging_epoch: None,
                 aborted,
+                stats: None,
             },
             Ok(None) => FetchedPartition {
                 result: Ok(None),
                 offsets,
                 diverging_epoch: None,
                 aborted: Vec::new(),
+                stats: None,
             },
-            Err(e) => FetchedPartition {
-                result: Err(e.into()),
-                offsets,
-                diverging_epoch: None,
-                aborted: Vec::new(),
-            },
+            Err(e) => {
+                let error: Error = e.into();
+                // A storage failure is one Kafka expects (the log dir went offline); an
+                // out-of-range offset is the client's.
+                if !matches!(
+                    error.code(),
+                    code::KAFKA_STORAGE_ERROR | code::OFFSET_OUT_OF_RANGE
+                ) {
+                    self.stats.inc(TopicCounter::FailedFetchRequests);
+                }
+                FetchedPartition {
+                    result: Err(error),
+                    offsets,
+                    diverging_epoch: None,
+                    aborted: Vec::new(),
+                    stats: None,
+                }
+            }
         }
     }
 }
@@ -152,6 +172,7 @@ impl ReplicaManager {
             if let Some(waiter) = waiter {
                 partition.register(waiter);
             }
+
             if let Err(e) = partition.check_leader_epoch(request.current_leader_epoch) {
                 any_error = true;
                 out.push(FetchedPartition::failed(e));
@@ -175,11 +196,12 @@ impl ReplicaManager {
             let remaining = limits.max_bytes.saturating_sub(total);
             // Kafka returns the first batch of the first non-empty partition even when it
             // exceeds the limits, so a consumer can always make progress.
-            let fetched = partition.read(
+            let mut fetched = partition.read(
                 request,
                 request.partition_max_bytes.min(remaining),
                 total == 0,
             );
+            fetched.stats = Some(partition.stats.clone());
             if fetched.diverging_epoch.is_some() {
                 any_error = true;
             }
@@ -202,28 +224,62 @@ impl ReplicaManager {
         limits: FetchLimits,
     ) -> Vec<FetchedPartition> {
         let deadline = tokio::time::Instant::now() + limits.max_wait;
+        let mut waited = false;
         loop {
             let waiter = Arc::new(Notify::new());
             let (results, total, any_error) = self.read_once(requests, limits, Some(&waiter));
-            if total >= limits.min_bytes
+            let done = total >= limits.min_bytes
                 || any_error
                 || requests.is_empty()
                 || tokio::time::Instant::now() >= deadline
-                || self.closing.load(Ordering::SeqCst)
-            {
-                return results;
+                || self.closing.load(Ordering::SeqCst);
+            // Kafka's `readFromLog` counts each partition it reads: once when the fetch
+            // arrives, and once more when a fetch that waited for data completes.
+            if !waited || done {
+                count_reads(&results);
             }
+            if done {
+                return count_bytes_out(requests, results);
+            }
+            waited = true;
             tracing::debug!(
                 partitions = requests.len(),
                 bytes = total,
                 "fetch parked until data arrives or max_wait_ms passes"
             );
-            if tokio::time::timeout_at(deadline, waiter.notified())
+            if crate::stats::requests::remote(tokio::time::timeout_at(deadline, waiter.notified()))
                 .await
                 .is_err()
             {
-                return self.read_once(requests, limits, None).0;
+                let results = self.read_once(requests, limits, None).0;
+                count_reads(&results);
+                return count_bytes_out(requests, results);
             }
         }
     }
+}
+
+fn count_reads(results: &[FetchedPartition]) {
+    for stats in results.iter().filter_map(|fetched| fetched.stats.as_ref()) {
+        stats.inc(TopicCounter::TotalFetchRequests);
+    }
+}
+
+/// The bytes a fetch answers with: `BytesOut` of their topic for a consumer, all topics'
+/// `ReplicationBytesOut` for a follower, as Kafka's fetch response counts them.
+fn count_bytes_out(
+    requests: &[FetchRequestPartition],
+    results: Vec<FetchedPartition>,
+) -> Vec<FetchedPartition> {
+    for (request, fetched) in requests.iter().zip(&results) {
+        if let (Some(stats), Ok(Some(records))) = (&fetched.stats, &fetched.result) {
+            let counter = if request.replica_id >= 0 {
+                TopicCounter::ReplicationBytesOut
+            } else {
+                TopicCounter::BytesOut
+            };
+            stats.add(counter, records.len() as u64);
+        }
+    }
+    results
 }

@@ -201,6 +201,10 @@ fn apply(partition: &Partition, answer: FollowerFetched) -> Result<(), Error> {
     }
     if !answer.records.is_empty() {
         log.append_as_follower(&answer.records, now_ms())?;
+        partition.stats.add(
+            crate::stats::topics::TopicCounter::ReplicationBytesIn,
+            answer.records.len() as u64,
+        );
     }
     if answer.high_watermark >= 0 {
         log.set_high_watermark(answer.high_watermark);

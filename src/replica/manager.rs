@@ -5,6 +5,8 @@
 
 use super::{Partition, TransactionVerifier};
 use crate::error::Error;
+use crate::stats::IsrStats;
+use crate::stats::topics::BrokerTopicStats;
 use crate::types::TopicPartition;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +24,10 @@ pub struct ReplicaManager {
     /// begin its transaction on one (KIP-890); unset when
     /// `transaction.partition.verification.enable` is off.
     pub(super) verifier: OnceLock<Arc<dyn TransactionVerifier>>,
+    /// Messages and bytes in and out, produce and fetch requests, per topic.
+    pub topic_stats: BrokerTopicStats,
+    /// ISR shrinks and expands of the partitions this broker leads.
+    pub isr_stats: IsrStats,
 }
 
 impl ReplicaManager {
@@ -35,7 +41,8 @@ impl ReplicaManager {
         let _ = self.verifier.set(verifier);
     }
 
-    pub fn add(&self, partition: Partition) -> Arc<Partition> {
+    pub fn add(&self, mut partition: Partition) -> Arc<Partition> {
+        partition.stats = self.topic_stats.for_topic(&partition.tp.topic);
         let partition = Arc::new(partition);
         self.partitions
             .write()

@@ -13,6 +13,7 @@
 //! the rest of the replica layer; nothing outside it sees them.
 
 use crate::error::Error;
+use crate::stats::topics::TopicStats;
 use crate::storage::log::LogOffsets;
 use crate::storage::manager::{SharedLog, lock};
 use crate::types::{TopicPartition, now_ms};
@@ -86,6 +87,8 @@ pub struct Partition {
     /// batch verified before its transaction was ended cannot start one after it.
     pub(super) verifications: Mutex<HashMap<i64, u64>>,
     pub(super) next_guard: std::sync::atomic::AtomicU64,
+    /// Its topic's `BrokerTopicMetrics` counters (set when the replica manager hosts it).
+    pub(super) stats: TopicStats,
 }
 
 impl Partition {
@@ -101,6 +104,7 @@ impl Partition {
             lag_time_ms: std::sync::atomic::AtomicI64::new(30_000),
             waiters: Mutex::new(Vec::new()),
             flush_turn: tokio::sync::Mutex::new(()),
+            stats: TopicStats::detached(),
             verifications: Mutex::new(HashMap::new()),
             next_guard: std::sync::atomic::AtomicU64::new(1),
         }

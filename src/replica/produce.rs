@@ -10,10 +10,11 @@
 //! go through [`Partition::append_marker`].
 
 use super::{Partition, ReplicaManager};
-use crate::error::Error;
+use crate::error::{Error, code};
 use crate::record::control::Marker;
 use crate::record::produced::{CheckedBatch, ProducedBatch};
 use crate::record::validate::ValidationPolicy;
+use crate::stats::topics::{TopicCounter, TopicStats};
 use crate::storage::log::AppendInfo;
 use crate::storage::manager::lock;
 use crate::types::{TopicPartition, now_ms};
@@ -95,10 +96,61 @@ impl ReplicaManager {
                 tp.topic
             )));
         }
-        let partition = self.get(tp)?;
+        let partition = match self.get(tp) {
+            Ok(partition) => partition,
+            Err(e) => {
+                self.topic_stats
+                    .all_topics()
+                    .inc(TopicCounter::TotalProduceRequests);
+                return Err(e);
+            }
+        };
+        partition.stats.inc(TopicCounter::TotalProduceRequests);
+        let batch_bytes = batch.len() as u64;
+        let verifier = self.verifier.get().map(|v| v.as_ref());
+        let appended = partition.check_and_append(batch, settings, verifier).await;
+        if let Err(e) = &appended {
+            count_failed_append(&partition.stats, e, batch_bytes);
+        }
+        Ok((partition.clone(), appended?))
+    }
+}
+
+/// Kafka's accounting of a failed append: the bytes of a batch refused as too large count as
+/// rejected; a failure the client caused or the cluster's state explains (Kafka's list: an
+/// unknown partition, not the leader, too large, corrupt, the storage failing) is not a
+/// failed produce request — that meter is for failures the broker did not expect.
+fn count_failed_append(stats: &TopicStats, error: &Error, batch_bytes: u64) {
+    let code = error.code();
+    if code == code::MESSAGE_TOO_LARGE || code == code::RECORD_LIST_TOO_LARGE {
+        stats.add(TopicCounter::BytesRejected, batch_bytes);
+    }
+    let expected = [
+        code::UNKNOWN_TOPIC_OR_PARTITION,
+        code::NOT_LEADER_OR_FOLLOWER,
+        code::MESSAGE_TOO_LARGE,
+        code::RECORD_LIST_TOO_LARGE,
+        code::CORRUPT_MESSAGE,
+        code::KAFKA_STORAGE_ERROR,
+        code::UNKNOWN_TOPIC_ID,
+    ];
+    if !expected.contains(&code) {
+        stats.inc(TopicCounter::FailedProduceRequests);
+    }
+}
+
+impl Partition {
+    /// A client's batch, from the leader's checks to the append.
+    async fn check_and_append(
+        &self,
+        batch: ProducedBatch,
+        settings: &ProduceSettings<'_>,
+        verifier: Option<&dyn TransactionVerifier>,
+    ) -> Result<AppendInfo, Error> {
+        let partition = self;
         let checked = partition.check(batch).await?;
         // Only requests of transactional producers are looked at.
-        let verified = match (settings.transactional_id, self.verifier.get()) {
+        let verified = match (settings.transactional_id, verifier) {
             (Some(id), Some(verifier))
                 if checked.view().is_transactional()
                     && partition.leader_epoch_if_leader().is_some() =>
@@ -106,18 +158,15 @@ impl ReplicaManager {
                 let view = checked.view();
                 let (producer_id, producer_epoch) = (view.producer_id(), view.producer_epoch());
                 partition
-                    .verify_transaction_start(verifier.as_ref(), id, producer_id, producer_epoch)
+                    .verify_transaction_start(verifier, id, producer_id, producer_epoch)
                     .await?
                     .map(|guard| (producer_id, guard))
             }
             _ => None,
         };
-        let info = partition.append_checked(&checked, settings.acks, verified)?;
-        Ok((partition, info))
+        partition.append_checked(&checked, settings.acks, verified)
     }
-}
 
-impl Partition {
     /// The leader's checks of a client's batch against this partition's topic
     /// configuration.
     async fn check(&self, batch: ProducedBatch) -> Result<CheckedBatch, Error> {
@@ -209,6 +258,7 @@ impl Partition {
 
     /// Appends a batch a coordinator built (its internal topic's records) as leader.
     pub fn append(&self, batch: &CheckedBatch, acks: i16) -> Result<AppendInfo, Error> {
+        self.stats.inc(TopicCounter::TotalProduceRequests);
         self.append_checked(batch, acks, None)
     }
 
@@ -254,6 +304,12 @@ impl Partition {
             }
             log.append_as_leader(batch, leader_epoch, now_ms())?
         };
+        self.stats.add(
+            TopicCounter::MessagesIn,
+            batch.view().records_count().max(0) as u64,
+        );
+        self.stats
+            .add(TopicCounter::BytesIn, batch.bytes().len() as u64);
         // With only this replica in sync, the write is committed at once.
         self.maybe_increment_high_watermark();
         self.wake_waiters();
@@ -271,12 +327,20 @@ impl Partition {
         let leader_epoch = self
             .leader_epoch_if_leader()
             .ok_or(Error::NotLeaderOrFollower)?;
+        self.stats.inc(TopicCounter::TotalProduceRequests);
         let info = {
             let mut log = lock(&self.log);
+            let size_before = log.size_bytes();
             let info =
                 log.append_marker(producer_id, producer_epoch, marker, leader_epoch, now_ms())?;
             // Under the log lock: a verified append either precedes the marker or sees this.
             self.take_verification(producer_id);
+            // A marker is one control record, counted in as Kafka counts it.
+            self.stats.inc(TopicCounter::MessagesIn);
+            self.stats.add(
+                TopicCounter::BytesIn,
+                log.size_bytes().saturating_sub(size_before),
+            );
             info
         };
         self.maybe_increment_high_watermark();
@@ -296,8 +360,10 @@ impl Partition {
             self.flush_to(info.last_offset + 1).await?;
         }
         if acks == -1 {
-            self.wait_for_replication(info.last_offset + 1, timeout)
-                .await?;
+            crate::stats::requests::remote(
+                self.wait_for_replication(info.last_offset + 1, timeout),
+            )
+            .await?;
         }
         Ok(())
     }

@@ -63,6 +63,30 @@ pub async fn handle_frame(
     let summary = summarize(&frame)?;
     let api = ApiKey::try_from(summary.api_key)
         .map_err(|_| DispatchError::UnknownApiKey(summary.api_key))?;
+    let started = std::time::Instant::now();
+    let handled = handle_api(ctx, summary, api, frame).await;
+    if handled.is_ok() {
+        let fetch_slots = (api == ApiKey::Fetch).then_some((
+            api::request_names::FETCH_CONSUMER,
+            api::request_names::FETCH_FOLLOWER,
+        ));
+        crate::stats::requests::handled(
+            &ctx.broker.stats().requests,
+            api as usize,
+            fetch_slots,
+            summary.version,
+            started,
+        );
+    }
+    handled
+}
+
+async fn handle_api(
+    ctx: &ApiContext,
+    summary: RequestSummary,
+    api: ApiKey,
+    frame: Bytes,
+) -> Result<Option<ResponseFrame>, FrameError> {
     if api == ApiKey::ApiVersions
         && !(ApiVersionsRequest::VERSIONS.min..=ApiVersionsRequest::VERSIONS.max)
             .contains(&summary.version)

@@ -189,6 +189,16 @@ impl MemoryPool {
     }
 }
 
+impl crate::stats::sockets::MemoryGauge for MemoryPool {
+    fn available(&self) -> u64 {
+        self.bytes.available_permits() as u64
+    }
+
+    fn capacity(&self) -> u64 {
+        self.capacity as u64
+    }
+}
+
 /// How long the body of a frame may take when idle connections are never closed.
 const FRAME_DEADLINE_WITHOUT_IDLE: Duration = Duration::from_secs(30);
 
@@ -278,10 +288,16 @@ pub async fn serve<S: Transport, H: FrameHandler>(
                 return;
             }
         }
+        let received = std::time::Instant::now();
         let summary = codec::summarize(&frame).ok();
-        match handler.handle(frame.freeze()).await {
+        let (handled, report) =
+            crate::stats::requests::in_request(handler.handle(frame.freeze())).await;
+        let sending = std::time::Instant::now();
+        match handled {
             Ok(Some(response)) => {
-                if let Err(e) = write_frame(reader.get_mut(), &response).await {
+                let written = write_frame(reader.get_mut(), &response).await;
+                report.sent(received, sending);
+                if let Err(e) = written {
                     if e.kind() == io::ErrorKind::UnexpectedEof {
                         // Our side failed (a segment file cut short), not the client.
                         tracing::warn!(%peer, error = %e, "closing connection: response could not be sent whole");
@@ -291,7 +307,7 @@ pub async fn serve<S: Transport, H: FrameHandler>(
                     return;
                 }
             }
-            Ok(None) => {}
+            Ok(None) => report.sent(received, sending),
             Err(e) => {
                 log_rejected(peer, summary, &e);
                 return;

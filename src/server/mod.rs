@@ -100,6 +100,8 @@ pub struct Server {
     peers: NodeSecurity,
     /// Created once the broker has started, before it serves (`--create-topic`).
     startup_topics: Vec<NewTopic>,
+    /// `http.listener`: metrics (and the console), when on.
+    http: Option<crate::http::HttpListener>,
 }
 
 /// How long requests in flight at shutdown may take to finish before their connections are
@@ -199,12 +201,16 @@ impl Server {
                 peers.inter_broker.clone(),
             ),
         ));
+        let http = crate::http::HttpListener::bind(&broker)
+            .await
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::AddrInUse, e.to_string()))?;
         Ok(Self {
             broker,
             listeners,
             controller_listener,
             peers,
             startup_topics: Vec::new(),
+            http,
         })
     }
 
@@ -226,6 +232,9 @@ impl Server {
     pub async fn run(mut self, shutdown: CancellationToken) -> Result<(), crate::error::Error> {
         let tracker = TaskTracker::new();
         self.broker.start_housekeeping(&tracker, shutdown.clone());
+        if let Some(http) = self.http.take() {
+            tracker.spawn(http.serve(self.broker.clone(), shutdown.clone()));
+        }
         let controller_listener = self.controller_listener.take();
         // The quorum keeps talking until the broker has shut down: its controlled shutdown
         // needs the active controller.
@@ -272,6 +281,9 @@ impl Server {
                 .queued_max_request_bytes
                 .map(|bytes| Arc::new(connection::MemoryPool::new(bytes))),
         };
+        if let Some(pool) = &limits.memory {
+            self.broker.stats().sockets.set_memory_pool(pool.clone());
+        }
         let mut accept_loops = Vec::new();
         for bound in self.listeners {
             tracing::info!(listener = %bound.name, "listening on {}", bound.local_addr);
@@ -394,6 +406,7 @@ async fn accept_loop(
     limits: connection::Limits,
 ) {
     let mut backoff = Duration::from_millis(10);
+    let connections = bound.ctx.broker.stats().sockets.listener(&bound.name);
     loop {
         let permit = tokio::select! {
             permit = quotas.total.clone().acquire_owned() => match permit {
@@ -416,9 +429,10 @@ async fn accept_loop(
                 let (ctx, shutdown) = (bound.ctx.for_peer(peer), shutdown.clone());
                 let limits = limits.clone();
                 let security = bound.security.clone();
+                let open = connections.connection();
                 tracker.spawn(async move {
                     serve_client(stream, peer, ctx, security, limits, shutdown).await;
-                    drop((permit, slot));
+                    drop((permit, slot, open));
                 });
             }
             Err(e) => {

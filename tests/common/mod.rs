@@ -111,6 +111,10 @@ impl Broker {
         command
             .arg("--override")
             .arg("listeners=PLAINTEXT://127.0.0.1:0")
+            // The HTTP listener only where a test asks for it (`http.listener=127.0.0.1:0`):
+            // brokers started side by side would all reach for its default port.
+            .arg("--override")
+            .arg("http.listener=")
             .arg("--override")
             .arg(format!("log.dirs={}", dir.display()))
             .env("RUST_LOG", filter)

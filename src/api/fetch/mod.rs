@@ -138,6 +138,9 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
     } else {
         request.replica_id.0
     };
+    if replica_id >= 0 {
+        crate::stats::requests::note_follower_fetch();
+    }
     let last_fetched_epochs: HashMap<(uuid::Uuid, Arc<str>, i32), i32> = request
         .topics
         .iter()
