@@ -357,3 +357,38 @@ async fn prometheus_scrapes_the_broker_and_promtool_accepts_its_output() {
     let _ = prometheus.wait();
     assert!(seen, "Prometheus never had the series: {last}");
 }
+
+/// With an authorizer configured the console and the JSON API would have to authenticate and
+/// honour ACLs, which the HTTP listener cannot do yet: they are refused, not served to anyone.
+#[test]
+fn with_an_authorizer_the_console_and_json_api_are_refused_and_metrics_still_served() {
+    let broker = Broker::start(&[
+        ("http.listener", "127.0.0.1:0"),
+        (
+            "authorizer.class.name",
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        ),
+        ("allow.everyone.if.no.acl.found", "true"),
+    ]);
+    let mut address = None;
+    assert!(wait_until(Duration::from_secs(10), || {
+        address = broker
+            .log_text()
+            .split("HTTP at http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_string);
+        address.is_some()
+    }));
+    let address = address.unwrap_or_default();
+    for path in ["/", "/api/v1/cluster", "/api/v1/topics", "/console/app.js"] {
+        let status = match ureq::get(format!("http://{address}{path}")).call() {
+            Ok(response) => response.status().as_u16(),
+            Err(ureq::Error::StatusCode(code)) => code,
+            Err(e) => panic!("{path}: {e}"),
+        };
+        assert_eq!(status, 403, "{path}");
+    }
+    let (_, body) = scrape(&address, None);
+    assert!(body.contains("kafka_server_replicamanager_partitioncount"));
+}

@@ -80,3 +80,27 @@ pub async fn handle(
         .collect();
     Some(DescribeGroupsResponse::default().with_groups(groups))
 }
+
+/// A classic consumer's assignment bytes (ConsumerProtocol's Assignment), by topic; empty
+/// when they cannot be read (another protocol's, or none yet).
+pub fn consumer_assignment(bytes: &bytes::Bytes) -> std::collections::BTreeMap<String, Vec<i32>> {
+    use bytes::Buf;
+    let mut buf = bytes.clone();
+    if buf.remaining() < 2 {
+        return std::collections::BTreeMap::new();
+    }
+    let version = buf.get_i16().clamp(0, 3);
+    use kafka_protocol::protocol::Decodable;
+    match kafka_protocol::messages::ConsumerProtocolAssignment::decode(&mut buf, version) {
+        Ok(assignment) => assignment
+            .assigned_partitions
+            .into_iter()
+            .map(|t| {
+                let mut partitions = t.partitions;
+                partitions.sort_unstable();
+                (t.topic.to_string(), partitions)
+            })
+            .collect(),
+        Err(_) => std::collections::BTreeMap::new(),
+    }
+}

@@ -1,6 +1,7 @@
-//! The names Kafka's request metrics go by: each API's name (`ApiKeys.name`: `Produce`,
-//! `ListOffsets`, ...) at the slot of its key, and the two names Fetch is also counted under,
-//! `FetchConsumer` and `FetchFollower`, at slots of their own.
+//! The names Kafka's metrics and tools go by: each API's name (`ApiKeys.name`: `Produce`,
+//! `ListOffsets`, ...) at the slot of its key, the two names Fetch is also counted under,
+//! `FetchConsumer` and `FetchFollower`, at slots of their own; and each error code's name
+//! (`Errors.name()`).
 
 use kafka_protocol::messages::ApiKey;
 use std::sync::OnceLock;
@@ -27,6 +28,26 @@ pub fn all() -> &'static [(usize, String)] {
     })
 }
 
+/// Kafka's name of an error code (`Errors.name()`: `NONE`, `NOT_COORDINATOR`, ...).
+pub fn error_name(code: i16) -> String {
+    use kafka_protocol::error::ResponseError;
+    let Some(error) = ResponseError::try_from_code(code) else {
+        return "NONE".into();
+    };
+    if let ResponseError::Unknown(code) = error {
+        return format!("UNKNOWN_{code}");
+    }
+    let camel = error.to_string();
+    let mut name = String::with_capacity(camel.len() + 8);
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(c.to_ascii_uppercase());
+    }
+    name
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,5 +69,16 @@ mod tests {
         );
         assert_eq!(name(FETCH_CONSUMER), Some("FetchConsumer"));
         assert!(ApiKey::iter().all(|api| (api as usize) < FETCH_CONSUMER));
+    }
+
+    #[test]
+    fn error_names_are_kafkas() {
+        assert_eq!(error_name(0), "NONE");
+        assert_eq!(error_name(-1), "UNKNOWN_SERVER_ERROR");
+        assert_eq!(error_name(14), "COORDINATOR_LOAD_IN_PROGRESS");
+        assert_eq!(error_name(16), "NOT_COORDINATOR");
+        assert_eq!(error_name(17), "INVALID_TOPIC_EXCEPTION");
+        assert_eq!(error_name(56), "KAFKA_STORAGE_ERROR");
+        assert_eq!(error_name(79), "MEMBER_ID_REQUIRED");
     }
 }

@@ -1,5 +1,5 @@
-//! The HTTP listener (`http.listener`, on by default on loopback): Prometheus metrics at
-//! `/metrics`, on axum. A listener that was asked for must bind (the broker does not start
+//! The HTTP listener (`http.listener`, on by default on loopback): the web console at `/`,
+//! Prometheus metrics at `/metrics` and the JSON API under `/api/v1`, on axum. A listener that was asked for must bind (the broker does not start
 //! otherwise); the default one, when its port is taken, is skipped with a warning so a second
 //! broker on the same machine still starts.
 //!
@@ -7,12 +7,18 @@
 //! |---|---|
 //! | `mod.rs` | the listener, its routes, shutdown |
 //! | `metrics/` | `/metrics` in Kafka's names |
+//! | `api/` | the JSON API under `/api/v1`, with its OpenAPI description |
+//! | `console/` | the web console: an embedded page over the JSON API |
+//! | `throughput.rs` | messages and bytes per topic over the last minutes, for live charts |
 
+pub mod api;
+pub mod console;
 pub mod metrics;
+pub mod throughput;
 
 use crate::broker::Broker;
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -75,15 +81,59 @@ impl HttpListener {
             "HTTP at http://{} (Prometheus metrics: /metrics)",
             self.local_addr
         );
+        let throughput = Arc::new(throughput::Throughput::default());
+        tokio::spawn(throughput.clone().run(broker.clone(), shutdown.clone()));
+        // The console and the JSON API show topics, records and groups; with an authorizer
+        // configured they would have to authenticate their users and honour the ACLs, which
+        // is not built yet: until then they are refused rather than open to anyone.
+        let authorizer =
+            crate::auth::authorizer::Authorizer::from_config(broker.config()).is_some();
+        let console = Router::new()
+            .route("/", get(console::page))
+            .route("/console/app.js", get(console::script))
+            .route("/console/style.css", get(console::style))
+            .route("/api/v1/throughput", get(throughput::series))
+            .merge(api::routes())
+            .route_layer(axum::middleware::from_fn(move |request, next: axum::middleware::Next| async move {
+                if authorizer {
+                    return api::ApiError::new(
+                        StatusCode::FORBIDDEN,
+                        "CLUSTER_AUTHORIZATION_FAILED",
+                        "the console and JSON API are not served while an authorizer is configured (authentication on the HTTP listener is not built yet)",
+                    )
+                    .into_response();
+                }
+                next.run(request).await
+            }));
         let app = Router::new()
             .route("/metrics", get(metrics_page))
-            .with_state(broker);
+            .merge(console)
+            .with_state(HttpState { broker, throughput });
         let served = axum::serve(self.listener, app)
             .with_graceful_shutdown(async move { shutdown.cancelled().await })
             .await;
         if let Err(e) = served {
             tracing::warn!(error = %e, "HTTP listener stopped");
         }
+    }
+}
+
+/// What the handlers read: the broker, and the throughput samples.
+#[derive(Clone)]
+pub struct HttpState {
+    broker: Arc<Broker>,
+    throughput: Arc<throughput::Throughput>,
+}
+
+impl FromRef<HttpState> for Arc<Broker> {
+    fn from_ref(state: &HttpState) -> Self {
+        state.broker.clone()
+    }
+}
+
+impl FromRef<HttpState> for Arc<throughput::Throughput> {
+    fn from_ref(state: &HttpState) -> Self {
+        state.throughput.clone()
     }
 }
 

@@ -95,6 +95,114 @@ pub fn put_varint(buf: &mut impl BufMut, value: i32) {
     put_varlong(buf, value as i64);
 }
 
+/// One record with all a reader shows: its offset and timestamp, key, value and headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FullRecord {
+    pub offset: i64,
+    pub timestamp: i64,
+    /// Whether the timestamp is the broker's (LogAppendTime) rather than the producer's.
+    pub log_append_time: bool,
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
+    pub headers: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// The decompressed bytes one batch may expand to when read for display.
+pub const MAX_DISPLAYED_BATCH_BYTES: usize = 64 * 1024 * 1024;
+
+/// Decodes the batches in `bytes` (as a fetch returns them, or as a segment holds them) into
+/// `into`: records at or past `start` (a batch may begin before it), control batches skipped.
+/// Returns the offset after the last whole batch; a partial batch at the end (a size limit
+/// cut it) is left for the next read. Decompression stays within the codec's budget.
+pub fn decode_batches(
+    bytes: &[u8],
+    start: i64,
+    into: &mut Vec<FullRecord>,
+) -> Result<Option<i64>, RecordError> {
+    let mut next = None;
+    for batch in super::BatchIter::new(bytes) {
+        let batch = batch?;
+        next = Some(batch.last_offset() + 1);
+        if batch.is_control() {
+            continue;
+        }
+        let payload = super::codec::decompress(batch.compression()?, batch.records_payload())?;
+        if payload.len() > MAX_DISPLAYED_BATCH_BYTES {
+            return Err(RecordError::Corrupt("records larger than 64 MiB"));
+        }
+        let mut rest: &[u8] = &payload;
+        for _ in 0..batch.records_count().max(0) {
+            let record = read_full_record(&mut rest)?;
+            let offset = batch.base_offset() + i64::from(record.0);
+            if offset < start {
+                continue;
+            }
+            let (_, timestamp_delta, key, value, headers) = record;
+            into.push(FullRecord {
+                offset,
+                timestamp: if batch.is_log_append_time() {
+                    batch.max_timestamp()
+                } else {
+                    batch.base_timestamp() + timestamp_delta
+                },
+                log_append_time: batch.is_log_append_time(),
+                key,
+                value,
+                headers,
+            });
+        }
+    }
+    Ok(next)
+}
+
+type Fields = (
+    i32,
+    i64,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+    Vec<(String, Option<Vec<u8>>)>,
+);
+
+/// One record of a decompressed records section, headers included: (offset delta, timestamp
+/// delta, key, value, headers).
+fn read_full_record(buf: &mut &[u8]) -> Result<Fields, RecordError> {
+    let length = read_varlong(buf)?;
+    if length < 1 || length as usize > buf.len() {
+        return Err(RecordError::Corrupt("record length out of range"));
+    }
+    let (mut body, rest) = buf.split_at(length as usize);
+    *buf = rest;
+    body = &body[1..]; // attributes
+    let timestamp_delta = read_varlong(&mut body)?;
+    let offset_delta = i32::try_from(read_varlong(&mut body)?)
+        .map_err(|_| RecordError::Corrupt("offset delta out of range"))?;
+    let field = |body: &mut &[u8]| -> Result<Option<Vec<u8>>, RecordError> {
+        let length = read_varlong(body)?;
+        if length < 0 {
+            return Ok(None);
+        }
+        if length as usize > body.len() {
+            return Err(RecordError::Corrupt("record field longer than the record"));
+        }
+        let (value, rest) = body.split_at(length as usize);
+        *body = rest;
+        Ok(Some(value.to_vec()))
+    };
+    let key = field(&mut body)?;
+    let value = field(&mut body)?;
+    let count = read_varlong(&mut body)?;
+    if count < 0 || count as usize > body.len() {
+        return Err(RecordError::Corrupt("header count out of range"));
+    }
+    let mut headers = Vec::new();
+    for _ in 0..count {
+        let name = field(&mut body)?.ok_or(RecordError::Corrupt("a header without a key"))?;
+        let value = field(&mut body)?;
+        headers.push((String::from_utf8_lossy(&name).into_owned(), value));
+    }
+    Ok((offset_delta, timestamp_delta, key, value, headers))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

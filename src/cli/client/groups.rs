@@ -4,14 +4,14 @@
 
 use super::{AdminClient, AdminError, BrokerNode, kafka_error};
 use kafka_protocol::messages::{
-    ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
-    ConsumerProtocolAssignment, DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
-    DescribeGroupsResponse, FindCoordinatorRequest, FindCoordinatorResponse, GroupId,
-    ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, TopicName,
-    offset_commit_request, offset_delete_request, offset_fetch_request,
+    ApiKey, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DeleteGroupsRequest,
+    DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse, FindCoordinatorRequest,
+    FindCoordinatorResponse, GroupId, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest,
+    OffsetFetchResponse, TopicName, offset_commit_request, offset_delete_request,
+    offset_fetch_request,
 };
-use kafka_protocol::protocol::{Decodable, StrBytes};
+use kafka_protocol::protocol::StrBytes;
 use std::collections::BTreeMap;
 
 /// A group as ListGroups lists it.
@@ -249,7 +249,7 @@ impl AdminClient {
                 client_id: m.client_id.to_string(),
                 host: m.client_host.to_string(),
                 assignment: if consumer {
-                    decode_assignment(&m.member_assignment)
+                    crate::api::describe_groups::consumer_assignment(&m.member_assignment)
                 } else {
                     MemberAssignment::new()
                 },
@@ -481,28 +481,5 @@ impl AdminClient {
             .map(|p| (p.clone(), codes.get(p).copied().unwrap_or(3)))
             .collect();
         Ok((0, each))
-    }
-}
-
-/// A classic consumer's assignment bytes (ConsumerProtocol's Assignment), by topic; empty
-/// when they cannot be read (another protocol's, or none yet).
-fn decode_assignment(bytes: &bytes::Bytes) -> MemberAssignment {
-    use bytes::Buf;
-    let mut buf = bytes.clone();
-    if buf.remaining() < 2 {
-        return MemberAssignment::new();
-    }
-    let version = buf.get_i16().clamp(0, 3);
-    match ConsumerProtocolAssignment::decode(&mut buf, version) {
-        Ok(assignment) => assignment
-            .assigned_partitions
-            .into_iter()
-            .map(|t| {
-                let mut partitions = t.partitions;
-                partitions.sort_unstable();
-                (t.topic.to_string(), partitions)
-            })
-            .collect(),
-        Err(_) => MemberAssignment::new(),
     }
 }

@@ -5,7 +5,6 @@
 //! (ConsumerGroupHeartbeat).
 
 use super::{AdminClient, AdminError, REQUEST_TIMEOUT, kafka_error};
-use crate::record::{BatchIter, records::read_varlong};
 use bytes::Bytes;
 use kafka_protocol::messages::{
     ApiKey, BrokerId, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, FetchRequest,
@@ -24,16 +23,7 @@ pub struct TopicLayout {
 }
 
 /// One record as fetched.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchedRecord {
-    pub offset: i64,
-    pub timestamp: i64,
-    /// Whether the timestamp is the broker's (LogAppendTime) rather than the producer's.
-    pub log_append_time: bool,
-    pub key: Option<Vec<u8>>,
-    pub value: Option<Vec<u8>>,
-    pub headers: Vec<(String, Option<Vec<u8>>)>,
-}
+pub use crate::record::records::FullRecord as FetchedRecord;
 
 /// What Fetch returned for one partition.
 #[derive(Debug, Clone, Default)]
@@ -53,9 +43,6 @@ pub struct Membership {
     /// Topic id -> assigned partitions; None: unchanged since the last heartbeat.
     pub assignment: Option<BTreeMap<uuid::Uuid, Vec<i32>>>,
 }
-
-/// The decompressed bytes one fetched batch may expand to.
-const MAX_BATCH_RECORDS_BYTES: usize = 64 * 1024 * 1024;
 
 impl AdminClient {
     /// The topic's partitions and leaders; `create`: ask the broker to create it if it does
@@ -262,107 +249,24 @@ impl AdminClient {
     }
 }
 
-/// Decodes the batches of one fetched partition into `into`: records at or past `start`
-/// (a batch may begin before the offset asked for), control batches skipped, and the offset
-/// to fetch next. A partial batch at the end (the broker's size limit) is left for the next
-/// fetch.
+/// Decodes the batches of one fetched partition into `into` with the broker's own decoder
+/// (records at or past `start`, control batches skipped, decompression within its budget).
 fn decode_batches(
     bytes: &Bytes,
     start: i64,
     into: &mut FetchedPartition,
 ) -> Result<(), AdminError> {
-    let corrupt = |reason: String| AdminError::Kafka {
-        code: 2,
-        message: format!("Record batch for partition is corrupt: {reason}"),
-    };
-    for batch in BatchIter::new(bytes) {
-        let batch = batch.map_err(|e| corrupt(e.to_string()))?;
-        into.next_offset = Some(batch.last_offset() + 1);
-        if batch.is_control() {
-            continue;
-        }
-        let codec = batch.compression().map_err(|e| corrupt(e.to_string()))?;
-        let payload = crate::record::codec::decompress(codec, batch.records_payload())
-            .map_err(|e| corrupt(e.to_string()))?;
-        if payload.len() > MAX_BATCH_RECORDS_BYTES {
-            return Err(corrupt("records larger than 64 MiB".into()));
-        }
-        let mut rest: &[u8] = &payload;
-        for _ in 0..batch.records_count().max(0) {
-            let record = read_record(&mut rest).map_err(corrupt)?;
-            let offset = batch.base_offset() + i64::from(record.offset_delta);
-            if offset < start {
-                continue;
+    let next =
+        crate::record::records::decode_batches(bytes, start, &mut into.records).map_err(|e| {
+            AdminError::Kafka {
+                code: 2,
+                message: format!("Record batch for partition is corrupt: {e}"),
             }
-            into.records.push(FetchedRecord {
-                offset,
-                timestamp: if batch.is_log_append_time() {
-                    batch.max_timestamp()
-                } else {
-                    batch.base_timestamp() + record.timestamp_delta
-                },
-                log_append_time: batch.is_log_append_time(),
-                key: record.key,
-                value: record.value,
-                headers: record.headers,
-            });
-        }
+        })?;
+    if next.is_some() {
+        into.next_offset = next;
     }
     Ok(())
-}
-
-struct DecodedRecord {
-    offset_delta: i32,
-    timestamp_delta: i64,
-    key: Option<Vec<u8>>,
-    value: Option<Vec<u8>>,
-    headers: Vec<(String, Option<Vec<u8>>)>,
-}
-
-/// One record of a decompressed records section, headers included.
-fn read_record(buf: &mut &[u8]) -> Result<DecodedRecord, String> {
-    let varint = |buf: &mut &[u8]| read_varlong(buf).map_err(|e| e.to_string());
-    let length = varint(buf)?;
-    if length < 1 || length as usize > buf.len() {
-        return Err("record length out of range".into());
-    }
-    let (mut body, rest) = buf.split_at(length as usize);
-    *buf = rest;
-    body = &body[1..]; // attributes
-    let timestamp_delta = varint(&mut body)?;
-    let offset_delta =
-        i32::try_from(varint(&mut body)?).map_err(|_| "offset delta out of range".to_string())?;
-    let field = |body: &mut &[u8]| -> Result<Option<Vec<u8>>, String> {
-        let length = varint(body)?;
-        if length < 0 {
-            return Ok(None);
-        }
-        if length as usize > body.len() {
-            return Err("record field longer than the record".into());
-        }
-        let (value, rest) = body.split_at(length as usize);
-        *body = rest;
-        Ok(Some(value.to_vec()))
-    };
-    let key = field(&mut body)?;
-    let value = field(&mut body)?;
-    let count = varint(&mut body)?;
-    if count < 0 || count as usize > body.len() {
-        return Err("header count out of range".into());
-    }
-    let mut headers = Vec::new();
-    for _ in 0..count {
-        let name = field(&mut body)?.ok_or_else(|| "a header without a key".to_string())?;
-        let value = field(&mut body)?;
-        headers.push((String::from_utf8_lossy(&name).into_owned(), value));
-    }
-    Ok(DecodedRecord {
-        offset_delta,
-        timestamp_delta,
-        key,
-        value,
-        headers,
-    })
 }
 
 #[cfg(test)]
@@ -439,6 +343,5 @@ mod tests {
         let mut fetched = FetchedPartition::default();
         let result = decode_batches(&Bytes::from(bytes), 0, &mut fetched);
         assert!(result.is_err() || fetched.records.len() <= 1);
-        assert!(read_record(&mut &[0x7fu8][..]).is_err());
     }
 }

@@ -6,7 +6,7 @@
 //! network processor: Sluice serves each connection on the async runtime).
 
 use super::{Labels, counters, gauge, gauges, help};
-use crate::api::request_names;
+use crate::api::request_names::{self, error_name};
 use crate::broker::Broker;
 use crate::stats::histogram::QUANTILES;
 use crate::stats::requests::RequestTime;
@@ -128,40 +128,4 @@ fn encode_sockets(
         )?;
     }
     Ok(())
-}
-
-/// Kafka's name of an error code (`Errors.name()`: `NONE`, `NOT_COORDINATOR`, ...).
-pub(super) fn error_name(code: i16) -> String {
-    use kafka_protocol::error::ResponseError;
-    let Some(error) = ResponseError::try_from_code(code) else {
-        return "NONE".into();
-    };
-    if let ResponseError::Unknown(code) = error {
-        return format!("UNKNOWN_{code}");
-    }
-    let camel = error.to_string();
-    let mut name = String::with_capacity(camel.len() + 8);
-    for (i, c) in camel.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            name.push('_');
-        }
-        name.push(c.to_ascii_uppercase());
-    }
-    name
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn error_names_are_kafkas() {
-        assert_eq!(error_name(0), "NONE");
-        assert_eq!(error_name(-1), "UNKNOWN_SERVER_ERROR");
-        assert_eq!(error_name(14), "COORDINATOR_LOAD_IN_PROGRESS");
-        assert_eq!(error_name(16), "NOT_COORDINATOR");
-        assert_eq!(error_name(17), "INVALID_TOPIC_EXCEPTION");
-        assert_eq!(error_name(56), "KAFKA_STORAGE_ERROR");
-        assert_eq!(error_name(79), "MEMBER_ID_REQUIRED");
-    }
 }
