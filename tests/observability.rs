@@ -392,3 +392,58 @@ fn with_an_authorizer_the_console_and_json_api_are_refused_and_metrics_still_ser
     let (_, body) = scrape(&address, None);
     assert!(body.contains("kafka_server_replicamanager_partitioncount"));
 }
+
+/// SaslHandshake and SaslAuthenticate, which the connection's SASL gate answers itself, are
+/// counted among the requests as Kafka counts them.
+#[test]
+fn sasl_requests_are_counted_with_the_rest() {
+    let jaas = r#"org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";"#;
+    let broker = Broker::start(&[
+        ("http.listener", "127.0.0.1:0"),
+        (
+            "listeners",
+            "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        ),
+        ("sasl.enabled.mechanisms", "PLAIN"),
+        ("listener.name.sasl_plaintext.plain.sasl.jaas.config", jaas),
+    ]);
+    let mut sasl = None;
+    let mut http = None;
+    assert!(wait_until(Duration::from_secs(20), || {
+        let log = broker.log_text();
+        sasl = log.lines().find_map(|line| {
+            let (address, listener) = line.split("listening on ").nth(1)?.split_once(' ')?;
+            (listener.trim() == "listener=SASL_PLAINTEXT").then(|| address.to_string())
+        });
+        http = log
+            .split("HTTP at http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_string);
+        sasl.is_some() && http.is_some()
+    }));
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", sasl.unwrap_or_default())
+        .set("security.protocol", "SASL_PLAINTEXT")
+        .set("sasl.mechanism", "PLAIN")
+        .set("sasl.username", "alice")
+        .set("sasl.password", "alice-secret")
+        .create()
+        .unwrap();
+    consumer
+        .fetch_metadata(None, Duration::from_secs(10))
+        .expect("metadata over SASL");
+    let address = http.unwrap_or_default();
+    let counted = |request: &str| -> f64 {
+        let (_, body) = scrape(&address, None);
+        let prefix =
+            format!(r#"kafka_network_requestmetrics_requests_total{{request="{request}","#);
+        body.lines()
+            .filter(|l| l.starts_with(&prefix))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    };
+    assert!(counted("SaslHandshake") >= 1.0);
+    assert!(counted("SaslAuthenticate") >= 1.0);
+    assert!(counted("Metadata") >= 1.0);
+}

@@ -72,6 +72,10 @@ impl Authenticated for ControllerFrames {
             None => Arc::new(MetadataImage::default()),
         }
     }
+
+    fn request_stats(&self) -> Option<Arc<crate::stats::requests::RequestStats>> {
+        self.api.as_ref().and_then(|api| api.request_stats())
+    }
 }
 
 /// Accepts quorum connections until `shutdown`.

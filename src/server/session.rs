@@ -51,6 +51,10 @@ pub trait Authenticated: FrameHandler {
     fn authenticated(&mut self, principal: KafkaPrincipal);
     /// Where SCRAM credentials are looked up.
     fn credentials(&self) -> Arc<crate::metadata::image::MetadataImage>;
+    /// Where the SASL requests the gate answers itself are counted (Kafka's request metrics).
+    fn request_stats(&self) -> Option<Arc<crate::stats::requests::RequestStats>> {
+        None
+    }
 }
 
 impl Authenticated for ApiContext {
@@ -60,6 +64,10 @@ impl Authenticated for ApiContext {
 
     fn credentials(&self) -> Arc<crate::metadata::image::MetadataImage> {
         self.broker.metadata().image()
+    }
+
+    fn request_stats(&self) -> Option<Arc<crate::stats::requests::RequestStats>> {
+        Some(self.broker.stats().requests.clone())
     }
 }
 
@@ -202,6 +210,24 @@ impl<H: Authenticated> SaslGate<H> {
     }
 }
 
+impl<H: Authenticated> SaslGate<H> {
+    /// Counts a SASL request the gate answered itself, as the API layer counts the others.
+    fn counted(
+        &self,
+        api: ApiKey,
+        version: i16,
+        started: Instant,
+        answered: Result<Option<ResponseFrame>, FrameError>,
+    ) -> Result<Option<ResponseFrame>, FrameError> {
+        if answered.is_ok()
+            && let Some(stats) = self.inner.request_stats()
+        {
+            crate::stats::requests::handled(&stats, api as usize, None, version, started);
+        }
+        answered
+    }
+}
+
 impl<H: Authenticated> FrameHandler for SaslGate<H> {
     async fn handle(&mut self, frame: Bytes) -> Result<Option<ResponseFrame>, FrameError> {
         if let State::Authenticating { raw: true, .. } = self.state {
@@ -213,7 +239,9 @@ impl<H: Authenticated> FrameHandler for SaslGate<H> {
             State::Authenticated(session) => {
                 if api == Some(ApiKey::SaslHandshake) {
                     let previous = Some(session.clone());
-                    return self.handshake(frame, previous);
+                    let started = Instant::now();
+                    let answered = self.handshake(frame, previous);
+                    return self.counted(ApiKey::SaslHandshake, summary.version, started, answered);
                 }
                 if session.expires.is_some_and(|at| Instant::now() >= at) {
                     return Err(self.refuse(
@@ -225,7 +253,11 @@ impl<H: Authenticated> FrameHandler for SaslGate<H> {
             }
             State::AwaitingHandshake => match api {
                 Some(ApiKey::ApiVersions) => self.inner.handle(frame).await,
-                Some(ApiKey::SaslHandshake) => self.handshake(frame, None),
+                Some(ApiKey::SaslHandshake) => {
+                    let started = Instant::now();
+                    let answered = self.handshake(frame, None);
+                    self.counted(ApiKey::SaslHandshake, summary.version, started, answered)
+                }
                 _ => Err(self.refuse(format!(
                     "request (api key {}) before SASL authentication",
                     summary.api_key
@@ -233,9 +265,11 @@ impl<H: Authenticated> FrameHandler for SaslGate<H> {
             },
             State::Authenticating { .. } => match api {
                 Some(ApiKey::SaslAuthenticate) => {
+                    let started = Instant::now();
                     let (header, request) =
                         decode::<SaslAuthenticateRequest>(frame, ApiKey::SaslAuthenticate)?;
-                    self.authenticate(request.auth_bytes, Some(header)).await
+                    let answered = self.authenticate(request.auth_bytes, Some(header)).await;
+                    self.counted(ApiKey::SaslAuthenticate, summary.version, started, answered)
                 }
                 _ => Err(self.refuse(format!(
                     "request (api key {}) during SASL authentication",
