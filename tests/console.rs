@@ -152,17 +152,7 @@ impl Drop for Browser {
 
 fn broker_with_console() -> (Broker, String) {
     let broker = Broker::start(&[("http.listener", "127.0.0.1:0")]);
-    let mut address = None;
-    assert!(wait_until(Duration::from_secs(10), || {
-        address = broker
-            .log_text()
-            .split("HTTP at http://")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .map(str::to_string);
-        address.is_some()
-    }));
-    let base = format!("http://{}", address.unwrap_or_default());
+    let base = format!("http://{}", broker.http_address());
     (broker, base)
 }
 

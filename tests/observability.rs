@@ -14,21 +14,8 @@ use std::time::Duration;
 /// A broker with its HTTP listener on a free port, and that listener's address.
 fn broker_with_http() -> (Broker, String) {
     let broker = Broker::start(&[("http.listener", "127.0.0.1:0")]);
-    let mut address = None;
-    assert!(
-        wait_until(Duration::from_secs(10), || {
-            address = broker
-                .log_text()
-                .split("HTTP at http://")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next())
-                .map(str::to_string);
-            address.is_some()
-        }),
-        "no HTTP startup line:\n{}",
-        broker.log_text()
-    );
-    (broker, address.unwrap_or_default())
+    let address = broker.http_address();
+    (broker, address)
 }
 
 /// (content type, body) of `/metrics`.
@@ -370,17 +357,7 @@ fn with_an_authorizer_the_console_and_json_api_are_refused_and_metrics_still_ser
         ),
         ("allow.everyone.if.no.acl.found", "true"),
     ]);
-    let mut address = None;
-    assert!(wait_until(Duration::from_secs(10), || {
-        address = broker
-            .log_text()
-            .split("HTTP at http://")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .map(str::to_string);
-        address.is_some()
-    }));
-    let address = address.unwrap_or_default();
+    let address = broker.http_address();
     for path in ["/", "/api/v1/cluster", "/api/v1/topics", "/console/app.js"] {
         let status = match ureq::get(format!("http://{address}{path}")).call() {
             Ok(response) => response.status().as_u16(),
@@ -407,20 +384,14 @@ fn sasl_requests_are_counted_with_the_rest() {
         ("sasl.enabled.mechanisms", "PLAIN"),
         ("listener.name.sasl_plaintext.plain.sasl.jaas.config", jaas),
     ]);
+    let address = broker.http_address();
     let mut sasl = None;
-    let mut http = None;
     assert!(wait_until(Duration::from_secs(20), || {
-        let log = broker.log_text();
-        sasl = log.lines().find_map(|line| {
+        sasl = broker.log_text().lines().find_map(|line| {
             let (address, listener) = line.split("listening on ").nth(1)?.split_once(' ')?;
             (listener.trim() == "listener=SASL_PLAINTEXT").then(|| address.to_string())
         });
-        http = log
-            .split("HTTP at http://")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .map(str::to_string);
-        sasl.is_some() && http.is_some()
+        sasl.is_some()
     }));
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", sasl.unwrap_or_default())
@@ -433,7 +404,6 @@ fn sasl_requests_are_counted_with_the_rest() {
     consumer
         .fetch_metadata(None, Duration::from_secs(10))
         .expect("metadata over SASL");
-    let address = http.unwrap_or_default();
     let counted = |request: &str| -> f64 {
         let (_, body) = scrape(&address, None);
         let prefix =

@@ -195,6 +195,23 @@ impl Broker {
         &self.dir
     }
 
+    /// The address of the broker's HTTP listener (started with `http.listener` set), from its
+    /// startup line.
+    pub fn http_address(&self) -> String {
+        let mut address = None;
+        let found = wait_until(Duration::from_secs(20), || {
+            address = self
+                .log_text()
+                .split("HTTP at http://")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .map(str::to_string);
+            address.is_some()
+        });
+        assert!(found, "no HTTP startup line:\n{}", self.log_text());
+        address.unwrap_or_default()
+    }
+
     pub fn log_text(&self) -> String {
         self.log.lock().unwrap().join("\n")
     }
