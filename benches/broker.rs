@@ -33,6 +33,9 @@
 //! `--broker-pid PID` also that broker's CPU and memory. It is a benchmark, not a test: it
 //! asserts nothing about speed, and CI does not run it.
 //!
+//! Two broker settings side by side in one run (`--against`, in `broker/against.rs`): the
+//! cost of metrics and the console, for one.
+//!
 //! `cargo bench --bench broker -- --help` lists the options.
 
 use clap::Parser;
@@ -45,13 +48,20 @@ use rdkafka::message::{DeliveryResult, Message};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{ClientContext, Offset, TopicPartitionList};
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::MetadataExt;
+use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+#[path = "broker/against.rs"]
+mod against;
+#[path = "broker/process.rs"]
+mod process;
+#[path = "broker/secured.rs"]
+mod secured;
+use process::{OwnedBroker, ProcessProbe, disk_usage};
+use secured::{Secured, connect};
 
 #[derive(Parser, Debug, Clone)]
 #[command(about = "Sluice broker benchmark (librdkafka client)")]
@@ -104,6 +114,17 @@ struct Options {
     /// Extra broker overrides for a broker the benchmark starts (`key=value`, repeatable).
     #[arg(long = "override")]
     overrides: Vec<String>,
+    /// Side by side: also start a broker with these overrides on top (`key=value`,
+    /// repeatable) and run produce and consume on both in turn (see `broker/against.rs`).
+    #[arg(long)]
+    against: Vec<String>,
+    /// Rounds of the side-by-side run.
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// In the side-by-side run, read each broker's HTTP listener as Prometheus (every second)
+    /// and an open console (every five) would.
+    #[arg(long)]
+    scrape: bool,
     /// Only create this topic (with `--partitions`) on `--bootstrap` and exit: for driving
     /// the broker with other tools, such as librdkafka's `rdkafka_performance`.
     #[arg(long)]
@@ -117,190 +138,6 @@ struct Options {
     /// Ignored: `cargo bench` passes it to every bench target.
     #[arg(long, hide = true)]
     bench: bool,
-}
-
-/// A Sluice broker this benchmark started: release build, free port, temporary data dir.
-struct OwnedBroker {
-    child: Child,
-    bootstrap: String,
-    /// Every listener's bound address, by listener name.
-    endpoints: Vec<(String, String)>,
-    startup: Duration,
-    /// Whether the broker found a clean-shutdown marker (from its "loaded logs" line).
-    clean_start: bool,
-    overrides: Vec<String>,
-    dir: tempfile::TempDir,
-    binary: PathBuf,
-}
-
-impl OwnedBroker {
-    fn start(binary: PathBuf, overrides: &[String]) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let (child, endpoints, startup, clean_start) = Self::spawn(&binary, dir.path(), overrides);
-        Self {
-            child,
-            bootstrap: endpoints[0].1.clone(),
-            endpoints,
-            startup,
-            clean_start,
-            overrides: overrides.to_vec(),
-            dir,
-            binary,
-        }
-    }
-
-    fn spawn(
-        binary: &std::path::Path,
-        dir: &std::path::Path,
-        overrides: &[String],
-    ) -> (Child, Vec<(String, String)>, Duration, bool) {
-        // The last `listeners` override says how many "listening on" lines to wait for.
-        let listeners = overrides
-            .iter()
-            .rev()
-            .find_map(|o| o.strip_prefix("listeners="))
-            .map_or(1, |l| l.split(',').count());
-        let mut command = Command::new(binary);
-        command
-            .args(["--override", "listeners=PLAINTEXT://127.0.0.1:0"])
-            .arg("--override")
-            .arg(format!("log.dirs={}", dir.display()))
-            .env("RUST_LOG", "warn,sluice::server=info,sluice::broker=info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        for o in overrides {
-            command.arg("--override").arg(o);
-        }
-        let started = Instant::now();
-        let mut child = command.spawn().expect("spawn sluice");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut lines = BufReader::new(stdout).lines();
-        let mut clean_start = false;
-        let mut endpoints = Vec::new();
-        while endpoints.len() < listeners {
-            match lines.next() {
-                Some(Ok(line)) => {
-                    if line.contains("loaded logs") && line.contains("clean=true") {
-                        clean_start = true;
-                    }
-                    if let Some(at) = line.find("listening on ") {
-                        let rest = &line[at + "listening on ".len()..];
-                        let address = rest.split_whitespace().next().unwrap_or_default();
-                        let name = rest
-                            .split("listener=")
-                            .nth(1)
-                            .and_then(|n| n.split_whitespace().next())
-                            .unwrap_or_default();
-                        endpoints.push((name.to_string(), address.to_string()));
-                    }
-                }
-                _ => panic!("the broker exited before listening"),
-            }
-        }
-        let startup = started.elapsed();
-        // Keep draining the log so the broker never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        (child, endpoints, startup, clean_start)
-    }
-
-    /// Stops the broker cleanly (SIGTERM, as an operator would) and starts it again on the
-    /// same data directory.
-    fn restart(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
-        let (child, endpoints, startup, clean_start) =
-            Self::spawn(&self.binary, self.dir.path(), &self.overrides);
-        self.child = child;
-        self.bootstrap = endpoints[0].1.clone();
-        self.endpoints = endpoints;
-        self.startup = startup;
-        self.clean_start = clean_start;
-    }
-}
-
-impl Drop for OwnedBroker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Disk space taken by the files under `dir`.
-fn disk_usage(dir: &std::path::Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => disk_usage(&e.path()),
-            // Allocated blocks: index files are preallocated sparse, as in Kafka.
-            _ => e.metadata().map(|m| m.blocks() * 512).unwrap_or(0),
-        })
-        .sum()
-}
-
-/// CPU time and memory of a broker process, from /proc.
-struct ProcessProbe {
-    pid: u32,
-    ticks_per_second: f64,
-}
-
-impl ProcessProbe {
-    fn new(pid: u32) -> Self {
-        let ticks_per_second = Command::new("getconf")
-            .arg("CLK_TCK")
-            .output()
-            .ok()
-            .and_then(|o| String::from_utf8(o.stdout).ok())
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(100.0);
-        Self {
-            pid,
-            ticks_per_second,
-        }
-    }
-
-    /// User + system CPU seconds so far.
-    fn cpu_seconds(&self) -> f64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid)).unwrap_or_default();
-        // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-        let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        let ticks = |i: usize| {
-            fields
-                .get(i)
-                .and_then(|f| f.parse::<f64>().ok())
-                .unwrap_or(0.0)
-        };
-        (ticks(11) + ticks(12)) / self.ticks_per_second
-    }
-
-    fn status_kib(&self, field: &str) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/status", self.pid))
-            .unwrap_or_default()
-            .lines()
-            .find(|l| l.starts_with(field))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    }
-
-    fn rss_mib(&self) -> f64 {
-        self.status_kib("VmRSS:") as f64 / 1024.0
-    }
-
-    fn peak_rss_mib(&self) -> f64 {
-        self.status_kib("VmHWM:") as f64 / 1024.0
-    }
-
-    /// Resets the peak RSS so the next reading is this scenario's (Linux `clear_refs` 5).
-    fn reset_peak(&self) {
-        let _ = std::fs::write(format!("/proc/{}/clear_refs", self.pid), "5");
-    }
 }
 
 #[derive(Default)]
@@ -652,264 +489,6 @@ fn latency(options: &Options, bootstrap: &str, topic: &str) -> Outcome {
     }
 }
 
-/// The secured listeners of a broker the benchmark starts: a CA and a broker certificate made
-/// with rcgen, SASL PLAIN users in the JAAS config and one SCRAM-SHA-256 user.
-struct Secured {
-    dir: tempfile::TempDir,
-}
-
-const BENCH_USER: &str = "bench";
-const BENCH_PASSWORD: &str = "bench-secret";
-
-impl Secured {
-    fn new() -> Self {
-        use rcgen::{
-            BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType, IsCa,
-            KeyPair,
-        };
-        let dir = tempfile::tempdir().expect("temp dir");
-        let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("params");
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        let mut name = DistinguishedName::new();
-        name.push(DnType::CommonName, "sluice bench CA");
-        ca_params.distinguished_name = name;
-        let ca =
-            CertifiedIssuer::self_signed(ca_params, KeyPair::generate().expect("key")).expect("CA");
-        let key = KeyPair::generate().expect("key");
-        let server = CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
-            .expect("params")
-            .signed_by(&key, &ca)
-            .expect("certificate");
-        std::fs::write(dir.path().join("ca.pem"), ca.pem()).expect("write ca");
-        std::fs::write(
-            dir.path().join("broker.pem"),
-            format!("{}{}", key.serialize_pem(), server.pem()),
-        )
-        .expect("write keystore");
-        Self { dir }
-    }
-
-    fn ca(&self) -> String {
-        self.dir.path().join("ca.pem").display().to_string()
-    }
-
-    fn overrides(&self) -> Vec<String> {
-        let jaas = format!(
-            r#"org.apache.kafka.common.security.plain.PlainLoginModule required user_{BENCH_USER}="{BENCH_PASSWORD}";"#
-        );
-        vec![
-            "listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0".into(),
-            "ssl.keystore.type=PEM".into(),
-            format!("ssl.keystore.location={}", self.dir.path().join("broker.pem").display()),
-            "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256".into(),
-            format!("listener.name.sasl_plaintext.plain.sasl.jaas.config={jaas}"),
-            format!("listener.name.sasl_ssl.plain.sasl.jaas.config={jaas}"),
-        ]
-    }
-
-    /// librdkafka's settings for a listener of this security protocol.
-    fn client_settings(&self, protocol: &str) -> ClientSettings {
-        let mut settings = vec![("security.protocol".to_string(), protocol.to_lowercase())];
-        if protocol.ends_with("SSL") {
-            settings.push(("ssl.ca.location".into(), self.ca()));
-        }
-        if protocol.starts_with("SASL") {
-            settings.extend([
-                ("sasl.mechanism".to_string(), "PLAIN".to_string()),
-                ("sasl.username".into(), BENCH_USER.into()),
-                ("sasl.password".into(), BENCH_PASSWORD.into()),
-            ]);
-        }
-        settings
-    }
-
-    /// The SCRAM-SHA-256 credential of the bench user, made over the PLAINTEXT listener.
-    fn create_scram_user(&self, plaintext: &str) {
-        use kafka_protocol::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion;
-        use kafka_protocol::messages::{
-            AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
-        };
-        let salt = b"bench salt".to_vec();
-        let salted = sluice::auth::scram::ScramMechanism::Sha256.salted_password(
-            BENCH_PASSWORD.as_bytes(),
-            &salt,
-            4096,
-        );
-        let request = AlterUserScramCredentialsRequest::default().with_upsertions(vec![
-            ScramCredentialUpsertion::default()
-                .with_name(kafka_protocol::protocol::StrBytes::from_static_str(
-                    BENCH_USER,
-                ))
-                .with_mechanism(1)
-                .with_iterations(4096)
-                .with_salt(salt.into())
-                .with_salted_password(salted.into()),
-        ]);
-        let mut stream = std::net::TcpStream::connect(plaintext).expect("connect");
-        let response: AlterUserScramCredentialsResponse = raw::exchange(
-            &mut stream,
-            kafka_protocol::messages::ApiKey::AlterUserScramCredentials,
-            0,
-            &request,
-        );
-        assert_eq!(response.results[0].error_code, 0, "SCRAM user created");
-    }
-
-    fn tls_client(&self) -> Arc<rustls::ClientConfig> {
-        use rustls_pki_types::CertificateDer;
-        use rustls_pki_types::pem::PemObject;
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in CertificateDer::pem_file_iter(self.ca()).expect("ca file") {
-            roots.add(cert.expect("ca certificate")).expect("root");
-        }
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        Arc::new(
-            rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .expect("versions")
-                .with_root_certificates(roots)
-                .with_no_client_auth(),
-        )
-    }
-}
-
-/// Kafka request frames over a blocking stream, for the `connect` scenarios.
-mod raw {
-    use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
-    use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, StrBytes};
-    use std::io::{Read, Write};
-
-    pub fn exchange<
-        S: Read + Write + ?Sized,
-        Req: Encodable + HeaderVersion,
-        Resp: Decodable + HeaderVersion,
-    >(
-        stream: &mut S,
-        api: ApiKey,
-        version: i16,
-        request: &Req,
-    ) -> Resp {
-        let header = RequestHeader::default()
-            .with_request_api_key(api as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(1)
-            .with_client_id(Some(StrBytes::from_static_str("sluice-bench")));
-        let mut frame = bytes::BytesMut::new();
-        header
-            .encode(&mut frame, Req::header_version(version))
-            .expect("header");
-        request.encode(&mut frame, version).expect("request");
-        stream
-            .write_all(&(frame.len() as i32).to_be_bytes())
-            .expect("write");
-        stream.write_all(&frame).expect("write");
-        stream.flush().expect("flush");
-        let mut size = [0u8; 4];
-        stream.read_exact(&mut size).expect("response size");
-        let mut body = vec![0u8; i32::from_be_bytes(size) as usize];
-        stream.read_exact(&mut body).expect("response");
-        let mut body = bytes::Bytes::from(body);
-        ResponseHeader::decode(&mut body, Resp::header_version(version)).expect("header");
-        Resp::decode(&mut body, version).expect("response body")
-    }
-}
-
-/// `--connections` connections one after the other: TCP, TLS on SSL listeners, SASL (PLAIN,
-/// or SCRAM-SHA-256 with `scram`) on SASL listeners, then ApiVersions, then close.
-fn connect(
-    options: &Options,
-    address: &str,
-    protocol: &str,
-    scram: bool,
-    secured: Option<&Secured>,
-) -> Outcome {
-    use kafka_protocol::messages::*;
-    use kafka_protocol::protocol::StrBytes;
-    let tls = protocol.ends_with("SSL").then(|| {
-        secured
-            .expect("TLS listeners come with their certificates")
-            .tls_client()
-    });
-    let one = |stream: &mut dyn ReadWrite| {
-        if protocol.starts_with("SASL") {
-            let mechanism = if scram { "SCRAM-SHA-256" } else { "PLAIN" };
-            let handshake: SaslHandshakeResponse = raw::exchange(
-                stream,
-                ApiKey::SaslHandshake,
-                1,
-                &SaslHandshakeRequest::default()
-                    .with_mechanism(StrBytes::from_static_str(mechanism)),
-            );
-            assert_eq!(handshake.error_code, 0, "handshake");
-            let authenticate = |stream: &mut dyn ReadWrite, token: Vec<u8>| -> Vec<u8> {
-                let response: SaslAuthenticateResponse = raw::exchange(
-                    stream,
-                    ApiKey::SaslAuthenticate,
-                    2,
-                    &SaslAuthenticateRequest::default().with_auth_bytes(token.into()),
-                );
-                assert_eq!(response.error_code, 0, "{:?}", response.error_message);
-                response.auth_bytes.to_vec()
-            };
-            if scram {
-                let mut client = sluice::auth::scram::ScramClient::new(
-                    sluice::auth::scram::ScramMechanism::Sha256,
-                    BENCH_USER,
-                    BENCH_PASSWORD,
-                )
-                .expect("nonce");
-                let server_first = authenticate(stream, client.first());
-                let client_final = client
-                    .step(&server_first)
-                    .expect("server-first")
-                    .expect("final");
-                let server_final = authenticate(stream, client_final);
-                assert_eq!(client.step(&server_final).expect("server-final"), None);
-            } else {
-                authenticate(
-                    stream,
-                    format!("\0{BENCH_USER}\0{BENCH_PASSWORD}").into_bytes(),
-                );
-            }
-        }
-        let versions: ApiVersionsResponse = raw::exchange(
-            stream,
-            ApiKey::ApiVersions,
-            3,
-            &ApiVersionsRequest::default()
-                .with_client_software_name(StrBytes::from_static_str("sluice-bench"))
-                .with_client_software_version(StrBytes::from_static_str("1")),
-        );
-        assert_eq!(versions.error_code, 0);
-    };
-    let started = Instant::now();
-    for _ in 0..options.connections {
-        let tcp = std::net::TcpStream::connect(address).expect("connect");
-        let _ = tcp.set_nodelay(true);
-        match &tls {
-            Some(config) => {
-                let name = rustls_pki_types::ServerName::try_from("127.0.0.1").expect("name");
-                let connection =
-                    rustls::ClientConnection::new(config.clone(), name).expect("tls client");
-                let mut stream = rustls::StreamOwned::new(connection, tcp);
-                one(&mut stream);
-            }
-            None => {
-                let mut stream = tcp;
-                one(&mut stream);
-            }
-        }
-    }
-    Outcome {
-        messages: options.connections,
-        seconds: started.elapsed().as_secs_f64(),
-        ..Outcome::default()
-    }
-}
-
-trait ReadWrite: std::io::Read + std::io::Write {}
-impl<T: std::io::Read + std::io::Write> ReadWrite for T {}
-
 fn json_line(scenario: &str, options: &Options, outcome: &Outcome) -> String {
     let mut value = serde_json::json!({
         "scenario": scenario,
@@ -967,6 +546,10 @@ fn summary_line(scenario: &str, options: &Options, o: &Outcome) -> String {
 
 fn main() {
     let options = Options::parse();
+    if !options.against.is_empty() {
+        against::run(&options);
+        return;
+    }
     if let (Some(topic), Some(bootstrap)) = (&options.create_topic, &options.bootstrap) {
         create_topic(bootstrap, topic, options.partitions, &[]);
         return;

@@ -4,6 +4,16 @@ set -uo pipefail
 COMPAT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$COMPAT_ROOT"
 
+# The broker the suites run: the release build, or the debug build the tests already made when
+# COMPAT_PROFILE=debug (CI: the clients' behaviour is the same and it saves the release build).
+COMPAT_PROFILE="${COMPAT_PROFILE:-release}"
+case "$COMPAT_PROFILE" in
+  release) SLUICE="$COMPAT_ROOT/target/release/sluice"; profile_flag=(--release) ;;
+  debug) SLUICE="$COMPAT_ROOT/target/debug/sluice"; profile_flag=() ;;
+  *) echo "COMPAT_PROFILE must be release or debug, not $COMPAT_PROFILE"; exit 2 ;;
+esac
+build_sluice() { cargo build --quiet "${profile_flag[@]}" --bin sluice || exit 2; }
+
 bootstrap=""
 if [[ "${1:-}" == "--bootstrap" ]]; then bootstrap="${2:?--bootstrap needs HOST:PORT}"; fi
 
@@ -19,8 +29,8 @@ trap cleanup EXIT
 # Starts our own broker on a free loopback port unless --bootstrap was given.
 start_broker() {
   [[ -n "$bootstrap" ]] && return 0
-  cargo build --quiet --release --bin sluice || exit 2
-  ./target/release/sluice --override listeners=PLAINTEXT://127.0.0.1:0 --override "log.dirs=$work/data" \
+  build_sluice
+  "$SLUICE" --override listeners=PLAINTEXT://127.0.0.1:0 --override "log.dirs=$work/data" \
     --override group.initial.rebalance.delay.ms=0 "$@" >"$work/broker.log" 2>&1 &
   broker_pid=$!
   for _ in $(seq 1 300); do
@@ -42,7 +52,7 @@ start_broker() {
 # Sets $secure_ssl, $secure_sasl_plaintext, $secure_sasl_ssl, $secure_mtls.
 secure_pid=""
 start_secure_broker() {
-  cargo build --quiet --release --bin sluice || exit 2
+  build_sluice
   pki="$work/pki"; mkdir -p "$pki"
   (
     cd "$pki" || exit 2
@@ -64,12 +74,12 @@ KafkaServer {
 };
 JAAS
   local data="$work/secure-data"
-  ./target/release/sluice format --override "log.dirs=$data" \
+  "$SLUICE" format --override "log.dirs=$data" \
     --add-scram 'SCRAM-SHA-256=[name=alice,password=alice-secret]' \
     --add-scram 'SCRAM-SHA-512=[name=alice,password=alice-secret]' \
     --add-scram 'SCRAM-SHA-256=[name=admin,password=admin-secret]' >"$work/format.log" 2>&1 \
     || { echo "sluice format failed:"; cat "$work/format.log"; exit 2; }
-  ./target/release/sluice --override "log.dirs=$data" \
+  "$SLUICE" --override "log.dirs=$data" \
     --override listeners=SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0,MTLS://127.0.0.1:0 \
     --override listener.security.protocol.map=SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,MTLS:SSL \
     --override ssl.keystore.type=PEM --override "ssl.keystore.location=$pki/server.pem" \

@@ -26,7 +26,9 @@ pub enum Error {
     /// The text says what is wrong (Kafka's ConfigException messages, from config).
     #[error("{0}")]
     InvalidConfig(String),
-    #[error("invalid request: {0}")]
+    /// The text is what clients show (Kafka's messages carry no prefix), and it survives
+    /// being forwarded between nodes unchanged.
+    #[error("{0}")]
     InvalidRequest(String),
     /// Refused as too large an operation (Kafka's controller: more partitions or records
     /// than one request may create).
@@ -360,6 +362,7 @@ pub mod code {
     pub const DUPLICATE_RESOURCE: i16 = 92;
     pub const UNACCEPTABLE_CREDENTIAL: i16 = 93;
     pub const UNKNOWN_TOPIC_ID: i16 = 100;
+    pub const REBOOTSTRAP_REQUIRED: i16 = 129;
     pub const FENCED_MEMBER_EPOCH: i16 = 110;
     pub const UNRELEASED_INSTANCE_ID: i16 = 111;
     pub const UNSUPPORTED_ASSIGNOR: i16 = 112;
@@ -614,6 +617,7 @@ mod tests {
             (code::UNKNOWN_LEADER_EPOCH, R::UnknownLeaderEpoch),
             (code::INVALID_RECORD, R::InvalidRecord),
             (code::UNKNOWN_TOPIC_ID, R::UnknownTopicId),
+            (code::REBOOTSTRAP_REQUIRED, R::RebootstrapRequired),
             (code::UNSUPPORTED_ENDPOINT_TYPE, R::UnsupportedEndpointType),
             (code::OFFSET_METADATA_TOO_LARGE, R::OffsetMetadataTooLarge),
             (

@@ -35,6 +35,10 @@
 //! to the controller, fetching as a follower, markers and verification on other brokers) it
 //! gets through traits the API layer implements.
 
+// The OpenAPI document (`http::api::openapi`) is one `serde_json::json!` literal, deeper than
+// the default limit of macro recursion.
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod auth;
 pub mod broker;

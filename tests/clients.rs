@@ -509,6 +509,28 @@ async fn auto_creation_and_metadata() {
     assert_eq!(metadata.topics()[0].partitions().len(), 3);
     assert_eq!(metadata.brokers().len(), 1);
 
+    // As Kafka's KRaft brokers, the topic is created in the background and the Metadata
+    // response that asked for it says UNKNOWN_TOPIC_OR_PARTITION; a later request finds it.
+    // (A producer that waits only 3 ms for a topic to appear fails its message, as on Kafka:
+    // librdkafka's own test 0111 delay_create_topics.)
+    use kafka_protocol::messages::{ApiKey, MetadataRequest, MetadataResponse, TopicName};
+    let mut raw = common::raw::connect(&broker);
+    let request = MetadataRequest::default()
+        .with_allow_auto_topic_creation(true)
+        .with_topics(Some(vec![
+            kafka_protocol::messages::metadata_request::MetadataRequestTopic::default().with_name(
+                Some(TopicName(
+                    kafka_protocol::protocol::StrBytes::from_static_str("created-later"),
+                )),
+            ),
+        ]));
+    let first: MetadataResponse = common::raw::call(&mut raw, ApiKey::Metadata, 12, &request);
+    assert_eq!(first.topics[0].error_code, 3, "UNKNOWN_TOPIC_OR_PARTITION");
+    assert!(common::wait_until(Duration::from_secs(10), || {
+        let later: MetadataResponse = common::raw::call(&mut raw, ApiKey::Metadata, 12, &request);
+        later.topics[0].error_code == 0 && later.topics[0].partitions.len() == 3
+    }));
+
     let broker = Broker::start(&[("auto.create.topics.enable", "false")]);
     let consumer = consumer(&broker);
     let metadata = consumer

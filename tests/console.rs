@@ -339,3 +339,131 @@ async fn the_console_shows_what_clients_do_and_creates_topics_they_use() {
     }));
     assert_eq!(got.as_deref(), Some("through the console's topic"));
 }
+
+/// A console over an HTTP listener that takes Basic credentials, with an authorizer: the super
+/// user grants an ACL and sets a SCRAM user in the console's own forms and sees transactions;
+/// alice, allowed to DESCRIBE one topic, sees that one and not the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_principal_sees_in_the_console_only_what_its_acls_allow() {
+    let jaas = r#"org.apache.kafka.common.security.plain.PlainLoginModule required user_admin="admin-secret" user_alice="alice-secret";"#;
+    let broker = Broker::start(&[
+        ("http.listener", "127.0.0.1:0"),
+        ("http.listener.security.protocol", "SASL_PLAINTEXT"),
+        ("listener.name.http.sasl.enabled.mechanisms", "PLAIN"),
+        ("listener.name.http.plain.sasl.jaas.config", jaas),
+        (
+            "authorizer.class.name",
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        ),
+        // The test's own clients use the PLAINTEXT Kafka listener, as ANONYMOUS.
+        ("super.users", "User:admin;User:ANONYMOUS"),
+    ]);
+    let address = broker.http_address();
+    let admin_base = format!("http://admin:admin-secret@{address}");
+    let alice_base = format!("http://alice:alice-secret@{address}");
+
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", &broker.bootstrap)
+        .create()
+        .unwrap();
+    let created = admin
+        .create_topics(
+            [
+                &NewTopic::new("open-topic", 2, TopicReplication::Fixed(1)),
+                &NewTopic::new("secret-topic", 1, TopicReplication::Fixed(1)),
+            ],
+            &AdminOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert!(created.iter().all(Result::is_ok), "{created:?}");
+    // A transaction, for the transactions view.
+    let producer: rdkafka::producer::BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", &broker.bootstrap)
+        .set("transactional.id", "invoicing")
+        .create()
+        .unwrap();
+    rdkafka::producer::Producer::init_transactions(&producer, Duration::from_secs(30)).unwrap();
+    rdkafka::producer::Producer::begin_transaction(&producer).unwrap();
+    producer
+        .send(rdkafka::producer::BaseRecord::<(), str>::to("open-topic").payload("invoice 1"))
+        .map_err(|(e, _)| e)
+        .unwrap();
+    rdkafka::producer::Producer::commit_transaction(&producer, Duration::from_secs(30)).unwrap();
+
+    let browser = Browser::start();
+    browser.view(&admin_base, "#/");
+    assert!(browser.wait_for_text("User:admin"), "{}", browser.text());
+    browser.view(&admin_base, "#/transactions");
+    assert!(browser.wait_for_text("invoicing"), "{}", browser.text());
+    assert!(
+        browser.text().contains("CompleteCommit"),
+        "{}",
+        browser.text()
+    );
+    browser.screenshot("transactions");
+    browser.view(&admin_base, "#/topics/open-topic");
+    assert!(
+        browser.wait_for_text("Open transaction from"),
+        "{}",
+        browser.text()
+    );
+
+    // The super user grants alice DESCRIBE on one topic, and sets a SCRAM user, in the forms.
+    browser.view(&admin_base, "#/security");
+    browser.run(
+        "const form = document.getElementById('create-acl'); form.resource_name.value = 'open-topic'; form.principal.value = 'User:alice'; form.operation.value = 'DESCRIBE'; form.requestSubmit(); return true;",
+    );
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            browser
+                .run("return document.querySelectorAll('#acls tbody tr').length;")
+                .as_i64()
+                == Some(1)
+        }),
+        "{}",
+        browser.text()
+    );
+    browser.run(
+        "const form = document.getElementById('set-user'); form.user.value = 'carol'; form.password.value = 'carol-secret'; form.requestSubmit(); return true;",
+    );
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            browser
+                .run("return document.querySelectorAll('#users tbody tr[data-user=\"carol\"]').length;")
+                .as_i64()
+                == Some(1)
+        }),
+        "{}",
+        browser.text()
+    );
+    browser.screenshot("security");
+    browser.view(&admin_base, "#/topics");
+    let as_admin = browser.text();
+    assert!(
+        as_admin.contains("open-topic") && as_admin.contains("secret-topic"),
+        "{as_admin}"
+    );
+    drop(browser);
+
+    // alice sees the topic she may describe, and not the other.
+    let browser = Browser::start();
+    browser.view(&alice_base, "#/topics");
+    assert!(browser.wait_for_text("open-topic"), "{}", browser.text());
+    let as_alice = browser.text();
+    assert!(!as_alice.contains("secret-topic"), "{as_alice}");
+    assert!(as_alice.contains("User:alice") || browser.wait_for_text("User:alice"));
+    browser.screenshot("topics-as-alice");
+    browser.view(&alice_base, "#/topics/secret-topic");
+    assert!(
+        browser.wait_for_text("TOPIC_AUTHORIZATION_FAILED"),
+        "{}",
+        browser.text()
+    );
+    browser.view(&alice_base, "#/security");
+    assert!(
+        browser.wait_for_text("CLUSTER_AUTHORIZATION_FAILED"),
+        "{}",
+        browser.text()
+    );
+}

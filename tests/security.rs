@@ -9,7 +9,7 @@ mod common;
 
 use common::Broker;
 use common::pki::Pki;
-use common::raw::{call, frame, is_closed, read_frame};
+use common::raw::{call, frame, is_closed, read_frame, write_refused};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::ClientConfig;
@@ -301,10 +301,10 @@ fn the_sasl_protocol_refuses_what_breaks_it() {
     let mut stream = raw_connect(sasl);
     assert_eq!(handshake(&mut stream, "PLAIN", 1).error_code, 0);
     let huge = SaslAuthenticateRequest::default().with_auth_bytes(vec![0u8; 600_000].into());
-    stream
-        .write_all(&frame(ApiKey::SaslAuthenticate, 2, 2, &huge))
-        .unwrap();
-    assert!(is_closed(&mut stream), "oversized token");
+    assert!(
+        write_refused(&mut stream, &frame(ApiKey::SaslAuthenticate, 2, 2, &huge)),
+        "oversized token"
+    );
 
     // A malformed PLAIN token: SASL_AUTHENTICATION_FAILED, then close.
     let mut stream = raw_connect(sasl);

@@ -249,7 +249,7 @@ fn setup(overrides: &[(&str, &str)], topic: &str, count: usize) -> (Broker, Uuid
 
 #[test]
 fn records_go_to_one_member_at_a_time_and_come_back_when_released() {
-    let (broker, id) = setup(&[], "shared", 10);
+    let (broker, id) = setup(&[("http.listener", "127.0.0.1:0")], "shared", 10);
     let mut admin = connect(&broker);
     assert_eq!(
         set_group_config(&mut admin, "g", "share.auto.offset.reset", "earliest"),
@@ -289,6 +289,45 @@ fn records_go_to_one_member_at_a_time_and_come_back_when_released() {
     let done = b.fetch(&[(5, 7, vec![ACCEPT])], 500, 0);
     assert_eq!(done.ack_error, 0);
     assert_eq!(start_offset(&broker, "g", "shared"), 10);
+
+    // The JSON API (and the console over it) shows the group as ShareGroupDescribe and
+    // DescribeShareGroupOffsets do.
+    let get = |path: &str| -> serde_json::Value {
+        let url = format!("http://{}/api/v1{path}", broker.http_address());
+        let text = ureq::get(&url)
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let list = get("/share-groups");
+    assert_eq!(list[0]["group_id"], "g", "{list}");
+    assert_eq!(
+        (list[0]["members"].as_i64(), list[0]["lag"].as_i64()),
+        (Some(2), Some(0)),
+        "{list}"
+    );
+    let group = get("/share-groups/g");
+    assert_eq!(group["members"].as_array().unwrap().len(), 2, "{group}");
+    assert_eq!(
+        group["members"][0]["subscribed_topics"][0], "shared",
+        "{group}"
+    );
+    assert_eq!(group["offsets"][0]["topic"], "shared", "{group}");
+    assert_eq!(group["offsets"][0]["start_offset"], 10, "{group}");
+    let status = match ureq::delete(format!(
+        "http://{}/api/v1/share-groups/g",
+        broker.http_address()
+    ))
+    .call()
+    {
+        Ok(r) => r.status().as_u16(),
+        Err(ureq::Error::StatusCode(code)) => code,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(status, 409, "a group with members is not deleted");
 }
 
 #[test]

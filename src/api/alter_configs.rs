@@ -1,8 +1,7 @@
-//! AlterConfigs (the legacy, non-incremental form): a topic's or a group's overrides are
-//! replaced by exactly the configs given. Broker configs are static here, so broker resources
-//! are refused.
+//! AlterConfigs (the legacy, non-incremental form): a topic's or a group's overrides, or a
+//! broker resource's dynamic configs, are replaced by exactly the configs given.
 
-use super::describe_configs::{RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC, broker_resource};
+use super::describe_configs::{RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC};
 use super::{ApiContext, wire_str};
 use crate::error::{Error, code};
 use kafka_protocol::messages::alter_configs_response::AlterConfigsResourceResponse;
@@ -63,9 +62,9 @@ pub(super) fn error_fields(result: Result<(), Error>) -> (i16, Option<StrBytes>)
 }
 
 /// Routes an alteration by resource type (shared with IncrementalAlterConfigs): a topic's or
-/// a group's overrides become what `new_configs` computes from the current ones; this
-/// broker's resource is refused, since broker configs are static here; other types are
-/// invalid.
+/// a group's overrides, or a broker resource's dynamic configs (this broker's or the
+/// cluster-wide defaults), become what `new_configs` computes from the current ones; other
+/// types are invalid.
 pub(super) async fn route(
     ctx: &ApiContext,
     resource_type: i8,
@@ -104,10 +103,26 @@ pub(super) async fn route(
                 .await
         }
         RESOURCE_BROKER => {
-            broker_resource(ctx, resource_name)?;
-            Err(Error::InvalidRequest(
-                "broker configs cannot be changed at runtime; set them in the config file".into(),
-            ))
+            // A broker checks that a client names it (or the cluster default); a change
+            // forwarded to the controller listener may name any broker.
+            if !ctx.is_controller_listener() && !resource_name.is_empty() {
+                // Kafka's ConfigAdminManager's words.
+                let id = resource_name.parse::<i32>().map_err(|_| {
+                    Error::InvalidRequest(format!(
+                        "Node id must be an integer, but it is: {resource_name}"
+                    ))
+                })?;
+                if id != ctx.broker.node_id() {
+                    return Err(Error::InvalidRequest(format!(
+                        "Unexpected broker id, expected {}, but received {resource_name}",
+                        ctx.broker.node_id()
+                    )));
+                }
+            }
+            let configs = new_configs(ctx.broker.broker_configs(resource_name))?;
+            ctx.broker
+                .set_broker_configs(resource_name, configs, validate_only)
+                .await
         }
         other => Err(Error::InvalidRequest(format!(
             "unsupported resource type {other}"

@@ -1,7 +1,9 @@
 //! ApiVersions: the supported APIs and versions, generated from the dispatch table. A request
 //! of a version this broker does not know is answered by the server layer with a v0 response
 //! carrying UNSUPPORTED_VERSION and the full list (Kafka's rule, so clients can downgrade).
-//! From v3 it also carries the supported and finalized feature levels.
+//! From v3 it also carries the supported and finalized feature levels. From v5 a client may
+//! name the cluster and node it means to reach: another one answers REBOOTSTRAP_REQUIRED (as
+//! Kafka 4.4 does), so a client whose bootstrap address now leads elsewhere starts over.
 
 use super::{ApiContext, controller_apis, supported_apis};
 use crate::error::code;
@@ -22,6 +24,13 @@ pub async fn handle(
             && valid_software_field(&request.client_software_version))
     {
         return Some(response_for(ctx, code::INVALID_REQUEST));
+    }
+    if version >= 5
+        && let Some(cluster_id) = &request.cluster_id
+        && (cluster_id.as_str() != ctx.broker.cluster_id()
+            || request.node_id != ctx.broker.node_id())
+    {
+        return Some(ApiVersionsResponse::default().with_error_code(code::REBOOTSTRAP_REQUIRED));
     }
     Some(response_for(ctx, code::NONE))
 }
@@ -68,6 +77,10 @@ fn response_listing(
     let mut api_keys: Vec<ApiVersion> = apis
         .into_iter()
         .map(|(key, min, max)| {
+            // Kafka 4.x lists Produce from v0 though it serves v3 and later only
+            // (KAFKA-18659: librdkafka turns compression off against a broker whose oldest
+            // Produce version is not 0); so does this broker, and refuses v0-2 as Kafka does.
+            let min = if key == ApiKey::Produce { 0 } else { min };
             ApiVersion::default()
                 .with_api_key(key as i16)
                 .with_min_version(min)
@@ -141,7 +154,7 @@ mod tests {
             response
                 .api_keys
                 .iter()
-                .any(|k| k.api_key == 18 && k.max_version == 4)
+                .any(|k| k.api_key == 18 && k.max_version == 5)
         );
         let finalized = |name: &str| {
             response

@@ -19,8 +19,7 @@ pub async fn handle(
     let interval = ctx
         .broker
         .group_coordinator()
-        .config()
-        .consumer
+        .consumer_config(&request.group_id)
         .heartbeat_interval_ms;
     let error = |e: GroupError| {
         Some(

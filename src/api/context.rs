@@ -45,7 +45,7 @@ impl ApiContext {
             client_host: Arc::from(""),
             client_id: StrBytes::default(),
             principal: Arc::new(crate::auth::KafkaPrincipal::anonymous()),
-            authorizer: crate::auth::authorizer::Authorizer::from_config(broker.config())
+            authorizer: crate::auth::authorizer::Authorizer::from_config(&broker.config())
                 .map(Arc::new),
             fetch_sessions: Arc::new(FetchSessionCache::new(
                 broker.config().fetch_session_cache_slots,

@@ -4,7 +4,6 @@
 use super::{ApiContext, wire_str};
 use crate::api::describe_configs::source_code;
 use crate::broker::NewTopic;
-use crate::config::describe_topic_configs;
 use crate::controller::control::{MAX_PARTITIONS_PER_REQUEST, TOO_MANY_PARTITIONS};
 use crate::error::code;
 use kafka_protocol::messages::create_topics_response::{
@@ -81,11 +80,13 @@ pub async fn handle(
             {
                 Ok(info) => {
                     let configs = (version >= 5).then(|| {
-                        describe_topic_configs(&broker.config().topic_defaults, &info.configs)
+                        broker
+                            .config()
+                            .describe_topic(&info.configs)
                             .into_iter()
                             .map(|c| {
                                 CreatableTopicConfigs::default()
-                                    .with_name(wire_str(c.name))
+                                    .with_name(wire_str(&c.name))
                                     .with_value(c.value.map(|v| wire_str(&v)))
                                     .with_read_only(c.read_only)
                                     .with_config_source(source_code(c.source))

@@ -9,7 +9,7 @@ use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 pub async fn handle(
     ctx: &ApiContext,
     request: DeleteGroupsRequest,
-    _version: i16,
+    version: i16,
 ) -> Option<DeleteGroupsResponse> {
     let coordinator = ctx.broker.groups().await;
     let results = request
@@ -28,9 +28,16 @@ pub async fn handle(
                 Ok(_) => Err(GroupError::NotCoordinator.into()),
                 Err(_) => Err(GroupError::CoordinatorNotAvailable.into()),
             };
+            // v3 carries a message with the error.
+            let message = result
+                .as_ref()
+                .err()
+                .filter(|_| version >= 3)
+                .map(|e| super::wire_str(&e.to_string()));
             DeletableGroupResult::default()
                 .with_group_id(group_id)
                 .with_error_code(result.err().map(ShareError::code).unwrap_or(code::NONE))
+                .with_error_message(message)
         })
         .collect();
     Some(DeleteGroupsResponse::default().with_results(results))

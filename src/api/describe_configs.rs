@@ -1,11 +1,10 @@
 //! DescribeConfigs for topics (every topic config with value, source, synonyms, type and
-//! documentation), groups (the share group configs) and this broker (every broker property,
-//! read-only).
+//! documentation), groups (the share group configs), this broker (every broker property, with
+//! the dynamic ones changeable) and the cluster-wide dynamic defaults (the broker resource
+//! `""`).
 
 use super::{ApiContext, wire_str};
-use crate::config::{
-    ConfigSource, ConfigType, DescribedConfig, describe_group_configs, describe_topic_configs,
-};
+use crate::config::{ConfigSource, ConfigType, DescribedConfig, describe_group_configs};
 use crate::error::{Error, code};
 use kafka_protocol::messages::describe_configs_response::{
     DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
@@ -30,10 +29,12 @@ pub async fn handle(
                 RESOURCE_TOPIC => ctx
                     .broker
                     .topic(&resource.resource_name)
-                    .map(|t| {
-                        describe_topic_configs(&ctx.broker.config().topic_defaults, &t.configs)
-                    })
+                    .map(|t| ctx.broker.config().describe_topic(&t.configs))
                     .ok_or(Error::UnknownTopicOrPartition),
+                // The default resource holds the cluster-wide dynamic defaults only.
+                RESOURCE_BROKER if resource.resource_name.is_empty() => {
+                    Ok(ctx.broker.config().describe_dynamic_defaults())
+                }
                 RESOURCE_BROKER => broker_resource(ctx, &resource.resource_name)
                     .map(|_| ctx.broker.config().describe()),
                 RESOURCE_GROUP if !resource.resource_name.is_empty() => {
@@ -43,7 +44,7 @@ pub async fn handle(
                         .get(resource.resource_name.as_str())
                         .cloned()
                         .unwrap_or_default();
-                    Ok(describe_group_configs(ctx.broker.config(), &overrides))
+                    Ok(describe_group_configs(&ctx.broker.config(), &overrides))
                 }
                 other => Err(Error::InvalidRequest(format!(
                     "unsupported resource type {other}"
@@ -54,13 +55,14 @@ pub async fn handle(
                 .with_resource_name(resource.resource_name);
             match described {
                 Ok(configs) => {
-                    let wanted = resource.configuration_keys;
+                    // Kafka: no keys (null or empty) asks for every config.
+                    let wanted = resource.configuration_keys.filter(|keys| !keys.is_empty());
                     let configs = configs
                         .into_iter()
                         .filter(|c| {
-                            wanted
-                                .as_ref()
-                                .is_none_or(|keys| keys.iter().any(|k| k.as_str() == c.name))
+                            wanted.as_ref().is_none_or(|keys| {
+                                keys.iter().any(|k| k.as_str() == c.name.as_str())
+                            })
                         })
                         .map(|c| {
                             to_wire(
@@ -82,28 +84,39 @@ pub async fn handle(
     Some(DescribeConfigsResponse::default().with_results(results))
 }
 
-/// Checks a broker resource name: empty (the default-config resource) or this node's id.
+/// Checks a broker resource name a client describes: empty (the cluster-wide defaults) or
+/// this node's id, with Kafka's messages.
 pub fn broker_resource(ctx: &ApiContext, name: &str) -> Result<(), Error> {
-    if name.is_empty() || name.parse::<i32>().ok() == Some(ctx.broker.node_id()) {
-        Ok(())
-    } else {
-        Err(Error::InvalidRequest(format!(
-            "unexpected broker id '{name}', this is broker {}",
-            ctx.broker.node_id()
-        )))
+    if name.is_empty() {
+        return Ok(());
     }
+    let id = name.parse::<i32>().map_err(|_| {
+        Error::InvalidRequest(format!("Broker id must be an integer, but it is: {name}"))
+    })?;
+    if id != ctx.broker.node_id() {
+        return Err(Error::InvalidRequest(format!(
+            "Unexpected broker id, expected {} or empty string, but received {name}",
+            ctx.broker.node_id()
+        )));
+    }
+    Ok(())
 }
 
 pub fn source_code(source: ConfigSource) -> i8 {
     match source {
         ConfigSource::TopicOverride => 1,
         ConfigSource::GroupOverride => 8,
+        ConfigSource::DynamicBroker => 2,
+        ConfigSource::DynamicDefault => 3,
         ConfigSource::StaticBroker => 4,
         ConfigSource::Default => 5,
     }
 }
 
-fn type_code(kind: ConfigType) -> i8 {
+fn type_code(kind: Option<ConfigType>) -> i8 {
+    let Some(kind) = kind else {
+        return 0;
+    };
     match kind {
         ConfigType::Boolean => 1,
         ConfigType::String => 2,
@@ -121,8 +134,9 @@ fn to_wire(
     documentation: bool,
     version: i16,
 ) -> DescribeConfigsResourceResult {
-    // Kafka never sends a password's value, only that it is set.
-    let sensitive = config.kind == ConfigType::Password;
+    // Kafka never sends a password's value, only that it is set; nor one of a config of
+    // unknown type, which might be a secret.
+    let sensitive = config.kind.is_none_or(|k| k == ConfigType::Password);
     let synonyms = if synonyms {
         config
             .synonyms
@@ -138,7 +152,7 @@ fn to_wire(
         Vec::new()
     };
     DescribeConfigsResourceResult::default()
-        .with_name(wire_str(config.name))
+        .with_name(wire_str(&config.name))
         .with_value(config.value.filter(|_| !sensitive).map(|v| wire_str(&v)))
         .with_read_only(config.read_only)
         .with_config_source(source_code(config.source))

@@ -418,6 +418,21 @@ pub async fn forward(
             }
             Ok(ControllerReply::AclsDeleted(matched))
         }
+        ControllerOp::SetBrokerConfigs {
+            resource,
+            configs,
+            validate_only,
+        } => {
+            set_configs(
+                connection,
+                super::describe_configs::RESOURCE_BROKER,
+                resource,
+                configs,
+                *validate_only,
+                timeout,
+            )
+            .await
+        }
         ControllerOp::SetGroupConfigs {
             group,
             configs,

@@ -1,11 +1,11 @@
 //! IncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a topic's or a group's
-//! overrides (APPEND and SUBTRACT only for list configs, as in Kafka). Broker configs are
-//! static here.
+//! overrides or a broker resource's dynamic configs (APPEND and SUBTRACT only for list
+//! configs, as in Kafka).
 
 use super::ApiContext;
 use super::alter_configs::{error_fields, route};
-use super::describe_configs::RESOURCE_GROUP;
-use crate::config::{ConfigDef, ConfigType, group_config_def, topic_config_def};
+use super::describe_configs::{RESOURCE_BROKER, RESOURCE_GROUP};
+use crate::config::{ConfigDef, ConfigType, broker_config_def, group_config_def, topic_config_def};
 use crate::error::Error;
 use kafka_protocol::messages::incremental_alter_configs_request::AlterableConfig;
 use kafka_protocol::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
@@ -24,13 +24,15 @@ pub async fn handle(
 ) -> Option<IncrementalAlterConfigsResponse> {
     let mut responses = Vec::with_capacity(request.resources.len());
     for resource in request.resources {
-        let definitions: fn(&str) -> Option<&'static ConfigDef> =
-            if resource.resource_type == RESOURCE_GROUP {
-                group_config_def
-            } else {
-                topic_config_def
-            };
-        let new_configs = |current| apply(current, &resource.configs, definitions);
+        let definitions: fn(&str) -> Option<&'static ConfigDef> = match resource.resource_type {
+            RESOURCE_GROUP => group_config_def,
+            RESOURCE_BROKER => broker_config_def,
+            _ => topic_config_def,
+        };
+        // A broker resource stores a name no definition knows, as Kafka does; a group's
+        // unknown name is refused by the group configs' check, with Kafka's message.
+        let allow_unknown = matches!(resource.resource_type, RESOURCE_BROKER | RESOURCE_GROUP);
+        let new_configs = |current| apply(current, &resource.configs, definitions, allow_unknown);
         let result = route(
             ctx,
             resource.resource_type,
@@ -56,6 +58,7 @@ fn apply(
     mut configs: BTreeMap<String, String>,
     ops: &[AlterableConfig],
     definitions: fn(&str) -> Option<&'static ConfigDef>,
+    allow_unknown: bool,
 ) -> Result<BTreeMap<String, String>, Error> {
     let mut seen = BTreeSet::new();
     for op in ops {
@@ -65,8 +68,10 @@ fn apply(
                 "config '{name}' given twice"
             )));
         }
-        let def = definitions(&name)
-            .ok_or_else(|| Error::InvalidConfig(format!("unknown config '{name}'")))?;
+        let def = definitions(&name);
+        if def.is_none() && !allow_unknown {
+            return Err(Error::InvalidConfig(format!("unknown config '{name}'")));
+        }
         let value = op.value.as_ref().map(|v| v.to_string());
         match op.config_operation {
             SET => {
@@ -79,11 +84,11 @@ fn apply(
                 configs.remove(&name);
             }
             APPEND | SUBTRACT => {
-                if def.kind != ConfigType::List {
+                let Some(def) = def.filter(|d| d.kind == ConfigType::List) else {
                     return Err(Error::InvalidConfig(format!(
                         "config '{name}' is not a list; APPEND and SUBTRACT apply to lists only"
                     )));
-                }
+                };
                 let current = configs
                     .get(&name)
                     .cloned()
@@ -142,6 +147,7 @@ mod tests {
                 op("cleanup.policy", APPEND, Some("compact")),
             ],
             topic_config_def,
+            false,
         )
         .unwrap();
         assert_eq!(configs["retention.ms"], "5");
@@ -153,6 +159,7 @@ mod tests {
                 op("cleanup.policy", SUBTRACT, Some("delete")),
             ],
             topic_config_def,
+            false,
         )
         .unwrap();
         assert!(!configs.contains_key("retention.ms"));
@@ -161,7 +168,8 @@ mod tests {
             apply(
                 BTreeMap::new(),
                 &[op("retention.ms", APPEND, Some("1"))],
-                topic_config_def
+                topic_config_def,
+                false
             )
             .is_err()
         );
@@ -172,7 +180,8 @@ mod tests {
                     op("retention.ms", SET, Some("1")),
                     op("retention.ms", SET, Some("2"))
                 ],
-                topic_config_def
+                topic_config_def,
+                false
             )
             .is_err()
         );
@@ -180,6 +189,7 @@ mod tests {
             BTreeMap::new(),
             &[op("share.auto.offset.reset", SET, Some("earliest"))],
             group_config_def,
+            false,
         )
         .unwrap();
         assert_eq!(group["share.auto.offset.reset"], "earliest");
@@ -187,7 +197,8 @@ mod tests {
             apply(
                 BTreeMap::new(),
                 &[op("retention.ms", SET, Some("1"))],
-                group_config_def
+                group_config_def,
+                false
             )
             .is_err(),
             "a topic config is not a group config"

@@ -1,6 +1,6 @@
 //! ListOffsets: earliest (-2), latest (-1: the high watermark, or the last stable offset for
-//! read_committed), max timestamp (-3), earliest local (-4), latest tiered (-5), or the first
-//! offset at or after a timestamp.
+//! read_committed), max timestamp (-3), earliest local (-4), latest tiered (-5), earliest
+//! pending upload (-6, v11), or the first offset at or after a timestamp.
 
 use super::ApiContext;
 use crate::error::code;

@@ -1,6 +1,9 @@
 //! Metadata: brokers, cluster id, controller and topics with their partitions. Unknown topics
 //! are created when both the request (`allow_auto_topic_creation`, implied before v4) and the
-//! broker (`auto.create.topics.enable`) allow it.
+//! broker (`auto.create.topics.enable`) allow it — in the background, as Kafka's KRaft brokers
+//! do (`AutoTopicCreationManager`): the response that asked says UNKNOWN_TOPIC_OR_PARTITION,
+//! and a later Metadata request finds the topic. Clients wait for it by
+//! `topic.metadata.propagation.max.ms` (librdkafka) or `max.block.ms` (Java) as with Kafka.
 
 use super::{
     ApiContext, CLUSTER_OPERATIONS, OPERATIONS_NOT_REQUESTED, TOPIC_OPERATIONS,
@@ -101,10 +104,16 @@ async fn lookup_or_create(
         return Ok(info);
     }
     validate_topic_name(name).map_err(Error::InvalidTopic)?;
-    if !auto_create {
-        return Err(Error::UnknownTopicOrPartition);
+    if auto_create {
+        let broker = ctx.broker.clone();
+        let name = name.to_string();
+        tokio::spawn(async move {
+            if let Err(error) = broker.auto_create_topic(&name).await {
+                tracing::info!(topic = %name, %error, "automatic topic creation failed");
+            }
+        });
     }
-    ctx.broker.auto_create_topic(name).await
+    Err(Error::UnknownTopicOrPartition)
 }
 
 fn describe_topic(ctx: &ApiContext, topic: &TopicInfo, topic_ops: i32) -> MetadataResponseTopic {

@@ -123,6 +123,21 @@ pub(crate) fn topic_name_of(ctx: &ApiContext, topic_id: uuid::Uuid) -> m::TopicN
 /// Runs a commit (OffsetCommit, TxnOffsetCommit) on the group's coordinator and answers the
 /// error code of each offset, in order: the group-level failure (NOT_COORDINATOR, ...) for all
 /// of them, else each one's own.
+/// A topic a request names: by its name, or (`by_id`) by its id — `None` when no topic has
+/// that id.
+pub(crate) fn topic_named(
+    ctx: &ApiContext,
+    name: &str,
+    id: uuid::Uuid,
+    by_id: bool,
+) -> Option<String> {
+    if by_id {
+        ctx.broker.topic_by_id(id).map(|t| t.name.to_string())
+    } else {
+        Some(name.to_string())
+    }
+}
+
 pub(crate) async fn offset_commit_codes(
     ctx: &ApiContext,
     group_id: &str,

@@ -1,6 +1,6 @@
 //! OffsetCommit: validated against the group's generation and member, written to
-//! `__consumer_offsets`, then acknowledged. v2-v4 may carry an explicit retention time.
-//! (kafka-protocol 0.18 decodes up to v9, before topic ids.)
+//! `__consumer_offsets`, then acknowledged. v2-v4 may carry an explicit retention time; v10
+//! names topics by id (the partitions of an unknown id answer UNKNOWN_TOPIC_ID).
 
 use super::ApiContext;
 use crate::group::OffsetCommit;
@@ -19,21 +19,14 @@ pub async fn handle(
     let names: Vec<Option<String>> = request
         .topics
         .iter()
-        .map(|t| {
-            if version >= 10 {
-                ctx.broker
-                    .topic_by_id(t.topic_id)
-                    .map(|i| i.name.to_string())
-            } else {
-                Some(t.name.to_string())
-            }
-        })
+        .map(|t| super::topic_named(ctx, &t.name, t.topic_id, version >= 10))
         .collect();
     let mut commits = Vec::new();
     for (topic, name) in request.topics.iter().zip(&names) {
+        let Some(name) = name else { continue };
         for p in &topic.partitions {
             commits.push(OffsetCommit {
-                topic: name.clone().unwrap_or_default(),
+                topic: name.clone(),
                 partition: p.partition_index,
                 offset: p.committed_offset,
                 leader_epoch: if version >= 6 {
@@ -68,14 +61,19 @@ pub async fn handle(
     let topics = request
         .topics
         .into_iter()
-        .map(|topic| {
+        .zip(&names)
+        .map(|(topic, name)| {
             let partitions = topic
                 .partitions
                 .iter()
                 .map(|p| {
+                    let code = match name {
+                        Some(_) => codes.next_code(),
+                        None => crate::error::code::UNKNOWN_TOPIC_ID,
+                    };
                     OffsetCommitResponsePartition::default()
                         .with_partition_index(p.partition_index)
-                        .with_error_code(codes.next_code())
+                        .with_error_code(code)
                 })
                 .collect();
             OffsetCommitResponseTopic::default()

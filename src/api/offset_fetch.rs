@@ -1,6 +1,6 @@
 //! OffsetFetch: committed offsets with their leader epoch and metadata; one group (v1-v7) or
-//! several (v8+); null topics means every committed offset of the group. Partitions without a
-//! commit answer offset -1.
+//! several (v8+; topics by id from v10); null topics means every committed offset of the
+//! group. Partitions without a commit answer offset -1.
 
 use super::ApiContext;
 use crate::error::{GroupError, code};
@@ -118,6 +118,39 @@ macro_rules! answer_topics {
     };
 }
 
+/// v10's answer names topics by id: each answered topic gets its id (offsets of a topic that
+/// no longer exists are left out, having none), and the ids no topic has are answered
+/// UNKNOWN_TOPIC_ID.
+fn with_topic_ids(
+    ctx: &ApiContext,
+    topics: &mut Vec<OffsetFetchResponseTopics>,
+    unknown_ids: Vec<(uuid::Uuid, Vec<i32>)>,
+) {
+    topics.retain_mut(|topic| match ctx.broker.topic(&topic.name) {
+        Some(info) => {
+            topic.topic_id = info.id;
+            true
+        }
+        None => false,
+    });
+    for (id, partitions) in unknown_ids {
+        let partitions = partitions
+            .into_iter()
+            .map(|p| {
+                OffsetFetchResponsePartitions::default()
+                    .with_partition_index(p)
+                    .with_committed_offset(-1)
+                    .with_error_code(code::UNKNOWN_TOPIC_ID)
+            })
+            .collect();
+        topics.push(
+            OffsetFetchResponseTopics::default()
+                .with_topic_id(id)
+                .with_partitions(partitions),
+        );
+    }
+}
+
 pub async fn handle(
     ctx: &ApiContext,
     request: OffsetFetchRequest,
@@ -162,9 +195,19 @@ pub async fn handle(
         .groups
         .into_iter()
         .map(|group| {
+            // v10 names topics by id: an unknown id is answered UNKNOWN_TOPIC_ID.
+            let mut unknown_ids = Vec::new();
             let topics = group.topics.map(|ts| {
                 ts.into_iter()
-                    .map(|t| (t.name.to_string(), t.partition_indexes))
+                    .filter_map(|t| {
+                        match super::topic_named(ctx, &t.name, t.topic_id, version >= 10) {
+                            Some(name) => Some((name, t.partition_indexes)),
+                            None => {
+                                unknown_ids.push((t.topic_id, t.partition_indexes));
+                                None
+                            }
+                        }
+                    })
                     .collect()
             });
             let member = group.member_id.as_deref().map(|m| (m, group.member_epoch));
@@ -172,14 +215,20 @@ pub async fn handle(
                 Err(e) => OffsetFetchResponseGroup::default()
                     .with_group_id(group.group_id)
                     .with_error_code(e.code()),
-                Ok(fetched) => OffsetFetchResponseGroup::default()
-                    .with_topics(answer_topics!(
+                Ok(fetched) => {
+                    let mut topics: Vec<OffsetFetchResponseTopics> = answer_topics!(
                         answered(fetched, &group.group_id, version, &unstable),
                         OffsetFetchResponseTopics,
                         OffsetFetchResponsePartitions
-                    ))
-                    .with_group_id(group.group_id)
-                    .with_error_code(code::NONE),
+                    );
+                    if version >= 10 {
+                        with_topic_ids(ctx, &mut topics, unknown_ids);
+                    }
+                    OffsetFetchResponseGroup::default()
+                        .with_topics(topics)
+                        .with_group_id(group.group_id)
+                        .with_error_code(code::NONE)
+                }
             }
         })
         .collect();

@@ -15,12 +15,20 @@ pub async fn handle(
     request: TxnOffsetCommitRequest,
     version: i16,
 ) -> Option<TxnOffsetCommitResponse> {
+    // v6 names topics by id; the partitions of an unknown id answer UNKNOWN_TOPIC_ID.
+    let names: Vec<Option<String>> = request
+        .topics
+        .iter()
+        .map(|t| super::topic_named(ctx, &t.name, t.topic_id, version >= 6))
+        .collect();
     let commits: Vec<OffsetCommit> = request
         .topics
         .iter()
-        .flat_map(|topic| {
+        .zip(&names)
+        .filter_map(|(topic, name)| name.as_ref().map(|name| (topic, name)))
+        .flat_map(|(topic, name)| {
             topic.partitions.iter().map(|p| OffsetCommit {
-                topic: topic.name.to_string(),
+                topic: name.clone(),
                 partition: p.partition_index,
                 offset: p.committed_offset,
                 leader_epoch: if version >= 2 {
@@ -57,18 +65,24 @@ pub async fn handle(
     let topics = request
         .topics
         .into_iter()
-        .map(|topic| {
+        .zip(&names)
+        .map(|(topic, name)| {
             let partitions = topic
                 .partitions
                 .iter()
                 .map(|p| {
+                    let code = match name {
+                        Some(_) => codes.next_code(),
+                        None => crate::error::code::UNKNOWN_TOPIC_ID,
+                    };
                     TxnOffsetCommitResponsePartition::default()
                         .with_partition_index(p.partition_index)
-                        .with_error_code(codes.next_code())
+                        .with_error_code(code)
                 })
                 .collect();
             TxnOffsetCommitResponseTopic::default()
                 .with_name(topic.name)
+                .with_topic_id(topic.topic_id)
                 .with_partitions(partitions)
         })
         .collect();

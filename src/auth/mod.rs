@@ -9,6 +9,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `tls.rs` | rustls listeners and client, keystores and truststores |
+//! | `tls_reload.rs` | a listener's TLS side that dynamic configs replace |
 //! | `sasl.rs` | a SASL listener's mechanisms, PLAIN, session lifetimes |
 //! | `scram.rs` | SCRAM-SHA-256/512 server and client |
 //! | `oauthbearer.rs` | OAUTHBEARER: unsecured and signed tokens |
@@ -27,5 +28,6 @@ pub mod sasl;
 pub mod sasl_client;
 pub mod scram;
 pub mod tls;
+pub mod tls_reload;
 
 pub use principal::KafkaPrincipal;

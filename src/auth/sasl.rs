@@ -200,6 +200,49 @@ impl SaslListener {
         self.mechanisms.iter().map(|m| m.name()).collect()
     }
 
+    /// Whether the enabled mechanisms check user names and passwords (PLAIN, SCRAM).
+    pub fn checks_passwords(&self) -> bool {
+        self.mechanisms
+            .iter()
+            .any(|m| matches!(m, Mechanism::Plain | Mechanism::Scram(_)))
+    }
+
+    /// Whether OAUTHBEARER is enabled.
+    pub fn checks_bearer_tokens(&self) -> bool {
+        self.oauth.is_some()
+    }
+
+    /// Checks a password presented outside a SASL exchange (HTTP Basic on the HTTP listener):
+    /// against PLAIN's users, then against the credential of each enabled SCRAM mechanism.
+    pub fn password_matches(
+        &self,
+        user: &str,
+        password: &str,
+        scram: &dyn ScramCredentials,
+    ) -> bool {
+        self.mechanisms.iter().any(|mechanism| match mechanism {
+            Mechanism::Plain => self.plain_password_matches(user, password),
+            Mechanism::Scram(scram_mechanism) => scram
+                .scram_credential(user, *scram_mechanism)
+                .is_some_and(|c| c.matches_password(*scram_mechanism, password)),
+            Mechanism::OAuthBearer => false,
+        })
+    }
+
+    /// Checks a bearer token presented outside a SASL exchange (`Authorization: Bearer` on the
+    /// HTTP listener) as OAUTHBEARER checks it: the principal and how long the token lives.
+    pub fn bearer_principal(&self, token: &str) -> Result<(String, Duration), String> {
+        let Some(validator) = &self.oauth else {
+            return Err("OAUTHBEARER is not enabled".into());
+        };
+        // RFC 7628's client message around the token, as a SASL client would send it.
+        let message = format!("n,,\x01auth=Bearer {token}\x01\x01");
+        validator
+            .validate(message.as_bytes())
+            .map(|accepted| (accepted.principal, accepted.lifetime))
+            .map_err(|refused| refused.0)
+    }
+
     fn plain_password_matches(&self, user: &str, password: &str) -> bool {
         match self.plain_users.get(user) {
             Some(expected) => bool::from(expected.as_bytes().ct_eq(password.as_bytes())),

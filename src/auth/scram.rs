@@ -56,7 +56,8 @@ impl ScramMechanism {
         }
     }
 
-    fn hmac(self, key: &[u8], data: &[u8]) -> Vec<u8> {
+    /// HMAC of this hash (also the HTTP listener's key for credentials it checked lately).
+    pub fn hmac(self, key: &[u8], data: &[u8]) -> Vec<u8> {
         // Any key length is valid for HMAC: `new_from_slice` cannot fail here.
         match self {
             Self::Sha256 => match hmac::Hmac::<sha2::Sha256>::new_from_slice(key) {
@@ -128,6 +129,17 @@ impl ScramCredential {
             server_key: mechanism.hmac(salted_password, b"Server Key"),
             iterations,
         }
+    }
+
+    /// Whether `password` is the one this credential was made from: for a password presented
+    /// outside a SCRAM exchange (HTTP Basic on the HTTP listener).
+    pub fn matches_password(&self, mechanism: ScramMechanism, password: &str) -> bool {
+        let Ok(iterations) = u32::try_from(self.iterations) else {
+            return false;
+        };
+        let salted = mechanism.salted_password(password.as_bytes(), &self.salt, iterations.max(1));
+        let client_key = mechanism.hmac(&salted, b"Client Key");
+        bool::from(mechanism.hash(&client_key).ct_eq(&self.stored_key))
     }
 
     /// From a password, with a fresh random salt (bootstrap users).

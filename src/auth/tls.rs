@@ -342,6 +342,57 @@ fn pem_private_key(text: &[u8], password: Option<&str>) -> Result<PrivateKeyDer<
 pub struct TlsServer {
     pub acceptor: tokio_rustls::TlsAcceptor,
     pub mapper: Arc<PrincipalMapper>,
+    /// Who the keystore's certificate says this broker is, for Kafka's checks when a
+    /// dynamic config replaces it.
+    pub identity: CertificateIdentity,
+    /// Whether a truststore is configured.
+    pub has_truststore: bool,
+}
+
+/// The subject and subject alternative names of a keystore's certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CertificateIdentity {
+    /// RFC 2253 form.
+    pub subject: String,
+    /// As `[type, value]` pairs, Java's `getSubjectAlternativeNames` numbering (2 DNS, 7 IP).
+    pub alt_names: Vec<(u8, String)>,
+}
+
+impl CertificateIdentity {
+    fn of(leaf: &CertificateDer<'_>) -> Result<Self, String> {
+        let (_, parsed) = x509_parser::parse_x509_certificate(leaf.as_ref())
+            .map_err(|e| format!("unreadable keystore certificate: {e}"))?;
+        let mut alt_names = Vec::new();
+        if let Ok(Some(extension)) = parsed.subject_alternative_name() {
+            use x509_parser::extensions::GeneralName;
+            for name in &extension.value.general_names {
+                match name {
+                    GeneralName::DNSName(dns) => alt_names.push((2, dns.to_string())),
+                    GeneralName::IPAddress(bytes) => {
+                        let ip = match bytes.len() {
+                            4 => <[u8; 4]>::try_from(*bytes)
+                                .map(|b| std::net::IpAddr::from(b).to_string())
+                                .ok(),
+                            16 => <[u8; 16]>::try_from(*bytes)
+                                .map(|b| std::net::IpAddr::from(b).to_string())
+                                .ok(),
+                            _ => None,
+                        };
+                        if let Some(ip) = ip {
+                            alt_names.push((7, ip));
+                        }
+                    }
+                    GeneralName::RFC822Name(mail) => alt_names.push((1, mail.to_string())),
+                    GeneralName::URI(uri) => alt_names.push((6, uri.to_string())),
+                    _ => {}
+                }
+            }
+        }
+        Ok(Self {
+            subject: rfc2253_name(parsed.subject()),
+            alt_names,
+        })
+    }
 }
 
 impl std::fmt::Debug for TlsServer {
@@ -388,6 +439,17 @@ impl TlsServer {
             listener: listener.to_string(),
             reason: e.to_string(),
         };
+        let identity = chain
+            .first()
+            .ok_or_else(|| {
+                settings.error("ssl.keystore.location", "no certificate in the keystore")
+            })
+            .and_then(|leaf| {
+                CertificateIdentity::of(leaf)
+                    .map_err(|reason| settings.error("ssl.keystore.location", reason))
+            })?;
+        let has_truststore = settings.get("ssl.truststore.location").is_some()
+            || settings.get("ssl.truststore.certificates").is_some();
         let certified = certified_key(&provider, chain, key).map_err(build)?;
         let server = rustls::ServerConfig::builder_with_provider(provider)
             .with_protocol_versions(&versions)
@@ -402,6 +464,8 @@ impl TlsServer {
         Ok(Self {
             acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(server)),
             mapper: Arc::new(mapper),
+            identity,
+            has_truststore,
         })
     }
 

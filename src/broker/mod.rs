@@ -17,11 +17,13 @@
 //! | `txn.rs` | markers, KIP-890 verification, producer ids, transaction timers |
 //! | `acls.rs`, `credentials.rs` | ACLs and SCRAM credentials through the controller |
 //! | `coordinators.rs` | the coordinators' internal topics, created on first use |
+//! | `dynamic.rs` | dynamic broker configs: changes sent to the controller, applied from the metadata |
 
 mod acls;
 mod controller_channel;
 mod coordinators;
 mod credentials;
+mod dynamic;
 mod lifecycle;
 mod publisher;
 mod replication;
@@ -34,7 +36,7 @@ pub use controller_channel::ControllerForwarder;
 pub use topics::{ElectionType, NewTopic, PartitionState};
 use txn::{BrokerMarkers, BrokerVerifier};
 
-use crate::config::{BrokerConfig, LogConfig};
+use crate::config::{BrokerConfig, DynamicLayers, LogConfig};
 use crate::controller::control::ControlConfig;
 use crate::controller::metadata_log::log_config as metadata_log_config;
 use crate::controller::quorum::QuorumSettings;
@@ -44,6 +46,7 @@ use crate::group::classic::GroupConfig;
 use crate::group::consumer::ConsumerGroupConfig;
 use crate::group::{CoordinatorConfig, GroupCoordinator};
 use crate::metadata::cache::{ImageSlot, MetadataCache};
+use crate::metadata::image::MetadataImage;
 use crate::metadata::records::Endpoint;
 use crate::metadata::{self, TopicInfo};
 use crate::replica::ReplicaManager;
@@ -104,9 +107,43 @@ fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
     }
 }
 
+/// `config` with the dynamic broker configs `image` holds for this node applied; when they
+/// cannot be (a file the static config names is gone), the static config, with an error.
+fn effective_config(config: &BrokerConfig, image: &MetadataImage) -> BrokerConfig {
+    let layers = dynamic_layers(image, config.node_id);
+    if layers == config.dynamic {
+        return config.clone();
+    }
+    config.with_dynamic(layers).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "cannot apply the dynamic broker configs; the static ones stay in effect");
+        config.clone()
+    })
+}
+
+/// The dynamic broker configs of node `node` in `image`: its own and the cluster defaults.
+fn dynamic_layers(image: &MetadataImage, node: i32) -> DynamicLayers {
+    DynamicLayers {
+        per_broker: image
+            .broker_configs
+            .get(&node.to_string())
+            .cloned()
+            .unwrap_or_default(),
+        cluster_default: image.broker_configs.get("").cloned().unwrap_or_default(),
+    }
+}
+
 #[derive(Debug)]
 pub struct Broker {
+    /// The configuration the process started with: what dynamic configs never change
+    /// (node id, listeners, directories, the quorum) is read from here.
     config: Arc<BrokerConfig>,
+    /// The configuration in effect: `config` with the dynamic broker configs of the
+    /// metadata applied (replaced by the publisher when they change).
+    effective: tokio::sync::watch::Sender<Arc<BrokerConfig>>,
+    /// `producer.id.expiration.ms` in effect, read by the housekeeping job.
+    producer_id_expiration_ms: Arc<AtomicI64>,
+    /// The TLS listeners (registered by the server), which dynamic configs may reconfigure.
+    tls_listeners: Mutex<Vec<Arc<crate::auth::tls_reload::ListenerTls>>>,
     /// Requests and connections counted (`http::metrics` renders them).
     stats: crate::stats::BrokerStats,
     cluster_id: Mutex<String>,
@@ -208,6 +245,9 @@ impl Broker {
             })?;
         let replayed = controller.image().borrow().clone();
         let legacy = metadata::legacy_topics(&config.log_dir)?;
+        // The dynamic broker configs the metadata holds apply from the start, as Kafka reads
+        // them from its snapshot before loading logs.
+        let effective = effective_config(&config, &replayed);
 
         let now = now_ms();
         let loading = std::time::Instant::now();
@@ -226,7 +266,7 @@ impl Broker {
                             .map(|t| t.configs.clone())
                     })
                     .unwrap_or_default();
-                Some(LogConfig::resolve(&config.topic_defaults, &overrides))
+                Some(LogConfig::resolve(&effective.topic_defaults, &overrides))
             },
             now,
             config.recovery_threads,
@@ -254,6 +294,11 @@ impl Broker {
         let broker = Arc::new(Self {
             stats: crate::stats::BrokerStats::default(),
             config,
+            producer_id_expiration_ms: Arc::new(AtomicI64::new(
+                effective.producer_id_expiration_ms,
+            )),
+            tls_listeners: Mutex::new(Vec::new()),
+            effective: tokio::sync::watch::Sender::new(Arc::new(effective)),
             shares,
             cluster_id: Mutex::new(stored_cluster_id.unwrap_or(bootstrap_cluster_id)),
             logs: Arc::new(logs),
@@ -303,13 +348,14 @@ impl Broker {
             }),
         );
         let _ = broker.transactions.set(transactions);
-        if broker.config.transaction_partition_verification {
-            broker
-                .replicas
-                .set_transaction_verifier(Arc::new(BrokerVerifier {
-                    broker: Arc::downgrade(&broker),
-                }));
-        }
+        broker
+            .replicas
+            .set_transaction_verifier(Arc::new(BrokerVerifier {
+                broker: Arc::downgrade(&broker),
+            }));
+        broker
+            .replicas
+            .set_transaction_verification(broker.config().transaction_partition_verification);
         let publisher = {
             let broker = broker.clone();
             std::thread::Builder::new()
@@ -381,8 +427,9 @@ impl Broker {
         &self.stats
     }
 
-    pub fn config(&self) -> &Arc<BrokerConfig> {
-        &self.config
+    /// The configuration in effect, dynamic broker configs included.
+    pub fn config(&self) -> Arc<BrokerConfig> {
+        self.effective.borrow().clone()
     }
     pub fn cluster_id(&self) -> String {
         self.cluster_id
@@ -433,8 +480,9 @@ impl Broker {
         self.metadata.topic_by_id(id)
     }
 
+    /// A topic's log settings: its overrides over the broker's defaults in effect.
     pub fn log_config(&self, overrides: &BTreeMap<String, String>) -> LogConfig {
-        LogConfig::resolve(&self.config.topic_defaults, overrides)
+        LogConfig::resolve(&self.config().topic_defaults, overrides)
     }
 
     /// Starts the log manager's background work (retention, compaction, producer-id expiry,
@@ -450,7 +498,7 @@ impl Broker {
             retention_check: every(config.retention_check_interval_ms),
             flush_check: every(config.flush_scheduler_interval_ms.min(1000)),
             checkpoint: every(config.checkpoint_interval_ms),
-            producer_id_expiration_ms: config.producer_id_expiration_ms,
+            producer_id_expiration_ms: self.producer_id_expiration_ms.clone(),
         };
         self.logs.start_housekeeping(schedule, tracker, shutdown);
     }

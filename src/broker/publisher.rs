@@ -166,10 +166,13 @@ impl Broker {
                 }
             }
         }
+        // Dynamic broker configs: the defaults every topic inherits may have changed.
+        let defaults_changed = self.apply_dynamic_configs(&image);
         // Config changes of topics hosted here.
         for (name, topic) in &image.topics {
             let before = old.topic(name).filter(|t| t.id == topic.id);
-            if first || before.is_none_or(|b| b.configs == topic.configs) {
+            let unchanged = first || before.is_none_or(|b| b.configs == topic.configs);
+            if unchanged && !defaults_changed {
                 continue;
             }
             let config = self.log_config(&topic.configs);

@@ -197,7 +197,7 @@ impl Broker {
         configs: BTreeMap<String, String>,
         validate_only: bool,
     ) -> Result<(), Error> {
-        crate::config::validate_group_configs(&self.config, &configs)
+        crate::config::validate_group_configs(&self.config(), &configs)
             .map_err(|e| Error::InvalidConfig(e.to_string()))?;
         let op = ControllerOp::SetGroupConfigs {
             group: group.to_string(),

@@ -3,7 +3,7 @@
 //! per-listener overrides).
 
 use super::{
-    ACCEPTED_WITHOUT_EFFECT, ClusterConfig, ConfigError, LONG_MAX, ListenerConfig,
+    ACCEPTED_WITHOUT_EFFECT, ClusterConfig, ConfigError, DynamicLayers, LONG_MAX, ListenerConfig,
     ListenerOverrides, SecurityProtocol, TOPIC_CONFIGS, all_broker_configs, broker_config_def,
     invalid, security, validate_value,
 };
@@ -72,6 +72,11 @@ pub struct BrokerConfig {
     pub topic_defaults: BTreeMap<&'static str, ConfigValue>,
     /// Properties from [`ACCEPTED_WITHOUT_EFFECT`] that were set.
     pub without_effect: Vec<String>,
+    /// The properties the process was started with (file, environment, `--override`), which
+    /// dynamic configs overlay.
+    pub static_props: BTreeMap<String, String>,
+    /// The dynamic configs applied (empty until the metadata says otherwise).
+    pub dynamic: DynamicLayers,
 }
 
 /// The HTTP listener (metrics, console, JSON API): `http.*`.
@@ -84,7 +89,14 @@ pub struct HttpConfig {
     pub listener_explicit: bool,
     /// `http.metrics.partition.series.enable`.
     pub partition_series: bool,
+    /// `http.listener.security.protocol`; its settings are those of a listener named
+    /// [`HTTP_LISTENER`].
+    pub security_protocol: SecurityProtocol,
 }
+
+/// The listener name the HTTP listener's security settings are looked up under
+/// (`listener.name.http.*`).
+pub const HTTP_LISTENER: &str = "HTTP";
 
 impl HttpConfig {
     fn parse(value: &str) -> Result<Option<(String, u16)>, ConfigError> {
@@ -136,6 +148,10 @@ pub enum ConfigSource {
     TopicOverride,
     /// A dynamic group config (Kafka's DYNAMIC_GROUP_CONFIG).
     GroupOverride,
+    /// This broker's own dynamic config (DYNAMIC_BROKER_CONFIG).
+    DynamicBroker,
+    /// The cluster-wide dynamic default (DYNAMIC_DEFAULT_BROKER_CONFIG).
+    DynamicDefault,
     StaticBroker,
     Default,
 }
@@ -189,6 +205,7 @@ impl BrokerConfig {
 
     /// Builds the configuration from file properties overlaid with `--override`s.
     pub fn from_properties(props: &BTreeMap<String, String>) -> Result<Self, ConfigError> {
+        let static_props = props.clone();
         let mut props = props.clone();
         let mut listener_overrides = ListenerOverrides::take_from(&mut props)?;
         let props = &props;
@@ -243,6 +260,15 @@ impl BrokerConfig {
         for listener in &mut listeners {
             listener.protocol = protocol_of(&listener.name);
         }
+        let http_protocol_name = get("http.listener.security.protocol").unwrap_or_default();
+        let http_protocol =
+            SecurityProtocol::from_name(http_protocol_name.trim()).ok_or_else(|| {
+                invalid(
+                    "http.listener.security.protocol",
+                    &http_protocol_name,
+                    "expected PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL",
+                )
+            })?;
         if let Some(path) = explicit("java.security.auth.login.config").filter(|p| !p.is_empty()) {
             let text = std::fs::read_to_string(&path).map_err(|e| {
                 invalid(
@@ -256,7 +282,8 @@ impl BrokerConfig {
             let names = listeners
                 .iter()
                 .map(|l| l.name.as_str())
-                .chain(protocols.keys().map(String::as_str));
+                .chain(protocols.keys().map(String::as_str))
+                .chain(std::iter::once(HTTP_LISTENER));
             listener_overrides.add_static_jaas(&sections, names);
         }
         let cluster = ClusterConfig::from_values(
@@ -374,6 +401,7 @@ impl BrokerConfig {
                 listener_explicit: explicit("http.listener").is_some(),
                 partition_series: get("http.metrics.partition.series.enable")
                     .is_none_or(|v| v.eq_ignore_ascii_case("true")),
+                security_protocol: http_protocol,
             },
             auto_create_topics_enable: get("auto.create.topics.enable")
                 .is_some_and(|v| v.eq_ignore_ascii_case("true")),
@@ -448,6 +476,8 @@ impl BrokerConfig {
             values,
             topic_defaults,
             without_effect,
+            static_props,
+            dynamic: DynamicLayers::default(),
         })
     }
 

@@ -149,10 +149,18 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a group may have."),
     def!("group.consumer.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Session timeout of KIP-848 consumer group members."),
     def!("group.consumer.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Heartbeat interval given to KIP-848 consumer group members."),
+    def!("group.consumer.min.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Smallest consumer.session.timeout.ms a consumer group may set."),
+    def!("group.consumer.max.session.timeout.ms", Int, Some("60000"), Validator::AtLeast(1), None, "Largest consumer.session.timeout.ms a consumer group may set."),
+    def!("group.consumer.min.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Smallest consumer.heartbeat.interval.ms a consumer group may set."),
+    def!("group.consumer.max.heartbeat.interval.ms", Int, Some("15000"), Validator::AtLeast(1), None, "Largest consumer.heartbeat.interval.ms a consumer group may set."),
     def!("group.consumer.assignors", List, Some("uniform,range"), Validator::ListOf(&["uniform", "range"]), None, "Server-side assignors; the first is the default."),
     def!("group.consumer.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a KIP-848 consumer group may have."),
     def!("group.share.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Session timeout of share group members (KIP-932)."),
     def!("group.share.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Heartbeat interval given to share group members."),
+    def!("group.share.min.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Smallest share.session.timeout.ms a share group may set."),
+    def!("group.share.max.session.timeout.ms", Int, Some("60000"), Validator::AtLeast(1), None, "Largest share.session.timeout.ms a share group may set."),
+    def!("group.share.min.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Smallest share.heartbeat.interval.ms a share group may set."),
+    def!("group.share.max.heartbeat.interval.ms", Int, Some("15000"), Validator::AtLeast(1), None, "Largest share.heartbeat.interval.ms a share group may set."),
     def!("group.share.record.lock.duration.ms", Int, Some("30000"), Validator::AtLeast(1000), None, "How long a share group member holds the records it acquired before they are released to others."),
     def!("group.share.min.record.lock.duration.ms", Int, Some("15000"), Validator::AtLeast(1000), None, "Smallest share.record.lock.duration.ms a group may set."),
     def!("group.share.max.record.lock.duration.ms", Int, Some("60000"), Validator::AtLeast(1000), None, "Largest share.record.lock.duration.ms a group may set."),
@@ -160,6 +168,15 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.share.partition.max.record.locks", Int, Some("2000"), Validator::AtLeast(100), None, "Most in-flight records (between the share-partition start and end offsets) of one share-partition."),
     def!("group.share.max.size", Int, Some("200"), Validator::AtLeast(1), None, "Most members a share group may have."),
     def!("group.share.max.share.sessions", Int, Some("2000"), Validator::AtLeast(1), None, "Most share sessions this broker keeps."),
+    def!("group.streams.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Default streams.session.timeout.ms of streams groups (KIP-1071; streams groups are not served yet: this is the group config's default)."),
+    def!("group.streams.min.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Smallest streams.session.timeout.ms a streams group may set."),
+    def!("group.streams.max.session.timeout.ms", Int, Some("60000"), Validator::AtLeast(1), None, "Largest streams.session.timeout.ms a streams group may set."),
+    def!("group.streams.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Default streams.heartbeat.interval.ms of streams groups."),
+    def!("group.streams.min.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Smallest streams.heartbeat.interval.ms a streams group may set."),
+    def!("group.streams.max.heartbeat.interval.ms", Int, Some("15000"), Validator::AtLeast(1), None, "Largest streams.heartbeat.interval.ms a streams group may set."),
+    def!("group.streams.num.standby.replicas", Int, Some("0"), Validator::AtLeast(0), None, "Default streams.num.standby.replicas of streams groups."),
+    def!("group.streams.max.standby.replicas", Int, Some("2"), Validator::AtLeast(0), None, "Largest streams.num.standby.replicas a streams group may set."),
+    def!("group.streams.initial.rebalance.delay.ms", Int, Some("3000"), Validator::AtLeast(0), None, "Default streams.initial.rebalance.delay.ms of streams groups."),
     def!("share.coordinator.state.topic.num.partitions", Int, Some("50"), Validator::AtLeast(1), None, "Partitions of __share_group_state (fixed once the topic exists)."),
     def!("share.coordinator.state.topic.segment.bytes", Int, Some("104857600"), Validator::AtLeast(14), None, "segment.bytes of __share_group_state."),
     def!("process.roles", List, Some("broker,controller"), Validator::ListOf(&["broker", "controller"]), None, "This node's roles: broker (serves clients and hosts partitions), controller (votes in the metadata quorum), or both."),
@@ -190,6 +207,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("transaction.partition.verification.enable", Boolean, Some("true"), Validator::Any, None, "Verify with the transaction coordinator that a transactional write that begins a transaction on a partition is part of the producer's ongoing transaction (KIP-890)."),
     def!("transactional.id.expiration.ms", Int, Some("604800000"), Validator::AtLeast(1), None, "A transactional id whose last transaction is complete and that has not been used for this long is forgotten (its producer id with it)."),
     def!("http.listener", String, Some("127.0.0.1:8090"), Validator::Any, None, "host:port of the HTTP listener serving Prometheus metrics (/metrics), the web console and its JSON API; port 0 binds a free port; empty turns it off. Sluice's own: Kafka has no such listener."),
+    def!("http.listener.security.protocol", String, Some("PLAINTEXT"), Validator::Any, None, "The HTTP listener's security, as a Kafka listener's: PLAINTEXT, SSL (HTTPS with the listener's ssl.* settings; a client certificate maps to its principal), SASL_PLAINTEXT or SASL_SSL (HTTP Basic credentials checked as PLAIN and SCRAM passwords, Bearer tokens as OAUTHBEARER, by the mechanisms enabled). Its settings are those of a listener named HTTP: listener.name.http.<property>, else the broker-wide one."),
     def!("http.metrics.partition.series.enable", Boolean, Some("true"), Validator::Any, None, "Expose the per-partition series (kafka_log_log_*, kafka_cluster_partition_*, consumer group lag per partition); off keeps a broker with very many partitions to a bounded number of series."),
     def!("transaction.remove.expired.transaction.cleanup.interval.ms", Int, Some("3600000"), Validator::AtLeast(1), None, "How often expired transactional ids are looked for and removed."),
 ];
@@ -197,6 +215,22 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
 /// Group configs (Kafka's `GroupConfig`, the GROUP config resource): per-group overrides of the
 /// broker's `group.share.*` settings. The consumer-group ones (`consumer.*`) are not built.
 pub static GROUP_CONFIGS: &[ConfigDef] = &[
+    def!(
+        "consumer.session.timeout.ms",
+        Int,
+        Some("45000"),
+        Validator::AtLeast(1),
+        Some("group.consumer.session.timeout.ms"),
+        "Session timeout of the consumer group's members (KIP-848 protocol), within group.consumer.min/max.session.timeout.ms; applied at each member's next heartbeat."
+    ),
+    def!(
+        "consumer.heartbeat.interval.ms",
+        Int,
+        Some("5000"),
+        Validator::AtLeast(1),
+        Some("group.consumer.heartbeat.interval.ms"),
+        "Heartbeat interval given to the consumer group's members, within group.consumer.min/max.heartbeat.interval.ms."
+    ),
     def!(
         "share.session.timeout.ms",
         Int,
@@ -236,6 +270,38 @@ pub static GROUP_CONFIGS: &[ConfigDef] = &[
         Validator::OneOf(&["read_uncommitted", "read_committed"]),
         None,
         "Whether the share group reads records of open and aborted transactions."
+    ),
+    def!(
+        "streams.session.timeout.ms",
+        Int,
+        Some("45000"),
+        Validator::AtLeast(1),
+        Some("group.streams.session.timeout.ms"),
+        "Session timeout of a streams group's members, within group.streams.min/max.session.timeout.ms (stored for streams groups, KIP-1071, which are not served yet)."
+    ),
+    def!(
+        "streams.heartbeat.interval.ms",
+        Int,
+        Some("5000"),
+        Validator::AtLeast(1),
+        Some("group.streams.heartbeat.interval.ms"),
+        "Heartbeat interval of a streams group's members, within group.streams.min/max.heartbeat.interval.ms."
+    ),
+    def!(
+        "streams.num.standby.replicas",
+        Int,
+        Some("0"),
+        Validator::AtLeast(0),
+        Some("group.streams.num.standby.replicas"),
+        "Standby replicas of each task of a streams group, at most group.streams.max.standby.replicas."
+    ),
+    def!(
+        "streams.initial.rebalance.delay.ms",
+        Int,
+        Some("3000"),
+        Validator::AtLeast(0),
+        Some("group.streams.initial.rebalance.delay.ms"),
+        "How long a new streams group waits for more members before its first assignment."
     ),
 ];
 

@@ -13,9 +13,65 @@ pub fn validate_group_configs(
     broker: &BrokerConfig,
     configs: &BTreeMap<String, String>,
 ) -> Result<(), ConfigError> {
+    // A bound the broker sets (its effective value; the definitions give every one).
+    let bound = |property: &str| -> i64 {
+        broker
+            .values
+            .get(property)
+            .and_then(|v| v.value.as_deref())
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
     for (name, value) in configs {
-        let def = group_config_def(name).ok_or_else(|| ConfigError::Unknown(name.clone()))?;
+        let def = group_config_def(name)
+            .ok_or_else(|| ConfigError::Refused(format!("Unknown group config name: {name}")))?;
         validate_value(def, value)?;
+        // Kafka's GroupConfig.validate: timeouts and intervals within the broker's bounds.
+        let within = |min: &str, max: &str| -> Result<(), ConfigError> {
+            let (min, max) = (bound(min), bound(max));
+            let n: i64 = value.trim().parse().unwrap_or(i64::MIN);
+            if n < min || n > max {
+                return Err(ConfigError::Refused(format!(
+                    "{name} must be in the range {min} to {max} inclusive."
+                )));
+            }
+            Ok(())
+        };
+        match name.as_str() {
+            "consumer.session.timeout.ms" => within(
+                "group.consumer.min.session.timeout.ms",
+                "group.consumer.max.session.timeout.ms",
+            )?,
+            "consumer.heartbeat.interval.ms" => within(
+                "group.consumer.min.heartbeat.interval.ms",
+                "group.consumer.max.heartbeat.interval.ms",
+            )?,
+            "share.session.timeout.ms" => within(
+                "group.share.min.session.timeout.ms",
+                "group.share.max.session.timeout.ms",
+            )?,
+            "share.heartbeat.interval.ms" => within(
+                "group.share.min.heartbeat.interval.ms",
+                "group.share.max.heartbeat.interval.ms",
+            )?,
+            "streams.session.timeout.ms" => within(
+                "group.streams.min.session.timeout.ms",
+                "group.streams.max.session.timeout.ms",
+            )?,
+            "streams.heartbeat.interval.ms" => within(
+                "group.streams.min.heartbeat.interval.ms",
+                "group.streams.max.heartbeat.interval.ms",
+            )?,
+            "streams.num.standby.replicas" => {
+                let max = bound("group.streams.max.standby.replicas");
+                if value.trim().parse::<i64>().is_ok_and(|n| n > max) {
+                    return Err(ConfigError::Refused(format!(
+                        "{name} must be less than or equal to {max}"
+                    )));
+                }
+            }
+            _ => {}
+        }
         let invalid = |reason: String| ConfigError::Invalid {
             name: name.clone(),
             value: value.clone(),
@@ -53,7 +109,9 @@ pub fn validate_group_configs(
     Ok(())
 }
 
-/// Every group config with its effective value: the group's override, else the broker's.
+/// Every group config with its effective value, as Kafka 4.4 describes a GROUP resource:
+/// synonyms the group's override, then the broker property's chain (dynamic, static,
+/// default) — or, for a config without one, its own default —; the source the first one's.
 pub fn describe_group_configs(
     broker: &BrokerConfig,
     overrides: &BTreeMap<String, String>,
@@ -71,23 +129,24 @@ pub fn describe_group_configs(
             }
             let fallback = match def.broker_synonym {
                 Some(synonym) => {
-                    let current = broker.values.get(synonym).cloned().unwrap_or(ConfigValue {
-                        value: def.default.map(str::to_string),
-                        source: ConfigSource::Default,
-                    });
-                    synonyms.push((synonym.to_string(), current.value.clone(), current.source));
-                    current
+                    synonyms.extend(broker.synonym_chain(synonym));
+                    broker.values.get(synonym).and_then(|v| v.value.clone())
                 }
-                None => ConfigValue {
-                    value: def.default.map(str::to_string),
-                    source: ConfigSource::Default,
-                },
+                None => {
+                    let default = def.default.map(str::to_string);
+                    synonyms.push((def.name.to_string(), default.clone(), ConfigSource::Default));
+                    default
+                }
             };
+            let source = synonyms.first().map_or(ConfigSource::Default, |s| s.2);
             overridable(
                 def,
                 overrides,
                 ConfigSource::GroupOverride,
-                fallback,
+                ConfigValue {
+                    value: fallback.or_else(|| def.default.map(str::to_string)),
+                    source,
+                },
                 synonyms,
             )
         })

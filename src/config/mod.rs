@@ -15,6 +15,7 @@
 //! | `broker.rs` | [`BrokerConfig`]: every broker property read and resolved |
 //! | `topic.rs` | [`LogConfig`], topic overrides, DescribeConfigs of topics and the broker |
 //! | `group.rs` | group configs: validation and description |
+//! | `dynamic.rs` | dynamic broker configs: which may change at runtime, checks, layers, synonyms |
 //! | `jaas.rs` | the JAAS syntax of SASL properties, and static JAAS files |
 
 use thiserror::Error;
@@ -23,6 +24,7 @@ use thiserror::Error;
 mod defs;
 mod broker;
 mod cluster;
+mod dynamic;
 mod group;
 pub mod jaas;
 mod properties;
@@ -34,6 +36,7 @@ mod topic;
 pub use broker::*;
 pub use cluster::*;
 pub use defs::*;
+pub use dynamic::*;
 pub use group::*;
 pub use properties::*;
 pub use topic::*;
@@ -53,6 +56,10 @@ pub enum ConfigError {
     Read { path: String, reason: String },
     #[error("malformed line {line} in config: '{text}'")]
     Syntax { line: usize, text: String },
+    /// A change Kafka refuses with a message of its own (a dynamic broker config that cannot
+    /// change, a group config outside the broker's bounds): the whole message.
+    #[error("{0}")]
+    Refused(String),
 }
 
 fn invalid(name: &str, value: &str, reason: impl Into<String>) -> ConfigError {

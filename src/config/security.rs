@@ -100,6 +100,8 @@ pub static SECURITY_CONFIGS: &[ConfigDef] = &[
     def!("ssl.cipher.suites", List, Some(""), Validator::Any, None, "Cipher suites by IANA name; empty: all rustls offers. Per listener."),
     def!("ssl.endpoint.identification.algorithm", String, Some("https"), Validator::Any, None, "https: this broker's own TLS connections check the peer's host name; empty: they do not. Per listener."),
     def!("ssl.principal.mapping.rules", String, Some("DEFAULT"), Validator::Any, None, "Rules mapping a client certificate's subject to a principal name (RULE:pattern/replacement/[LU], DEFAULT). Per listener."),
+    def!("ssl.allow.dn.changes", Boolean, Some("false"), Validator::Any, None, "Whether a dynamic keystore change may change the certificate's subject. Per listener."),
+    def!("ssl.allow.san.changes", Boolean, Some("false"), Validator::Any, None, "Whether a dynamic keystore change may drop subject alternative names of the certificate. Per listener."),
 ];
 
 /// Properties of the `listener.name.<listener>.` form: these and `<mechanism>.sasl.jaas.config`
@@ -133,6 +135,8 @@ const PER_LISTENER: &[&str] = &[
     "ssl.cipher.suites",
     "ssl.endpoint.identification.algorithm",
     "ssl.principal.mapping.rules",
+    "ssl.allow.dn.changes",
+    "ssl.allow.san.changes",
 ];
 
 /// What a JAAS config per listener and mechanism looks like (Kafka's lower-case mechanism

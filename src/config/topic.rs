@@ -4,9 +4,10 @@
 
 use super::{
     BrokerConfig, ConfigDef, ConfigError, ConfigSource, ConfigType, ConfigValue, TOPIC_CONFIGS,
-    all_broker_configs, topic_config_def, validate_value,
+    all_broker_configs, broker_config_def, broker_synonyms, is_dynamic, topic_config_def,
+    validate_value,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The typed settings of one partition log: broker defaults overlaid with topic overrides.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,10 +76,12 @@ impl LogConfig {
 /// One config as DescribeConfigs reports it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DescribedConfig {
-    pub name: &'static str,
+    pub name: String,
     pub value: Option<String>,
     pub source: ConfigSource,
-    pub kind: ConfigType,
+    /// `None`: a name no definition knows (a dynamic config stored as given), which Kafka
+    /// describes as sensitive, of unknown type.
+    pub kind: Option<ConfigType>,
     pub read_only: bool,
     pub doc: &'static str,
     /// Where the value could come from, most specific first: (name, value, source).
@@ -98,91 +101,131 @@ pub(super) fn overridable(
         None => (fallback.value, fallback.source),
     };
     DescribedConfig {
-        name: def.name,
+        name: def.name.to_string(),
         value,
         source,
-        kind: def.kind,
+        kind: Some(def.kind),
         read_only: false,
         doc: def.doc,
         synonyms,
     }
 }
 
-/// Every topic config with its effective value: the override, else the broker's value.
-pub fn describe_topic_configs(
-    defaults: &BTreeMap<&'static str, ConfigValue>,
-    overrides: &BTreeMap<String, String>,
-) -> Vec<DescribedConfig> {
-    TOPIC_CONFIGS
-        .iter()
-        .map(|def| {
-            let broker_value = defaults.get(def.name).cloned().unwrap_or(ConfigValue {
-                value: None,
-                source: ConfigSource::Default,
-            });
-            let mut synonyms = Vec::new();
-            if let Some(v) = overrides.get(def.name) {
-                synonyms.push((
-                    def.name.to_string(),
-                    Some(v.clone()),
-                    ConfigSource::TopicOverride,
-                ));
-            }
-            if let Some(synonym) = def.broker_synonym {
-                if broker_value.source == ConfigSource::StaticBroker {
-                    synonyms.push((
-                        synonym.to_string(),
-                        broker_value.value.clone(),
-                        ConfigSource::StaticBroker,
-                    ));
-                }
-                synonyms.push((
-                    synonym.to_string(),
-                    broker_value.value.clone(),
-                    ConfigSource::Default,
-                ));
-            }
-            overridable(
-                def,
-                overrides,
-                ConfigSource::TopicOverride,
-                broker_value,
-                synonyms,
-            )
-        })
-        .collect()
-}
-
 impl BrokerConfig {
-    /// Every broker property with its effective value. Broker configs are static here (no
-    /// dynamic broker config yet), so all are read-only.
-    pub fn describe(&self) -> Vec<DescribedConfig> {
-        all_broker_configs()
+    /// Every topic config of a topic with `overrides`, as Kafka's `createTopicConfigEntry`:
+    /// the value in effect; synonyms the override, then the broker property's chain
+    /// ([`BrokerConfig::synonym_chain`]); the source the first synonym's.
+    pub fn describe_topic(&self, overrides: &BTreeMap<String, String>) -> Vec<DescribedConfig> {
+        TOPIC_CONFIGS
+            .iter()
             .map(|def| {
-                let current = self.values.get(def.name).cloned().unwrap_or(ConfigValue {
-                    value: None,
-                    source: ConfigSource::Default,
-                });
-                let mut synonyms =
-                    vec![(def.name.to_string(), current.value.clone(), current.source)];
-                if current.source != ConfigSource::Default && def.default.is_some() {
+                let mut synonyms = Vec::new();
+                if let Some(v) = overrides.get(def.name) {
                     synonyms.push((
                         def.name.to_string(),
-                        def.default.map(str::to_string),
-                        ConfigSource::Default,
+                        Some(v.clone()),
+                        ConfigSource::TopicOverride,
                     ));
                 }
+                if let Some(synonym) = def.broker_synonym {
+                    synonyms.extend(self.synonym_chain(synonym));
+                }
+                let value = overrides.get(def.name).cloned().or_else(|| {
+                    self.topic_defaults
+                        .get(def.name)
+                        .and_then(|v| v.value.clone())
+                });
                 DescribedConfig {
-                    name: def.name,
-                    value: current.value,
-                    source: current.source,
-                    kind: def.kind,
-                    read_only: true,
+                    name: def.name.to_string(),
+                    value,
+                    source: synonyms.first().map_or(ConfigSource::Default, |s| s.2),
+                    kind: Some(def.kind),
+                    read_only: false,
                     doc: def.doc,
                     synonyms,
                 }
             })
             .collect()
+    }
+
+    /// This broker's configs, as Kafka describes its own broker resource: every property
+    /// (and every dynamic one stored under a name no definition knows) with its value in
+    /// effect and its synonym chain; changeable ones are those Kafka updates dynamically.
+    pub fn describe(&self) -> Vec<DescribedConfig> {
+        let mut described: Vec<DescribedConfig> = all_broker_configs()
+            .map(|def| {
+                let current = self.values.get(def.name).cloned().unwrap_or(ConfigValue {
+                    value: None,
+                    source: ConfigSource::Default,
+                });
+                let synonyms = self.synonym_chain(def.name);
+                DescribedConfig {
+                    name: def.name.to_string(),
+                    value: current.value,
+                    source: synonyms.first().map_or(ConfigSource::Default, |s| s.2),
+                    kind: Some(def.kind),
+                    read_only: !is_dynamic(def.name),
+                    doc: def.doc,
+                    synonyms,
+                }
+            })
+            .collect();
+        let stored: BTreeSet<&String> = self
+            .dynamic
+            .per_broker
+            .keys()
+            .chain(self.dynamic.cluster_default.keys())
+            .filter(|n| broker_config_def(n).is_none())
+            .collect();
+        for name in stored {
+            described.push(self.describe_stored(name, self.synonym_chain(name)));
+        }
+        described.sort_by(|a, b| a.name.cmp(&b.name));
+        described
+    }
+
+    /// The cluster-wide dynamic defaults (the broker resource named `""`), as Kafka
+    /// describes them: only those set, each with its dynamic-default synonyms.
+    pub fn describe_dynamic_defaults(&self) -> Vec<DescribedConfig> {
+        self.dynamic
+            .cluster_default
+            .keys()
+            .map(|name| {
+                let synonyms: Vec<_> = self
+                    .synonym_chain(name)
+                    .into_iter()
+                    .filter(|s| s.2 == ConfigSource::DynamicDefault)
+                    .collect();
+                let mut described = self.describe_stored(name, synonyms);
+                described.value = self.dynamic.cluster_default.get(name).cloned();
+                described
+            })
+            .collect()
+    }
+
+    /// A stored dynamic config: typed by its definition (a listener's one by its base
+    /// property's), else of unknown type.
+    fn describe_stored(
+        &self,
+        name: &str,
+        synonyms: Vec<(String, Option<String>, ConfigSource)>,
+    ) -> DescribedConfig {
+        let base = broker_synonyms(name).pop().unwrap_or_default();
+        let def = broker_config_def(name).or_else(|| broker_config_def(&base));
+        let value = self
+            .values
+            .get(name)
+            .and_then(|v| v.value.clone())
+            .or_else(|| self.dynamic.value(name).and_then(|v| v.value));
+        DescribedConfig {
+            name: name.to_string(),
+            value,
+            source: synonyms.first().map_or(ConfigSource::Default, |s| s.2),
+            kind: def.map(|d| d.kind),
+            read_only: !is_dynamic(name),
+            doc: def.map_or("", |d| d.doc),
+            synonyms,
+        }
     }
 }
 

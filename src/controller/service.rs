@@ -57,6 +57,13 @@ pub enum ControllerOp {
         configs: BTreeMap<String, String>,
         validate_only: bool,
     },
+    /// The dynamic configs of a broker resource (`""`: the cluster defaults, else a broker
+    /// id) become exactly `configs` (validated by the broker that asks).
+    SetBrokerConfigs {
+        resource: String,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    },
     /// KIP-554 credential changes, validated by the broker that asks (mechanisms, iteration
     /// counts, nothing named twice). A user whose deletion names a credential it does not have
     /// is left unchanged and reported.
@@ -523,6 +530,13 @@ impl Loop {
                 validate_only,
             } => self
                 .decide(|c, o| c.set_group_configs(o, &group, configs, validate_only))
+                .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::SetBrokerConfigs {
+                resource,
+                configs,
+                validate_only,
+            } => self
+                .decide(|c, o| c.set_broker_configs(o, &resource, configs, validate_only))
                 .map(|(i, ())| (i, ControllerReply::Done)),
             ControllerOp::AlterScramCredentials {
                 upsertions,

@@ -388,7 +388,6 @@ impl GroupCoordinator {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .extend(watch);
-        let session = Duration::from_millis(self.config.consumer.session_timeout_ms.max(0) as u64);
         let consumer_groups: Vec<SharedConsumerGroup> = self
             .consumer_groups()
             .iter()
@@ -397,6 +396,8 @@ impl GroupCoordinator {
             .collect();
         for group in consumer_groups {
             let mut g = lock_consumer(&group);
+            let timeout = self.consumer_config(&g.id).session_timeout_ms;
+            let session = Duration::from_millis(timeout.max(0) as u64);
             let now = Instant::now();
             for member in g.members.values_mut() {
                 member.session_deadline = now + session;

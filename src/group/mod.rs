@@ -166,6 +166,24 @@ impl GroupCoordinator {
         &self.config
     }
 
+    /// The consumer group settings of `group_id`: the broker's, with the group's dynamic
+    /// configs (the GROUP config resource) applied.
+    pub fn consumer_config(&self, group_id: &str) -> ConsumerGroupConfig {
+        let mut config = self.config.consumer.clone();
+        let image = self.topics.image();
+        let int = |name: &str| {
+            let value = image.group_configs.get(group_id)?.get(name)?;
+            value.trim().parse::<i32>().ok()
+        };
+        if let Some(ms) = int("consumer.session.timeout.ms") {
+            config.session_timeout_ms = ms;
+        }
+        if let Some(ms) = int("consumer.heartbeat.interval.ms") {
+            config.heartbeat_interval_ms = ms;
+        }
+        config
+    }
+
     fn groups(&self) -> MutexGuard<'_, HashMap<String, SharedGroup>> {
         self.groups.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -386,10 +404,11 @@ impl GroupCoordinator {
                     .clone()
             }
         };
+        let config = self.consumer_config(group_id);
         let mut g = lock_consumer(&group);
         let result = g.heartbeat(
             heartbeat,
-            &self.config.consumer,
+            &config,
             self.topics.as_ref(),
             Instant::now(),
             now_ms(),

@@ -1,19 +1,30 @@
 //! The HTTP listener (`http.listener`, on by default on loopback): the web console at `/`,
-//! Prometheus metrics at `/metrics` and the JSON API under `/api/v1`, on axum. A listener that was asked for must bind (the broker does not start
-//! otherwise); the default one, when its port is taken, is skipped with a warning so a second
-//! broker on the same machine still starts.
+//! Prometheus metrics at `/metrics` and the JSON API under `/api/v1`, on axum. A listener that
+//! was asked for must bind (the broker does not start otherwise); the default one, when its
+//! port is taken, is skipped with a warning so a second broker on the same machine still
+//! starts. It is secured as a Kafka listener (`http.listener.security.protocol`), and with an
+//! authorizer every view shows only what its principal may describe; `/metrics` then needs
+//! DESCRIBE on the cluster.
 //!
 //! | file | owns |
 //! |---|---|
 //! | `mod.rs` | the listener, its routes, shutdown |
+//! | `connections.rs` | accepting connections: TLS, limits, hyper |
+//! | `security.rs` | who a request is: TLS certificates, Basic and Bearer credentials |
+//! | `access.rs` | what a request may see and do: the ACLs |
+//! | `error.rs` | the error body every refusal answers with |
 //! | `metrics/` | `/metrics` in Kafka's names |
 //! | `api/` | the JSON API under `/api/v1`, with its OpenAPI description |
 //! | `console/` | the web console: an embedded page over the JSON API |
 //! | `throughput.rs` | messages and bytes per topic over the last minutes, for live charts |
 
+pub mod access;
 pub mod api;
+pub mod connections;
 pub mod console;
+pub mod error;
 pub mod metrics;
+pub mod security;
 pub mod throughput;
 
 use crate::broker::Broker;
@@ -34,12 +45,15 @@ pub enum HttpError {
         address: String,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Security(#[from] security::HttpSecurityError),
 }
 
 /// A bound HTTP listener, not yet serving.
 pub struct HttpListener {
     listener: tokio::net::TcpListener,
     local_addr: SocketAddr,
+    security: Arc<security::HttpSecurity>,
 }
 
 impl HttpListener {
@@ -51,6 +65,7 @@ impl HttpListener {
             return Ok(None);
         };
         let address = format!("{host}:{port}");
+        let security = Arc::new(security::HttpSecurity::from_config(&broker.config())?);
         match tokio::net::TcpListener::bind((host.as_str(), *port)).await {
             Ok(listener) => {
                 let local_addr = listener.local_addr().map_err(|source| HttpError::Bind {
@@ -60,6 +75,7 @@ impl HttpListener {
                 Ok(Some(Self {
                     listener,
                     local_addr,
+                    security,
                 }))
             }
             Err(source) if !config.listener_explicit => {
@@ -78,43 +94,35 @@ impl HttpListener {
     pub async fn serve(self, broker: Arc<Broker>, shutdown: CancellationToken) {
         // Not "listening on": scripts and tests take that line for the Kafka listener.
         tracing::info!(
-            "HTTP at http://{} (Prometheus metrics: /metrics)",
-            self.local_addr
+            "HTTP at {}://{} (console: /, Prometheus metrics: /metrics, JSON API: /api/v1; {})",
+            self.security.scheme(),
+            self.local_addr,
+            self.security.protocol().name()
         );
         let throughput = Arc::new(throughput::Throughput::default());
         tokio::spawn(throughput.clone().run(broker.clone(), shutdown.clone()));
-        // The console and the JSON API show topics, records and groups; with an authorizer
-        // configured they would have to authenticate their users and honour the ACLs, which
-        // is not built yet: until then they are refused rather than open to anyone.
         let authorizer =
-            crate::auth::authorizer::Authorizer::from_config(broker.config()).is_some();
-        let console = Router::new()
+            crate::auth::authorizer::Authorizer::from_config(&broker.config()).map(Arc::new);
+        let tls = self.security.tls.clone();
+        let state = HttpState {
+            broker,
+            throughput,
+            security: self.security,
+            authorizer,
+        };
+        let app = Router::new()
+            .route("/metrics", get(metrics_page))
             .route("/", get(console::page))
             .route("/console/app.js", get(console::script))
             .route("/console/style.css", get(console::style))
             .route("/api/v1/throughput", get(throughput::series))
             .merge(api::routes())
-            .route_layer(axum::middleware::from_fn(move |request, next: axum::middleware::Next| async move {
-                if authorizer {
-                    return api::ApiError::new(
-                        StatusCode::FORBIDDEN,
-                        "CLUSTER_AUTHORIZATION_FAILED",
-                        "the console and JSON API are not served while an authorizer is configured (authentication on the HTTP listener is not built yet)",
-                    )
-                    .into_response();
-                }
-                next.run(request).await
-            }));
-        let app = Router::new()
-            .route("/metrics", get(metrics_page))
-            .merge(console)
-            .with_state(HttpState { broker, throughput });
-        let served = axum::serve(self.listener, app)
-            .with_graceful_shutdown(async move { shutdown.cancelled().await })
-            .await;
-        if let Err(e) = served {
-            tracing::warn!(error = %e, "HTTP listener stopped");
-        }
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                security::authenticate,
+            ))
+            .with_state(state);
+        connections::serve(self.listener, tls, app, shutdown).await;
     }
 }
 
@@ -123,6 +131,9 @@ impl HttpListener {
 pub struct HttpState {
     broker: Arc<Broker>,
     throughput: Arc<throughput::Throughput>,
+    security: Arc<security::HttpSecurity>,
+    /// The authorizer `authorizer.class.name` configures, if any.
+    authorizer: Option<Arc<crate::auth::authorizer::Authorizer>>,
 }
 
 impl FromRef<HttpState> for Arc<Broker> {
@@ -137,7 +148,15 @@ impl FromRef<HttpState> for Arc<throughput::Throughput> {
     }
 }
 
-async fn metrics_page(State(broker): State<Arc<Broker>>, headers: HeaderMap) -> Response {
+async fn metrics_page(
+    State(broker): State<Arc<Broker>>,
+    access: access::Access,
+    headers: HeaderMap,
+) -> Response {
+    // Every topic's and group's name is in there: as much as describing the cluster.
+    if let Err(refused) = access.require_cluster(crate::auth::acl::AclOperation::Describe) {
+        return refused.into_response();
+    }
     let accept = headers
         .get(header::ACCEPT)
         .and_then(|value| value.to_str().ok());

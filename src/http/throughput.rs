@@ -113,8 +113,22 @@ impl Throughput {
     }
 }
 
-pub async fn series(State(throughput): State<Arc<Throughput>>) -> Json<Series> {
-    Json(throughput.series())
+/// `GET /api/v1/throughput`: the topics the principal may describe (and all topics together
+/// for one that may describe the cluster).
+pub async fn series(
+    State(throughput): State<Arc<Throughput>>,
+    access: super::access::Access,
+) -> Json<Series> {
+    let mut series = throughput.series();
+    let whole = access.cluster(crate::auth::acl::AclOperation::Describe);
+    series.topics.retain(|topic, _| {
+        if topic.is_empty() {
+            whole
+        } else {
+            access.sees_topic(topic)
+        }
+    });
+    Json(series)
 }
 
 #[cfg(test)]

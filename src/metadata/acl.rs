@@ -7,6 +7,18 @@ use serde::{Deserialize, Serialize};
 /// `*`: every resource name (LITERAL patterns), every host, and with `User:` every user.
 pub const WILDCARD: &str = "*";
 
+/// `DescribeConfigs` as Kafka's enum constants spell it: `DESCRIBE_CONFIGS`.
+fn upper_snake(variant: &str) -> String {
+    let mut name = String::with_capacity(variant.len() + 4);
+    for (i, c) in variant.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(c.to_ascii_uppercase());
+    }
+    name
+}
+
 macro_rules! wire_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident = $id:expr),* $(,)? }) => {
         $(#[$meta])*
@@ -20,6 +32,18 @@ macro_rules! wire_enum {
 
             pub fn from_id(id: i8) -> Option<Self> {
                 match id { $($id => Some(Self::$variant),)* _ => None }
+            }
+
+            /// Kafka's name (`TRANSACTIONAL_ID`, `DESCRIBE_CONFIGS`).
+            pub fn kafka_name(self) -> String {
+                match self { $(Self::$variant => upper_snake(stringify!($variant))),* }
+            }
+
+            /// From Kafka's name, in any case.
+            pub fn from_kafka_name(name: &str) -> Option<Self> {
+                [$(Self::$variant),*]
+                    .into_iter()
+                    .find(|v| v.kafka_name().eq_ignore_ascii_case(name.trim()))
             }
         }
     };

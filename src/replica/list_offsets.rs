@@ -1,7 +1,8 @@
 //! ListOffsets on a partition this broker leads: Kafka's special timestamps (-1 latest: the
 //! high watermark, or the last stable offset for read_committed; -2 earliest; -3 the record
-//! with the largest timestamp; -4 earliest local; -5 latest tiered, -1 without tiered
-//! storage) or the first record at or after a time. Lookups by time read a batch's records
+//! with the largest timestamp; -4 earliest local; -5 latest tiered and -6 earliest pending
+//! upload (KIP-1023, ListOffsets v11), both -1 without tiered storage) or the first record at
+//! or after a time. Lookups by time read a batch's records
 //! (decompressing it): they run on the blocking pool ([`crate::offload`]).
 
 use super::Partition;
@@ -17,7 +18,7 @@ impl Partition {
         read_committed: bool,
     ) -> Result<(i64, i64), Error> {
         match timestamp {
-            -1 | -2 | -4 | -5 => {
+            -1 | -2 | -4 | -5 | -6 => {
                 let log = lock(&self.log);
                 Ok(match timestamp {
                     -1 if read_committed => (log.last_stable_offset(), -1),

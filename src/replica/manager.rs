@@ -21,9 +21,10 @@ pub struct ReplicaManager {
     /// Set at shutdown: waiting fetches answer with what they have instead of waiting on.
     pub(super) closing: AtomicBool,
     /// Asks transactions' coordinators about partitions before a transactional batch may
-    /// begin its transaction on one (KIP-890); unset when
-    /// `transaction.partition.verification.enable` is off.
+    /// begin its transaction on one (KIP-890), while `verification` is on.
     pub(super) verifier: OnceLock<Arc<dyn TransactionVerifier>>,
+    /// Whether the verifier is used (`transaction.partition.verification.enable`).
+    pub(super) verification: AtomicBool,
     /// Messages and bytes in and out, produce and fetch requests, per topic.
     pub topic_stats: BrokerTopicStats,
     /// ISR shrinks and expands of the partitions this broker leads.
@@ -36,9 +37,16 @@ impl ReplicaManager {
     }
 
     /// Installs what verifies transactional batches with their coordinators (the broker
-    /// does, once, when `transaction.partition.verification.enable` is on).
+    /// does, once) and turns verification on.
     pub fn set_transaction_verifier(&self, verifier: Arc<dyn TransactionVerifier>) {
         let _ = self.verifier.set(verifier);
+        self.set_transaction_verification(true);
+    }
+
+    /// Turns verification of transactional batches on or off
+    /// (`transaction.partition.verification.enable`, a dynamic config).
+    pub fn set_transaction_verification(&self, enabled: bool) {
+        self.verification.store(enabled, Ordering::Relaxed);
     }
 
     pub fn add(&self, mut partition: Partition) -> Arc<Partition> {

@@ -24,8 +24,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use uuid::Uuid;
 
-/// One producer's state on a partition (DescribeProducers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One producer's state on a partition (DescribeProducers, and the HTTP API as it is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ActiveProducer {
     pub producer_id: i64,
     pub producer_epoch: i16,

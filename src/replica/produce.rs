@@ -107,7 +107,11 @@ impl ReplicaManager {
         };
         partition.stats.inc(TopicCounter::TotalProduceRequests);
         let batch_bytes = batch.len() as u64;
-        let verifier = self.verifier.get().map(|v| v.as_ref());
+        let verifier = self
+            .verifier
+            .get()
+            .filter(|_| self.verification.load(std::sync::atomic::Ordering::Relaxed))
+            .map(|v| v.as_ref());
         let appended = partition.check_and_append(batch, settings, verifier).await;
         if let Err(e) = &appended {
             count_failed_append(&partition.stats, e, batch_bytes);

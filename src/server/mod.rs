@@ -22,6 +22,7 @@ pub mod startup;
 use crate::api::ApiContext;
 use crate::auth::sasl::SaslListener;
 use crate::auth::tls::TlsServer;
+use crate::auth::tls_reload::ListenerTls;
 use crate::broker::{Broker, NewTopic};
 use crate::config::{BrokerConfig, ListenerConfig, SecurityProtocol};
 use crate::controller;
@@ -32,7 +33,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -49,7 +49,8 @@ struct Bound {
 #[derive(Clone)]
 pub struct ListenerSecurity {
     protocol: SecurityProtocol,
-    tls: Option<TlsServer>,
+    /// Replaceable by dynamic broker configs (the broker holds it too).
+    tls: Option<Arc<ListenerTls>>,
     sasl: Option<Arc<SaslListener>>,
 }
 
@@ -67,10 +68,9 @@ impl ListenerSecurity {
     fn for_listener(config: &BrokerConfig, listener: &ListenerConfig) -> std::io::Result<Self> {
         let invalid = |e: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
         let tls = if listener.protocol.uses_tls() {
-            Some(
-                TlsServer::for_listener(config, &listener.name)
-                    .map_err(|e| invalid(e.to_string()))?,
-            )
+            let server = TlsServer::for_listener(config, &listener.name)
+                .map_err(|e| invalid(e.to_string()))?;
+            Some(ListenerTls::new(&listener.name, server))
         } else {
             None
         };
@@ -149,6 +149,9 @@ impl Server {
             } as i32;
             let ctx = shared.on_listener(&listener_config.name, &advertised_host, advertised_port);
             let security = ListenerSecurity::for_listener(&config, listener_config)?;
+            if let Some(tls) = &security.tls {
+                broker.register_tls_listener(tls.clone());
+            }
             listeners.push(Bound {
                 name: listener_config.name.clone(),
                 listener,
@@ -176,6 +179,9 @@ impl Server {
             let listener = TcpListener::bind(bind).await?;
             tracing::info!(listener = %listener_config.name, "controller quorum listening on {}", listener.local_addr()?);
             let security = ListenerSecurity::for_listener(&config, listener_config)?;
+            if let Some(tls) = &security.tls {
+                broker.register_tls_listener(tls.clone());
+            }
             controller_listener = Some((listener, security));
         }
         let peers = NodeSecurity::from_config(&config)
@@ -203,7 +209,13 @@ impl Server {
         ));
         let http = crate::http::HttpListener::bind(&broker)
             .await
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::AddrInUse, e.to_string()))?;
+            .map_err(|e| {
+                let kind = match e {
+                    crate::http::HttpError::Bind { .. } => std::io::ErrorKind::AddrInUse,
+                    crate::http::HttpError::Security(_) => std::io::ErrorKind::InvalidInput,
+                };
+                std::io::Error::new(kind, e.to_string())
+            })?;
         Ok(Self {
             broker,
             listeners,
@@ -269,11 +281,25 @@ impl Server {
         self.broker.share_coordinator().start(shutdown.clone());
         startup::create_topics(&self.broker, &self.startup_topics).await?;
         let config = self.broker.config().clone();
-        // One connection limit across all listeners.
-        let limit = Arc::new(Semaphore::new(
-            config.max_connections.min(Semaphore::MAX_PERMITS),
-        ));
+        // One connection limit across all listeners; both limits follow dynamic changes.
+        let limit = quota::TotalQuota::new(config.max_connections);
         let per_ip = quota::PerIpQuota::new(config.max_connections_per_ip);
+        {
+            let (limit, per_ip) = (limit.clone(), per_ip.clone());
+            let mut changes = self.broker.watch_config();
+            let shutdown = shutdown.clone();
+            tracker.spawn(async move {
+                loop {
+                    tokio::select! {
+                        changed = changes.changed() => if changed.is_err() { return },
+                        () = shutdown.cancelled() => return,
+                    }
+                    let config = changes.borrow_and_update().clone();
+                    limit.set_limit(config.max_connections);
+                    per_ip.set_limit(config.max_connections_per_ip);
+                }
+            });
+        }
         let limits = connection::Limits {
             max_request_bytes: config.socket_request_max_bytes,
             idle_timeout: config.connections_max_idle,
@@ -409,10 +435,7 @@ async fn accept_loop(
     let connections = bound.ctx.broker.stats().sockets.listener(&bound.name);
     loop {
         let permit = tokio::select! {
-            permit = quotas.total.clone().acquire_owned() => match permit {
-                Ok(p) => p,
-                Err(_) => return,
-            },
+            slot = quotas.total.acquire() => slot,
             _ = shutdown.cancelled() => return,
         };
         let accepted = tokio::select! {
@@ -458,7 +481,7 @@ pub(crate) async fn serve_client<H: session::Authenticated>(
     shutdown: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
-    let Some(tls) = &security.tls else {
+    let Some(tls) = security.tls.as_ref().map(|t| t.current()) else {
         return serve_authenticated(stream, peer, ctx, security.sasl, limits, shutdown).await;
     };
     let deadline = limits
@@ -512,7 +535,7 @@ async fn serve_authenticated<S: connection::Transport, H: session::Authenticated
 /// The connection limits every listener shares.
 struct Quotas {
     /// `max.connections`.
-    total: Arc<Semaphore>,
+    total: Arc<quota::TotalQuota>,
     per_ip: Arc<quota::PerIpQuota>,
 }
 

@@ -1,16 +1,79 @@
-//! Connection quotas: `max.connections` across listeners (a permit is taken before `accept`,
+//! Connection quotas: `max.connections` across listeners (a slot is taken before `accept`,
 //! so a full broker leaves new connections in the kernel's backlog) and
 //! `max.connections.per.ip` (Kafka's `ConnectionQuotas`: a connection over its address's
-//! limit is closed as soon as it is accepted, and one line is logged).
+//! limit is closed as soon as it is accepted, and one line is logged). Both limits are
+//! dynamic broker configs: a new limit holds for connections accepted from then on (a lower
+//! one closes none that are open, as on Kafka).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use tokio::sync::Notify;
+
+/// Connections across all listeners (`max.connections`).
+#[derive(Debug)]
+pub struct TotalQuota {
+    limit: AtomicUsize,
+    open: Mutex<usize>,
+    /// Woken when a connection closes or the limit rises.
+    room: Notify,
+}
+
+/// One open connection counted against [`TotalQuota`]; counted off when dropped.
+#[derive(Debug)]
+pub struct TotalSlot {
+    quota: Arc<TotalQuota>,
+}
+
+impl TotalQuota {
+    pub fn new(limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            limit: AtomicUsize::new(limit),
+            open: Mutex::new(0),
+            room: Notify::new(),
+        })
+    }
+
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit, Ordering::SeqCst);
+        self.room.notify_waiters();
+    }
+
+    /// A slot for one more connection, once there is room.
+    pub async fn acquire(self: &Arc<Self>) -> TotalSlot {
+        loop {
+            // Registered before the check, so a slot freed in between is not missed.
+            let room = self.room.notified();
+            tokio::pin!(room);
+            room.as_mut().enable();
+            {
+                let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+                if *open < self.limit.load(Ordering::SeqCst) {
+                    *open += 1;
+                    return TotalSlot {
+                        quota: self.clone(),
+                    };
+                }
+            }
+            room.await;
+        }
+    }
+}
+
+impl Drop for TotalSlot {
+    fn drop(&mut self) {
+        let mut open = self.quota.open.lock().unwrap_or_else(|p| p.into_inner());
+        *open = open.saturating_sub(1);
+        drop(open);
+        self.quota.room.notify_waiters();
+    }
+}
 
 /// Connections per client address.
 #[derive(Debug)]
 pub struct PerIpQuota {
-    limit: usize,
+    limit: AtomicUsize,
     counts: Mutex<HashMap<IpAddr, usize>>,
 }
 
@@ -24,9 +87,13 @@ pub struct IpSlot {
 impl PerIpQuota {
     pub fn new(limit: usize) -> Arc<Self> {
         Arc::new(Self {
-            limit,
+            limit: AtomicUsize::new(limit),
             counts: Mutex::new(HashMap::new()),
         })
+    }
+
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit, Ordering::SeqCst);
     }
 
     /// A slot for a new connection from `ip`, or `None` when it has `limit` already.
@@ -34,7 +101,7 @@ impl PerIpQuota {
         // No await while locked: a plain mutex.
         let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         let count = counts.entry(ip).or_default();
-        if *count >= self.limit {
+        if *count >= self.limit.load(Ordering::SeqCst) {
             return None;
         }
         *count += 1;
@@ -72,5 +139,40 @@ mod tests {
         assert!(quota.admit(b).is_some());
         drop(first);
         assert!(quota.admit(a).is_some());
+        quota.set_limit(3);
+        assert!(quota.admit(a).is_some(), "a raised limit admits more");
+    }
+
+    #[tokio::test]
+    async fn the_total_limit_waits_for_room_and_follows_changes() {
+        let quota = TotalQuota::new(1);
+        let first = quota.acquire().await;
+        let waiting = tokio::spawn({
+            let quota = quota.clone();
+            async move { quota.acquire().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        quota.set_limit(2);
+        let second = tokio::time::timeout(std::time::Duration::from_secs(5), waiting)
+            .await
+            .unwrap()
+            .unwrap();
+        quota.set_limit(1);
+        drop(first);
+        let third = tokio::spawn({
+            let quota = quota.clone();
+            async move { quota.acquire().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(
+            !third.is_finished(),
+            "two open over a limit of one: no room yet"
+        );
+        drop(second);
+        tokio::time::timeout(std::time::Duration::from_secs(5), third)
+            .await
+            .unwrap()
+            .unwrap();
     }
 }

@@ -107,7 +107,7 @@ fn on_threads<T: Send, R: Send>(
 }
 
 /// When the log manager's background work runs (see [`LogManager::start_housekeeping`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Housekeeping {
     /// Retention, compaction and producer-id expiry (`log.retention.check.interval.ms`).
     pub retention_check: Duration,
@@ -115,8 +115,8 @@ pub struct Housekeeping {
     pub flush_check: Duration,
     /// The offset checkpoints (`log.flush.offset.checkpoint.interval.ms`).
     pub checkpoint: Duration,
-    /// `producer.id.expiration.ms`.
-    pub producer_id_expiration_ms: i64,
+    /// `producer.id.expiration.ms`, which may change while the job runs (a dynamic config).
+    pub producer_id_expiration_ms: Arc<std::sync::atomic::AtomicI64>,
 }
 
 /// What DescribeLogDirs reports of the log directory.
@@ -502,12 +502,13 @@ impl LogManager {
         shutdown: CancellationToken,
     ) {
         type Job = Box<dyn Fn(&LogManager) + Send + Sync>;
-        let expiration_ms = schedule.producer_id_expiration_ms;
+        let expiration = schedule.producer_id_expiration_ms.clone();
         let jobs: [(Duration, Job); 3] = [
             (
                 schedule.retention_check,
                 Box::new(move |logs| {
                     let now = crate::types::now_ms();
+                    let expiration_ms = expiration.load(std::sync::atomic::Ordering::Relaxed);
                     for log in logs.all() {
                         lock(&log).expire_producers(now, expiration_ms);
                     }

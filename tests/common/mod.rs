@@ -202,9 +202,10 @@ impl Broker {
         let found = wait_until(Duration::from_secs(20), || {
             address = self
                 .log_text()
-                .split("HTTP at http://")
+                .split("HTTP at ")
                 .nth(1)
                 .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|url| url.split("://").nth(1))
                 .map(str::to_string);
             address.is_some()
         });

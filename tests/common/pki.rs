@@ -3,6 +3,7 @@
 /// A CA, and a server certificate and a client certificate signed by it, as PEM files.
 pub struct Pki {
     dir: tempfile::TempDir,
+    ca: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
 }
 
 impl Pki {
@@ -40,7 +41,35 @@ impl Pki {
         let client = client_params.signed_by(&client_key, &ca).unwrap();
         write("client.pem", &client.pem());
         write("client.key", &client_key.serialize_pem());
-        Self { dir }
+        Self { dir, ca }
+    }
+
+    /// Another server keystore (PEM key and chain) signed by the same CA, written to `name`:
+    /// a renewed certificate (the same names) or a different one.
+    pub fn server_keystore(
+        &self,
+        name: &str,
+        alt_names: &[&str],
+        common_name: Option<&str>,
+    ) -> String {
+        use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair};
+        let key = KeyPair::generate().unwrap();
+        let mut params =
+            CertificateParams::new(alt_names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+                .unwrap();
+        if let Some(cn) = common_name {
+            let mut dn = DistinguishedName::new();
+            dn.push(DnType::CommonName, cn);
+            params.distinguished_name = dn;
+        }
+        let certificate = params.signed_by(&key, &self.ca).unwrap();
+        let path = self.path(name);
+        std::fs::write(
+            &path,
+            format!("{}{}", key.serialize_pem(), certificate.pem()),
+        )
+        .unwrap();
+        path
     }
 
     pub fn path(&self, name: &str) -> String {

@@ -66,6 +66,21 @@ pub fn call<Req: Encodable + HeaderVersion, Resp: Decodable + HeaderVersion>(
     Resp::decode(&mut response, version).unwrap()
 }
 
+/// Writes a frame the broker is expected to refuse unread: the broker may close the
+/// connection while the frame is still being written (it reads only the size), so a write
+/// that fails because the peer is gone is that refusal, not an error. True when closed.
+pub fn write_refused(stream: &mut TcpStream, bytes: &[u8]) -> bool {
+    match stream.write_all(bytes) {
+        Ok(()) => is_closed(stream),
+        Err(e) => matches!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe
+                | std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::ConnectionAborted
+        ),
+    }
+}
+
 /// True when the broker closed the connection (EOF or reset); a read timeout is not a close.
 pub fn is_closed(stream: &mut TcpStream) -> bool {
     let mut byte = [0u8; 1];

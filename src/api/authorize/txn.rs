@@ -175,6 +175,7 @@ pub fn txn_offset_commit(
     let failed = |topic: &txn_offset_commit_request::TxnOffsetCommitRequestTopic, error: i16| {
         TxnOffsetCommitResponseTopic::default()
             .with_name(topic.name.clone())
+            .with_topic_id(topic.topic_id)
             .with_partitions(
                 topic
                     .partitions
@@ -203,8 +204,11 @@ pub fn txn_offset_commit(
         return Gate::Refuse(TxnOffsetCommitResponse::default().with_topics(topics));
     }
     let refused = take_refused(&mut request.topics, |topic| {
-        (!authz.topic(AclOperation::Read, &topic.name))
-            .then(|| failed(topic, code::TOPIC_AUTHORIZATION_FAILED))
+        // v6 names topics by id; an unknown id is answered by the API itself.
+        (!(authz
+            .topic_name(&topic.name, topic.topic_id)
+            .is_none_or(|name| authz.topic(AclOperation::Read, &name))))
+        .then(|| failed(topic, code::TOPIC_AUTHORIZATION_FAILED))
     });
     pass_merging(
         request,

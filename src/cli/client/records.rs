@@ -46,8 +46,32 @@ pub struct Membership {
 
 impl AdminClient {
     /// The topic's partitions and leaders; `create`: ask the broker to create it if it does
-    /// not exist (Kafka's producer and consumer default).
+    /// not exist (Kafka's producer and consumer default). A broker creates the topic in the
+    /// background and answers the first request UNKNOWN_TOPIC_OR_PARTITION, so with `create`
+    /// the request is repeated, as Kafka's producer waits up to `max.block.ms` (60 s) for it.
     pub async fn topic_layout(
+        &mut self,
+        topic: &str,
+        create: bool,
+    ) -> Result<TopicLayout, AdminError> {
+        const MAX_BLOCK: std::time::Duration = std::time::Duration::from_secs(60);
+        const RETRY_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
+        let deadline = tokio::time::Instant::now() + MAX_BLOCK;
+        loop {
+            match self.topic_layout_once(topic, create).await {
+                // UNKNOWN_TOPIC_OR_PARTITION while it is created, LEADER_NOT_AVAILABLE until
+                // its partitions have leaders.
+                Err(AdminError::Kafka { code: 3 | 5, .. })
+                    if create && tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(RETRY_BACKOFF).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn topic_layout_once(
         &mut self,
         topic: &str,
         create: bool,

@@ -135,10 +135,21 @@ impl ClusterControl {
     }
 }
 
-fn unclean_allowed(config: &ControlConfig, topic: &crate::metadata::image::TopicImage) -> bool {
+/// `unclean.leader.election.enable` for a topic, as Kafka's controller resolves it: the
+/// topic's config, else the dynamic one of this controller's node, else the dynamic cluster
+/// default, else the static one.
+fn unclean_allowed(
+    config: &ControlConfig,
+    image: &MetadataImage,
+    topic: &crate::metadata::image::TopicImage,
+) -> bool {
+    const NAME: &str = "unclean.leader.election.enable";
+    let dynamic = |resource: &str| image.broker_configs.get(resource).and_then(|c| c.get(NAME));
     topic
         .configs
-        .get("unclean.leader.election.enable")
+        .get(NAME)
+        .or_else(|| dynamic(&config.own_node.to_string()))
+        .or_else(|| dynamic(""))
         .map_or(config.unclean_leader_election, |v| {
             v.eq_ignore_ascii_case("true")
         })
@@ -199,7 +210,7 @@ pub(super) fn leader_and_isr_updates(
                     partition,
                     &isr,
                     Some(broker),
-                    unclean_allowed(config, topic),
+                    unclean_allowed(config, image, topic),
                 )
                 .unwrap_or((NO_LEADER, isr))
             } else {
@@ -232,7 +243,7 @@ pub(super) fn elect_for_leaderless(
             if partition.leader != NO_LEADER || !partition.replicas.contains(&broker) {
                 continue;
             }
-            let unclean = unclean_allowed(config, topic);
+            let unclean = unclean_allowed(config, image, topic);
             if let Some((leader, isr)) =
                 choose_leader(image, partition, &partition.isr, None, unclean)
             {

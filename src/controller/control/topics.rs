@@ -258,6 +258,41 @@ impl ClusterControl {
         ))?;
         Ok(self.finish(offset, changes, ()))
     }
+
+    /// A broker resource's dynamic configs (`""`: the cluster defaults) become exactly
+    /// `configs`, checked again here as Kafka's controller checks what brokers forward.
+    pub fn set_broker_configs(
+        &mut self,
+        offset: u64,
+        resource: &str,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<Outcome<()>, Error> {
+        if !resource.is_empty() && resource.parse::<i32>().is_err() {
+            return Err(Error::InvalidRequest(format!(
+                "Broker id must be an integer, but it is: {resource}"
+            )));
+        }
+        crate::config::validate_dynamic_configs(&configs, !resource.is_empty())
+            .map_err(|e| Error::InvalidRequest(e.to_string()))?;
+        let mut changes = Changes::new(&self.image);
+        if validate_only {
+            return Ok(self.finish(offset, changes, ()));
+        }
+        let current = self
+            .image
+            .broker_configs
+            .get(resource)
+            .cloned()
+            .unwrap_or_default();
+        changes.push(config_changes(
+            ConfigResource::Broker,
+            resource,
+            &current,
+            &configs,
+        ))?;
+        Ok(self.finish(offset, changes, ()))
+    }
 }
 
 /// Active brokers in placement order: by id, or interleaved across racks when racks are set.

@@ -11,6 +11,8 @@ use std::sync::Arc;
 #[derive(Debug, Serialize)]
 pub struct Overview {
     pub cluster_id: String,
+    /// Who the request is, as ACLs name principals (`User:ANONYMOUS` without credentials).
+    pub principal: String,
     /// The broker answering.
     pub node_id: i32,
     /// The active controller, -1 when none is known.
@@ -25,6 +27,7 @@ pub struct Overview {
     /// Partitions without a leader.
     pub offline_partitions: usize,
 }
+// Topic and partition figures count the topics the principal may describe.
 
 #[derive(Debug, Serialize)]
 pub struct BrokerView {
@@ -35,9 +38,13 @@ pub struct BrokerView {
     pub in_controlled_shutdown: bool,
 }
 
-pub async fn overview(State(broker): State<Arc<Broker>>) -> ApiResult<Overview> {
+pub async fn overview(
+    State(broker): State<Arc<Broker>>,
+    access: crate::http::access::Access,
+) -> ApiResult<Overview> {
     let image = broker.metadata().image();
-    let partitions = || image.topics.values().flat_map(|t| t.partitions.iter());
+    let topics = || image.topics.values().filter(|t| access.sees_topic(&t.name));
+    let partitions = || topics().flat_map(|t| t.partitions.iter());
     let uptime = broker
         .stats()
         .started
@@ -46,6 +53,7 @@ pub async fn overview(State(broker): State<Arc<Broker>>) -> ApiResult<Overview> 
         .unwrap_or(0);
     Ok(Json(Overview {
         cluster_id: broker.cluster_id(),
+        principal: access.principal().to_string(),
         node_id: broker.node_id(),
         controller_id: broker.controller_id(),
         version: env!("CARGO_PKG_VERSION"),
@@ -65,7 +73,7 @@ pub async fn overview(State(broker): State<Arc<Broker>>) -> ApiResult<Overview> 
                 in_controlled_shutdown: b.in_controlled_shutdown,
             })
             .collect(),
-        topics: image.topics.len(),
+        topics: topics().count(),
         partitions: partitions().count(),
         under_replicated_partitions: partitions()
             .filter(|p| p.isr.len() < p.replicas.len())

@@ -5,8 +5,10 @@
 //! empty group). Lag is measured against the high watermark of partitions hosted here.
 
 use super::{ApiError, ApiResult};
+use crate::auth::acl::AclOperation;
 use crate::broker::Broker;
 use crate::group::OffsetCommit;
+use crate::http::access::Access;
 use crate::types::TopicPartition;
 use axum::Json;
 use axum::extract::{Path, State};
@@ -64,13 +66,15 @@ fn high_watermark(broker: &Broker, topic: &str, partition: i32) -> Option<i64> {
     Some(partition.offsets().high_watermark)
 }
 
-fn offsets(broker: &Broker, group_id: &str) -> Vec<OffsetView> {
+/// The group's committed offsets on topics the principal may describe (as OffsetFetch shows).
+fn offsets(broker: &Broker, access: &Access, group_id: &str) -> Vec<OffsetView> {
     let committed = broker
         .group_coordinator()
         .fetch_offsets(group_id, None, None)
         .unwrap_or_default();
     let mut views: Vec<OffsetView> = committed
         .into_iter()
+        .filter(|(topic, _, _)| access.sees_topic(topic))
         .filter_map(|(topic, partition, offset)| {
             let committed = offset?.offset;
             let high_watermark = high_watermark(broker, &topic, partition);
@@ -87,8 +91,19 @@ fn offsets(broker: &Broker, group_id: &str) -> Vec<OffsetView> {
     views
 }
 
-/// Members of a group, from its classic or KIP-848 state; `None` when no such group.
-fn members(broker: &Broker, group_id: &str) -> Option<Vec<MemberView>> {
+/// Members of a group, from its classic or KIP-848 state, with the assigned topics the
+/// principal may describe; `None` when no such group.
+fn members(broker: &Broker, access: &Access, group_id: &str) -> Option<Vec<MemberView>> {
+    let mut members = all_members(broker, group_id)?;
+    for member in &mut members {
+        member
+            .assignment
+            .retain(|topic, _| access.sees_topic(topic));
+    }
+    Some(members)
+}
+
+fn all_members(broker: &Broker, group_id: &str) -> Option<Vec<MemberView>> {
     let coordinator = broker.group_coordinator();
     if let Some(members) = coordinator.consumer_describe(group_id, |group, _| {
         group
@@ -131,14 +146,20 @@ fn members(broker: &Broker, group_id: &str) -> Option<Vec<MemberView>> {
     )
 }
 
-pub async fn list(State(broker): State<Arc<Broker>>) -> ApiResult<Vec<GroupSummary>> {
+pub async fn list(
+    State(broker): State<Arc<Broker>>,
+    access: Access,
+) -> ApiResult<Vec<GroupSummary>> {
+    // ListGroups: every group with DESCRIBE on the cluster, else those it may describe.
+    let every_group = access.cluster(AclOperation::Describe);
     let groups = broker
         .group_coordinator()
         .list_groups()
         .into_iter()
+        .filter(|g| every_group || access.group(AclOperation::Describe, &g.group_id))
         .map(|g| GroupSummary {
-            members: members(&broker, &g.group_id).map_or(0, |m| m.len()),
-            lag: offsets(&broker, &g.group_id)
+            members: all_members(&broker, &g.group_id).map_or(0, |m| m.len()),
+            lag: offsets(&broker, &access, &g.group_id)
                 .iter()
                 .filter_map(|o| o.lag)
                 .sum(),
@@ -157,8 +178,14 @@ fn unknown_group(group_id: &str) -> ApiError {
 
 pub async fn describe(
     State(broker): State<Arc<Broker>>,
+    access: Access,
     Path(group_id): Path<String>,
 ) -> ApiResult<GroupDetail> {
+    access.require_group(AclOperation::Describe, &group_id)?;
+    detail(&broker, &access, group_id)
+}
+
+fn detail(broker: &Broker, access: &Access, group_id: String) -> ApiResult<GroupDetail> {
     let listing = broker
         .group_coordinator()
         .list_groups()
@@ -166,8 +193,8 @@ pub async fn describe(
         .find(|g| g.group_id == group_id)
         .ok_or_else(|| unknown_group(&group_id))?;
     Ok(Json(GroupDetail {
-        members: members(&broker, &group_id).unwrap_or_default(),
-        offsets: offsets(&broker, &group_id),
+        members: members(broker, access, &group_id).unwrap_or_default(),
+        offsets: offsets(broker, access, &group_id),
         group_type: listing.group_type,
         state: listing.state,
         group_id,
@@ -187,10 +214,14 @@ pub struct ResetOffsets {
 
 pub async fn reset_offsets(
     State(broker): State<Arc<Broker>>,
+    access: Access,
     Path(group_id): Path<String>,
     super::Body(request): super::Body<ResetOffsets>,
 ) -> ApiResult<GroupDetail> {
-    if members(&broker, &group_id).is_some_and(|m| !m.is_empty()) {
+    // OffsetCommit: READ on the group and on the topic.
+    access.require_group(AclOperation::Read, &group_id)?;
+    access.require_topic(AclOperation::Read, &request.topic)?;
+    if all_members(&broker, &group_id).is_some_and(|m| !m.is_empty()) {
         // Kafka's tool refuses too: members would overwrite the reset with their own commits.
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -244,13 +275,15 @@ pub async fn reset_offsets(
     for result in results {
         result.map_err(ApiError::from)?;
     }
-    describe(State(broker), Path(group_id)).await
+    detail(&broker, &access, group_id)
 }
 
 pub async fn delete(
     State(broker): State<Arc<Broker>>,
+    access: Access,
     Path(group_id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
+    access.require_group(AclOperation::Delete, &group_id)?;
     let coordinator = broker.groups().await?;
     if !coordinator.has_group(&group_id) {
         return Err(unknown_group(&group_id));

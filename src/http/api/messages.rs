@@ -103,9 +103,12 @@ impl From<FullRecord> for MessageView {
 
 pub async fn read(
     State(broker): State<Arc<Broker>>,
+    access: crate::http::access::Access,
     Path(topic): Path<String>,
     super::Params(query): super::Params<MessagesQuery>,
 ) -> ApiResult<Messages> {
+    // What a consumer's Fetch needs.
+    access.require_topic(crate::auth::acl::AclOperation::Read, &topic)?;
     let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(ApiError::bad_request(format!(

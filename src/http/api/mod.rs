@@ -4,29 +4,31 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `mod.rs` | routes, the error body |
+//! | `mod.rs` | routes, the request body and query extractors |
 //! | `cluster.rs` | the cluster overview: brokers, controller, health |
 //! | `topics.rs` | topics: list, describe, create, alter configs, delete |
 //! | `messages.rs` | records of a partition from an offset or a timestamp |
 //! | `groups.rs` | groups: list, describe with lag, reset offsets, delete |
+//! | `share_groups.rs` | share groups: list, describe with lag, delete |
+//! | `transactions.rs` | transactions, and the producers of a topic's partitions |
+//! | `security.rs` | ACLs and SCRAM users |
 //! | `openapi.rs` | the OpenAPI description |
 
 mod cluster;
 mod groups;
 mod messages;
 pub mod openapi;
+mod security;
+mod share_groups;
 mod topics;
+mod transactions;
 
-use crate::api::request_names::error_name;
-use crate::error::{Error, GroupError};
+pub use super::error::{ApiError, ApiResult};
 use axum::Json;
 use axum::Router;
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde::Serialize;
 
 /// The `/api/v1` routes.
 pub fn routes() -> Router<super::HttpState> {
@@ -43,6 +45,10 @@ pub fn routes() -> Router<super::HttpState> {
             axum::routing::put(topics::alter_configs),
         )
         .route("/api/v1/topics/{topic}/messages", get(messages::read))
+        .route(
+            "/api/v1/topics/{topic}/producers",
+            get(transactions::producers),
+        )
         .route("/api/v1/groups", get(groups::list))
         .route(
             "/api/v1/groups/{group}",
@@ -52,89 +58,28 @@ pub fn routes() -> Router<super::HttpState> {
             "/api/v1/groups/{group}/offsets",
             post(groups::reset_offsets),
         )
+        .route("/api/v1/share-groups", get(share_groups::list))
+        .route(
+            "/api/v1/share-groups/{group}",
+            get(share_groups::describe).delete(share_groups::delete),
+        )
+        .route("/api/v1/transactions", get(transactions::list))
+        .route(
+            "/api/v1/transactions/{transactional_id}",
+            get(transactions::describe),
+        )
+        .route(
+            "/api/v1/acls",
+            get(security::list_acls)
+                .post(security::create_acl)
+                .delete(security::delete_acl),
+        )
+        .route("/api/v1/users", get(security::list_users))
+        .route(
+            "/api/v1/users/{user}",
+            axum::routing::put(security::set_user).delete(security::delete_user),
+        )
 }
-
-/// An error as the API answers it: an HTTP status and Kafka's error name and message.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    error: String,
-    message: String,
-}
-
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    error: &'a str,
-    message: &'a str,
-}
-
-impl ApiError {
-    pub fn new(status: StatusCode, error: &str, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            error: error.to_string(),
-            message: message.into(),
-        }
-    }
-
-    pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "INVALID_REQUEST", message)
-    }
-
-    pub fn not_found(error: &str, message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, error, message)
-    }
-}
-
-impl ApiError {
-    /// A Kafka error code as an HTTP status, with the code's name.
-    fn of_code(code: i16, message: String) -> Self {
-        let name = error_name(code);
-        let status = match name.as_str() {
-            "UNKNOWN_TOPIC_OR_PARTITION" | "UNKNOWN_TOPIC_ID" | "GROUP_ID_NOT_FOUND" => {
-                StatusCode::NOT_FOUND
-            }
-            "TOPIC_ALREADY_EXISTS" | "NON_EMPTY_GROUP" => StatusCode::CONFLICT,
-            "NOT_CONTROLLER"
-            | "REQUEST_TIMED_OUT"
-            | "NOT_LEADER_OR_FOLLOWER"
-            | "COORDINATOR_NOT_AVAILABLE"
-            | "COORDINATOR_LOAD_IN_PROGRESS"
-            | "NOT_COORDINATOR"
-            | "LEADER_NOT_AVAILABLE" => StatusCode::SERVICE_UNAVAILABLE,
-            "TOPIC_AUTHORIZATION_FAILED"
-            | "GROUP_AUTHORIZATION_FAILED"
-            | "CLUSTER_AUTHORIZATION_FAILED" => StatusCode::FORBIDDEN,
-            "UNKNOWN_SERVER_ERROR" | "KAFKA_STORAGE_ERROR" => StatusCode::INTERNAL_SERVER_ERROR,
-            _ => StatusCode::BAD_REQUEST,
-        };
-        Self::new(status, &name, message)
-    }
-}
-
-impl From<Error> for ApiError {
-    fn from(error: Error) -> Self {
-        Self::of_code(error.code(), error.to_string())
-    }
-}
-
-impl From<GroupError> for ApiError {
-    fn from(error: GroupError) -> Self {
-        Self::of_code(error.code(), error.to_string())
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = ErrorBody {
-            error: &self.error,
-            message: &self.message,
-        };
-        (self.status, Json(body)).into_response()
-    }
-}
-
-pub type ApiResult<T> = Result<Json<T>, ApiError>;
 
 /// A JSON request body; one that is not JSON of the expected shape (or not sent as JSON) is a
 /// 400 with the error body, like every other refusal.

@@ -5,8 +5,10 @@
 //! this broker hosts; a partition hosted elsewhere shows `null` there.
 
 use super::{ApiError, ApiResult};
+use crate::auth::acl::{AclOperation, ResourceType};
 use crate::broker::{Broker, NewTopic};
 use crate::config::{ConfigSource, TOPIC_CONFIGS};
+use crate::http::access::Access;
 use crate::storage::manager::lock;
 use crate::types::TopicPartition;
 use axum::Json;
@@ -36,7 +38,8 @@ pub struct TopicDetail {
     pub id: String,
     pub internal: bool,
     pub partitions: Vec<PartitionView>,
-    pub configs: Vec<ConfigEntry>,
+    /// `null` when the principal may not DESCRIBE_CONFIGS the topic.
+    pub configs: Option<Vec<ConfigEntry>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -74,11 +77,15 @@ fn local_log(broker: &Broker, tp: &TopicPartition) -> Option<(i64, i64, i64, u64
     ))
 }
 
-pub async fn list(State(broker): State<Arc<Broker>>) -> ApiResult<Vec<TopicSummary>> {
+pub async fn list(
+    State(broker): State<Arc<Broker>>,
+    access: Access,
+) -> ApiResult<Vec<TopicSummary>> {
     let image = broker.metadata().image();
     let topics = image
         .topics
         .values()
+        .filter(|topic| access.sees_topic(&topic.name))
         .map(|topic| {
             let (mut size_bytes, mut messages) = (0, 0);
             for p in 0..topic.partitions.len() as i32 {
@@ -110,19 +117,26 @@ pub async fn list(State(broker): State<Arc<Broker>>) -> ApiResult<Vec<TopicSumma
 
 pub async fn describe(
     State(broker): State<Arc<Broker>>,
+    access: Access,
     Path(name): Path<String>,
 ) -> ApiResult<TopicDetail> {
+    // Before looking: a topic the principal may not describe is not said to exist or not.
+    access.require_topic(AclOperation::Describe, &name)?;
+    detail(&broker, &access, &name)
+}
+
+fn detail(broker: &Broker, access: &Access, name: &str) -> ApiResult<TopicDetail> {
     let image = broker.metadata().image();
     let topic = image
-        .topic(&name)
-        .ok_or_else(|| unknown_topic(&name))?
+        .topic(name)
+        .ok_or_else(|| unknown_topic(name))?
         .clone();
     let partitions = topic
         .partitions
         .iter()
         .enumerate()
         .map(|(index, p)| {
-            let local = local_log(&broker, &TopicPartition::new(&topic.name, index as i32));
+            let local = local_log(broker, &TopicPartition::new(&topic.name, index as i32));
             PartitionView {
                 partition: index as i32,
                 leader: p.leader,
@@ -137,29 +151,31 @@ pub async fn describe(
         })
         .collect();
     let defaults = &broker.config().topic_defaults;
-    let configs = TOPIC_CONFIGS
-        .iter()
-        .map(|def| match topic.configs.get(def.name) {
-            Some(value) => ConfigEntry {
-                name: def.name,
-                value: Some(value.clone()),
-                source: "topic",
-            },
-            None => {
-                let default = defaults.get(def.name);
-                ConfigEntry {
+    let configs = access.topic(AclOperation::DescribeConfigs, name).then(|| {
+        TOPIC_CONFIGS
+            .iter()
+            .map(|def| match topic.configs.get(def.name) {
+                Some(value) => ConfigEntry {
                     name: def.name,
-                    value: default
-                        .and_then(|d| d.value.clone())
-                        .or_else(|| def.default.map(str::to_string)),
-                    source: match default.map(|d| d.source) {
-                        Some(ConfigSource::StaticBroker) => "broker",
-                        _ => "default",
-                    },
+                    value: Some(value.clone()),
+                    source: "topic",
+                },
+                None => {
+                    let default = defaults.get(def.name);
+                    ConfigEntry {
+                        name: def.name,
+                        value: default
+                            .and_then(|d| d.value.clone())
+                            .or_else(|| def.default.map(str::to_string)),
+                        source: match default.map(|d| d.source) {
+                            Some(ConfigSource::StaticBroker) => "broker",
+                            _ => "default",
+                        },
+                    }
                 }
-            }
-        })
-        .collect();
+            })
+            .collect()
+    });
     Ok(Json(TopicDetail {
         name: topic.name.to_string(),
         id: topic.id.to_string(),
@@ -199,8 +215,20 @@ fn unset_short() -> i16 {
 
 pub async fn create(
     State(broker): State<Arc<Broker>>,
+    access: Access,
     super::Body(request): super::Body<CreateTopic>,
 ) -> Result<(StatusCode, Json<TopicDetail>), ApiError> {
+    // CreateTopics: CREATE on the cluster, or on the topic.
+    access.require(
+        access.cluster(AclOperation::Create)
+            || access.allowed(AclOperation::Create, ResourceType::Topic, &request.name),
+        "TOPIC_AUTHORIZATION_FAILED",
+        format!(
+            "{} may not CREATE topic {}",
+            access.principal(),
+            request.name
+        ),
+    )?;
     let name = request.name.clone();
     broker
         .create_topic(
@@ -214,7 +242,7 @@ pub async fn create(
             false,
         )
         .await?;
-    let detail = describe(State(broker), Path(name)).await?;
+    let detail = detail(&broker, &access, &name)?;
     Ok((StatusCode::CREATED, detail))
 }
 
@@ -226,9 +254,11 @@ pub struct AlterConfigs {
 
 pub async fn alter_configs(
     State(broker): State<Arc<Broker>>,
+    access: Access,
     Path(name): Path<String>,
     super::Body(request): super::Body<AlterConfigs>,
 ) -> ApiResult<TopicDetail> {
+    access.require_topic(AclOperation::AlterConfigs, &name)?;
     let topic = broker.topic(&name).ok_or_else(|| unknown_topic(&name))?;
     let mut configs = topic.configs.clone();
     for (key, value) in request.configs {
@@ -238,13 +268,15 @@ pub async fn alter_configs(
         };
     }
     broker.set_topic_configs(&name, configs, false).await?;
-    describe(State(broker), Path(name)).await
+    detail(&broker, &access, &name)
 }
 
 pub async fn delete(
     State(broker): State<Arc<Broker>>,
+    access: Access,
     Path(name): Path<String>,
 ) -> Result<StatusCode, ApiError> {
+    access.require_topic(AclOperation::Delete, &name)?;
     broker.delete_topic(&name).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -11,7 +11,9 @@ function esc(text) {
 }
 
 async function api(path, options = {}) {
-  const response = await fetch("/api/v1" + path, {
+  // From the origin: a page opened as http://user:password@host/ resolves relative URLs with
+  // the credentials in them, which fetch refuses (the browser sends them by itself).
+  const response = await fetch(new URL("/api/v1" + path, location.origin), {
     ...options,
     headers: options.body ? { "content-type": "application/json" } : {},
   });
@@ -73,7 +75,7 @@ async function throughputCharts(topic) {
 
 async function overview() {
   const c = await api("/cluster");
-  document.getElementById("cluster-name").textContent = `cluster ${c.cluster_id} · broker ${c.node_id}`;
+  await header(c);
   const brokers = c.brokers.map((b) => `<tr data-broker="${b.id}"><td>${b.id}${b.id === c.controller_id ? " (controller)" : ""}</td>
     <td>${b.endpoints.map(esc).join("<br>")}</td><td>${esc(b.rack ?? "–")}</td>
     <td>${b.fenced ? '<span class="error">fenced</span>' : "active"}${b.in_controlled_shutdown ? ", shutting down" : ""}</td></tr>`).join("");
@@ -157,7 +159,9 @@ async function topic(name) {
   const partitions = t.partitions.map((p) => `<tr data-partition="${p.partition}"><td class="num">${p.partition}</td><td class="num">${p.leader < 0 ? '<span class="error">none</span>' : p.leader}</td>
     <td>${p.replicas.join(", ")}</td><td>${p.isr.join(", ")}</td><td class="num">${p.log_start_offset ?? "–"}</td>
     <td class="num">${p.high_watermark ?? "–"}</td><td class="num">${bytes(p.size_bytes)}</td></tr>`).join("");
-  const configs = t.configs.map((c) => `<tr><td>${esc(c.name)}</td><td>${esc(c.value ?? "null")}</td><td class="muted">${c.source}</td></tr>`).join("");
+  const configs = t.configs == null
+    ? '<tr><td colspan="3" class="muted">Not shown: DESCRIBE_CONFIGS on this topic is not allowed.</td></tr>'
+    : t.configs.map((c) => `<tr><td>${esc(c.name)}</td><td>${esc(c.value ?? "null")}</td><td class="muted">${c.source}</td></tr>`).join("");
   const options = t.partitions.map((p) => `<option value="${p.partition}">${p.partition}</option>`).join("");
   view.innerHTML = `<h1>Topic ${esc(t.name)}</h1>
     <p class="muted">id ${esc(t.id)}</p>
@@ -181,6 +185,7 @@ async function topic(name) {
       <button type="submit">Set</button>
     </form><div id="config-result"></div>
     <table id="configs"><thead><tr><th>Name</th><th>Value</th><th>Source</th></tr></thead><tbody>${configs}</tbody></table>
+    <h2>Producers</h2><div id="producers">${await producers(t.name)}</div>
     <h2>Delete</h2>
     <form class="inline" id="delete-topic">
       <label>Type the topic's name to confirm <input name="confirm" required></label>
@@ -222,13 +227,140 @@ async function topic(name) {
   refresh = async () => { document.getElementById("charts").innerHTML = await throughputCharts(t.name); };
 }
 
+// The idempotent and transactional producers each partition's leader knows.
+async function producers(topicName) {
+  let partitions;
+  try { partitions = await api(`/topics/${encodeURIComponent(topicName)}/producers`); }
+  catch (e) { return `<p class="muted">${esc(e.message)}</p>`; }
+  const rows = partitions.flatMap((p) => (p.producers ?? []).map((r) => `<tr><td class="num">${p.partition}</td><td class="num">${r.producer_id}</td>
+    <td class="num">${r.producer_epoch}</td><td class="num">${r.last_sequence}</td><td>${r.last_timestamp < 0 ? "–" : new Date(r.last_timestamp).toISOString()}</td>
+    <td class="num">${r.current_txn_start_offset < 0 ? "–" : r.current_txn_start_offset}</td></tr>`)).join("");
+  return rows ? `<table id="producer-table"><thead><tr><th class="num">Partition</th><th class="num">Producer id</th><th class="num">Epoch</th>
+    <th class="num">Last sequence</th><th>Last write</th><th class="num">Open transaction from</th></tr></thead><tbody>${rows}</tbody></table>`
+    : '<p class="muted">No idempotent or transactional producer has written here.</p>';
+}
+
 async function groups() {
-  const list = await api("/groups");
+  const [list, shares] = await Promise.all([api("/groups"), api("/share-groups")]);
   const rows = list.map((g) => `<tr data-group="${esc(g.group_id)}"><td><a href="#/groups/${encodeURIComponent(g.group_id)}">${esc(g.group_id)}</a></td>
     <td>${g.group_type}</td><td>${esc(g.state)}</td><td class="num">${g.members}</td><td class="num lag">${g.lag}</td></tr>`).join("");
+  const shareRows = shares.map((g) => `<tr data-share-group="${esc(g.group_id)}"><td><a href="#/share-groups/${encodeURIComponent(g.group_id)}">${esc(g.group_id)}</a></td>
+    <td>${esc(g.state)}</td><td class="num">${g.members}</td><td class="num lag">${g.lag}</td></tr>`).join("");
   view.innerHTML = `<h1>Consumer groups</h1>
-    <table id="groups"><thead><tr><th>Group</th><th>Type</th><th>State</th><th class="num">Members</th><th class="num">Lag</th></tr></thead><tbody>${rows}</tbody></table>`;
+    <table id="groups"><thead><tr><th>Group</th><th>Type</th><th>State</th><th class="num">Members</th><th class="num">Lag</th></tr></thead><tbody>${rows}</tbody></table>
+    <h2>Share groups</h2>
+    ${shares.length ? `<table id="share-groups"><thead><tr><th>Group</th><th>State</th><th class="num">Members</th><th class="num">Lag</th></tr></thead><tbody>${shareRows}</tbody></table>`
+      : '<p class="muted">No share groups.</p>'}`;
   refresh = groups;
+}
+
+async function shareGroup(id) {
+  const g = await api(`/share-groups/${encodeURIComponent(id)}`);
+  const assignment = (a) => Object.entries(a).map(([t, ps]) => `${esc(t)}: ${ps.join(", ")}`).join("<br>");
+  const members = g.members.map((m) => `<tr><td>${esc(m.member_id)}</td><td>${esc(m.client_id)}</td><td>${esc(m.client_host)}</td>
+    <td>${m.subscribed_topics.map(esc).join(", ")}</td><td>${assignment(m.assignment)}</td></tr>`).join("");
+  const offsets = g.offsets.map((o) => `<tr><td>${esc(o.topic)}</td><td class="num">${o.partition}</td><td class="num">${o.start_offset}</td>
+    <td class="num lag">${o.lag < 0 ? "–" : o.lag}</td></tr>`).join("");
+  view.innerHTML = `<h1>Share group ${esc(g.group_id)}</h1>
+    <div class="cards">${card("State", g.state)}${card("Members", g.members.length)}${card("Group epoch", g.group_epoch)}
+    ${card("Lag", g.offsets.reduce((sum, o) => sum + Math.max(0, o.lag), 0))}</div>
+    <h2>Members</h2>
+    <table><thead><tr><th>Member</th><th>Client</th><th>Host</th><th>Subscribed</th><th>Assignment</th></tr></thead><tbody>${members}</tbody></table>
+    <h2>Share-partitions</h2>
+    <table id="share-offsets"><thead><tr><th>Topic</th><th class="num">Partition</th><th class="num">Start offset</th><th class="num">Lag</th></tr></thead><tbody>${offsets}</tbody></table>
+    ${g.members.length === 0 ? `<h2>Delete</h2><form class="inline" id="delete-share-group">
+      <label>Type the group's id to confirm <input name="confirm" required></label>
+      <button class="danger" type="submit">Delete share group</button></form>` : ""}
+    <div id="group-result"></div>`;
+  const form = document.getElementById("delete-share-group");
+  if (form) {
+    form.onsubmit = async (event) => {
+      event.preventDefault();
+      const result = document.getElementById("group-result");
+      if (new FormData(event.target).get("confirm") !== id) { result.innerHTML = `<p class="error">The id typed is not ${esc(id)}.</p>`; return; }
+      try { await api(`/share-groups/${encodeURIComponent(id)}`, { method: "DELETE" }); location.hash = "#/groups"; }
+      catch (e) { result.innerHTML = `<p class="error">${esc(e.message)}</p>`; }
+    };
+  }
+  refresh = () => shareGroup(id);
+}
+
+async function transactions() {
+  const list = await api("/transactions");
+  const rows = list.map((t) => `<tr data-transactional-id="${esc(t.transactional_id)}"><td>${esc(t.transactional_id)}</td><td>${esc(t.state)}</td>
+    <td class="num">${t.producer_id}</td><td class="num">${t.producer_epoch}</td><td class="num">${t.timeout_ms}</td>
+    <td>${t.start_ms < 0 ? "–" : new Date(t.start_ms).toISOString()}</td>
+    <td>${Object.entries(t.partitions).map(([topicName, ps]) => `${esc(topicName)}: ${ps.join(", ")}`).join("<br>")}</td></tr>`).join("");
+  view.innerHTML = `<h1>Transactions</h1>
+    ${list.length ? `<table id="transactions"><thead><tr><th>Transactional id</th><th>State</th><th class="num">Producer id</th><th class="num">Epoch</th>
+    <th class="num">Timeout ms</th><th>Started</th><th>Partitions</th></tr></thead><tbody>${rows}</tbody></table>`
+      : '<p class="muted">No transactional ids.</p>'}
+    <p class="muted">The producers of each partition, with where an open transaction starts, are on the topic's page.</p>`;
+  refresh = transactions;
+}
+
+const ACL_FIELDS = ["resource_type", "resource_name", "pattern_type", "principal", "host", "operation", "permission"];
+
+function options(values, selected) {
+  return values.map((v) => `<option${v === selected ? " selected" : ""}>${v}</option>`).join("");
+}
+
+async function security() {
+  let acls, users;
+  try { [acls, users] = await Promise.all([api("/acls"), api("/users")]); }
+  catch (e) { view.innerHTML = `<h1>ACLs and users</h1><p class="error">${esc(e.message)}</p>`; return; }
+  const aclRows = acls.map((a, i) => `<tr data-acl="${i}">${ACL_FIELDS.map((f) => `<td>${esc(a[f])}</td>`).join("")}
+    <td><button class="danger" data-delete-acl="${i}">Delete</button></td></tr>`).join("");
+  const userRows = users.map((u) => `<tr data-user="${esc(u.user)}"><td>${esc(u.user)}</td>
+    <td>${u.credentials.map((c) => `${c.mechanism} (${c.iterations} iterations) <button class="danger" data-delete-user="${esc(u.user)}" data-mechanism="${c.mechanism}">Delete</button>`).join("<br>")}</td></tr>`).join("");
+  view.innerHTML = `<h1>ACLs</h1>
+    <form class="inline" id="create-acl">
+      <label>Resource <select name="resource_type">${options(["TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID", "USER"], "TOPIC")}</select></label>
+      <label>Name <input name="resource_name" required placeholder="orders"></label>
+      <label>Pattern <select name="pattern_type">${options(["LITERAL", "PREFIXED"], "LITERAL")}</select></label>
+      <label>Principal <input name="principal" required placeholder="User:alice"></label>
+      <label>Host <input name="host" value="*" required></label>
+      <label>Operation <select name="operation">${options(["ALL", "READ", "WRITE", "CREATE", "DELETE", "ALTER", "DESCRIBE", "CLUSTER_ACTION", "DESCRIBE_CONFIGS", "ALTER_CONFIGS", "IDEMPOTENT_WRITE", "TWO_PHASE_COMMIT"], "READ")}</select></label>
+      <label>Permission <select name="permission">${options(["ALLOW", "DENY"], "ALLOW")}</select></label>
+      <button type="submit">Add ACL</button>
+    </form><div id="acl-result"></div>
+    <table id="acls"><thead><tr><th>Resource</th><th>Name</th><th>Pattern</th><th>Principal</th><th>Host</th><th>Operation</th><th>Permission</th><th></th></tr></thead>
+    <tbody>${aclRows}</tbody></table>
+    <h2>SCRAM users</h2>
+    <form class="inline" id="set-user">
+      <label>User <input name="user" required></label>
+      <label>Mechanism <select name="mechanism">${options(["SCRAM-SHA-256", "SCRAM-SHA-512"], "SCRAM-SHA-256")}</select></label>
+      <label>Password <input name="password" type="password" required autocomplete="new-password"></label>
+      <button type="submit">Set password</button>
+    </form><div id="user-result"></div>
+    <table id="users"><thead><tr><th>User</th><th>Credentials</th></tr></thead><tbody>${userRows}</tbody></table>`;
+  const fail = (id) => (e) => { document.getElementById(id).innerHTML = `<p class="error">${esc(e.message)}</p>`; };
+  document.getElementById("create-acl").onsubmit = async (event) => {
+    event.preventDefault();
+    const form = new FormData(event.target);
+    const body = Object.fromEntries(ACL_FIELDS.map((f) => [f, form.get(f)]));
+    try { await api("/acls", { method: "POST", body: JSON.stringify(body) }); await security(); } catch (e) { fail("acl-result")(e); }
+  };
+  document.getElementById("set-user").onsubmit = async (event) => {
+    event.preventDefault();
+    const form = new FormData(event.target);
+    try {
+      await api(`/users/${encodeURIComponent(form.get("user"))}`, { method: "PUT", body: JSON.stringify({ mechanism: form.get("mechanism"), password: form.get("password") }) });
+      await security();
+    } catch (e) { fail("user-result")(e); }
+  };
+  view.querySelectorAll("[data-delete-acl]").forEach((button) => {
+    button.onclick = async () => {
+      const acl = acls[Number(button.dataset.deleteAcl)];
+      try { await api(`/acls?${new URLSearchParams(acl)}`, { method: "DELETE" }); await security(); } catch (e) { fail("acl-result")(e); }
+    };
+  });
+  view.querySelectorAll("[data-delete-user]").forEach((button) => {
+    button.onclick = async () => {
+      const params = new URLSearchParams({ mechanism: button.dataset.mechanism });
+      try { await api(`/users/${encodeURIComponent(button.dataset.deleteUser)}?${params}`, { method: "DELETE" }); await security(); } catch (e) { fail("user-result")(e); }
+    };
+  });
 }
 
 async function group(id) {
@@ -278,15 +410,26 @@ async function group(id) {
   refresh = () => group(id);
 }
 
+// The header: which cluster, which broker, who is asking.
+async function header(c) {
+  c = c ?? await api("/cluster");
+  document.getElementById("cluster-name").textContent = `cluster ${c.cluster_id} · broker ${c.node_id} · ${c.principal}`;
+}
+
 async function route() {
   refresh = null;
+  if (!document.getElementById("cluster-name").textContent) header().catch(() => {});
   const [, page, arg] = location.hash.replace(/^#/, "").split("/");
-  document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === (page || "overview")));
+  const nav = page === "share-groups" ? "groups" : page || "overview";
+  document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", a.dataset.nav === nav));
   try {
     if (page === "topics" && arg) await topic(decodeURIComponent(arg));
     else if (page === "topics") await topics();
     else if (page === "groups" && arg) await group(decodeURIComponent(arg));
     else if (page === "groups") await groups();
+    else if (page === "share-groups" && arg) await shareGroup(decodeURIComponent(arg));
+    else if (page === "transactions") await transactions();
+    else if (page === "security") await security();
     else await overview();
   } catch (e) {
     view.innerHTML = `<p class="error">${esc(e.message)}</p>`;

@@ -95,7 +95,7 @@ pub(super) fn encode(
         encoder,
         "kafka_server_raft_metrics_number_of_voters",
         &raft("number-of-voters"),
-        crate::broker::quorum_voters(config).len() as f64,
+        crate::broker::quorum_voters(&config).len() as f64,
     )?;
     let state = match status.leader {
         Some(leader) if leader == node => "leader",

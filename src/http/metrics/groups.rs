@@ -1,7 +1,8 @@
 //! Groups this broker coordinates: Kafka's `GroupMetadataManager` gauges (groups by state,
 //! committed offsets) and consumer lag per group, topic and partition as kafka_exporter names
 //! it (`kafka_consumergroup_current_offset`, `kafka_consumergroup_lag`, and their per-topic
-//! `_sum`), the lag measured against the high watermark of partitions hosted here.
+//! `_sum`; `kafka_consumergroup_members`), the lag measured against the high watermark of
+//! partitions hosted here.
 
 use super::{Labels, gauge, gauges, help};
 use crate::broker::Broker;
@@ -50,6 +51,26 @@ pub(super) fn encode(
             in_state(state),
         )?;
     }
+    let members: Vec<(Labels, f64)> = groups
+        .iter()
+        .map(|g| {
+            let count = coordinator
+                .consumer_describe(&g.group_id, |group, _| group.members.len())
+                .or_else(|| {
+                    coordinator
+                        .describe_group(&g.group_id)
+                        .map(|d| d.members.len())
+                })
+                .unwrap_or(0);
+            (vec![("consumergroup", g.group_id.clone())], count as f64)
+        })
+        .collect();
+    gauges(
+        encoder,
+        "kafka_consumergroup_members",
+        "Amount of members in a consumer group",
+        &members,
+    )?;
     // High watermarks of the partitions hosted here, for the lag.
     let high_watermarks: HashMap<(String, i32), i64> = broker
         .replicas()

@@ -80,7 +80,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  */
 public final class Cases {
     private static String bootstrap;
-    private static final String RUN = Long.toString(System.currentTimeMillis() % 1_000_000);
+    static final String RUN = Long.toString(System.currentTimeMillis() % 1_000_000);
     private static final Duration WAIT = Duration.ofSeconds(30);
 
     public static void main(String[] args) throws Exception {
@@ -104,6 +104,8 @@ public final class Cases {
         cases.put("admin-topics", Cases::adminTopics);
         cases.put("admin-create-partitions", Cases::adminCreatePartitions);
         cases.put("admin-configs", Cases::adminConfigs);
+        cases.put("admin-dynamic-broker-configs", DynamicConfigs::run);
+        cases.put("admin-group-configs", DynamicConfigs::groupConfigs);
         cases.put("admin-groups-and-offsets", Cases::adminGroupsAndOffsets);
         cases.put("admin-delete-records", Cases::adminDeleteRecords);
         cases.put("admin-list-offsets", Cases::adminListOffsets);
