@@ -11,7 +11,7 @@
 //! formatters and deserializers, `--isolation-level read_committed` filtering of aborted
 //! records.
 
-use super::client::{AdminClient, AdminError, FetchedRecord, OffsetSpec};
+use super::client::{AdminClient, AdminError, FetchedRecord, Membership, OffsetSpec};
 use super::cluster::ConnectArgs;
 use clap::Args;
 use std::collections::BTreeMap;
@@ -330,18 +330,10 @@ async fn consume(args: &ConsumeArgs, count: &mut i64) -> Result<(), String> {
     let mut positions: BTreeMap<(String, i32), i64> = BTreeMap::new();
     match (&group, args.partition) {
         (Some(group), _) => {
-            let coordinator = client
-                .find_coordinator(group)
-                .await
-                .map_err(|e| e.to_string())?;
-            let id = crate::metadata::generate_cluster_id();
-            let joined = client
-                .consumer_heartbeat(coordinator.id, group, &id, 0, Some(&topics))
-                .await
-                .map_err(|e| e.to_string())?;
+            let (coordinator, joined) = join(&mut client, group, &topics).await?;
             let mut joined_member = Member {
                 group: group.clone(),
-                coordinator: coordinator.id,
+                coordinator,
                 member_id: joined.member_id.clone(),
                 epoch: joined.epoch,
                 interval: Duration::from_millis(joined.heartbeat_interval_ms.max(100) as u64),
@@ -397,8 +389,7 @@ async fn consume(args: &ConsumeArgs, count: &mut i64) -> Result<(), String> {
                     member.epoch,
                     Some(&topics),
                 )
-                .await
-                .map_err(|e| e.to_string());
+                .await;
             match beat {
                 Ok(beat) => {
                     member.epoch = beat.epoch;
@@ -418,7 +409,15 @@ async fn consume(args: &ConsumeArgs, count: &mut i64) -> Result<(), String> {
                         .await?;
                     }
                 }
-                Err(e) => break Err(e),
+                Err(e) if e.code().is_some_and(coordinator_retriable) => {
+                    // As the Java consumer: the coordinator moved or is loading, so find it
+                    // again and beat after the backoff rather than give up.
+                    tokio::time::sleep(RETRY_BACKOFF).await;
+                    if let Ok(coordinator) = client.find_coordinator(&member.group).await {
+                        member.coordinator = coordinator.id;
+                    }
+                }
+                Err(e) => break Err(e.to_string()),
             }
         }
         let fetched = tokio::select! {
@@ -508,6 +507,44 @@ async fn consume(args: &ConsumeArgs, count: &mut i64) -> Result<(), String> {
 }
 
 /// The first offset `start` names in a partition.
+/// How long joining a group may keep retrying a coordinator that is not ready (Kafka's
+/// `default.api.timeout.ms`).
+const JOIN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Errors after which the Java consumer looks for the coordinator again and retries:
+/// COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR.
+fn coordinator_retriable(code: i16) -> bool {
+    matches!(code, 14..=16)
+}
+
+/// Joins `group` as a new member: finds its coordinator and sends the first heartbeat,
+/// retrying while the coordinator is being created, moved or loaded (right after a broker
+/// starts, `__consumer_offsets` may still be loading). Gives the coordinator's id.
+async fn join(
+    client: &mut AdminClient,
+    group: &str,
+    topics: &[String],
+) -> Result<(i32, Membership), String> {
+    let deadline = Instant::now() + JOIN_TIMEOUT;
+    let member_id = crate::metadata::generate_cluster_id();
+    loop {
+        let attempt = match client.find_coordinator(group).await {
+            Ok(coordinator) => client
+                .consumer_heartbeat(coordinator.id, group, &member_id, 0, Some(topics))
+                .await
+                .map(|joined| (coordinator.id, joined)),
+            Err(e) => Err(e),
+        };
+        match attempt {
+            Ok(joined) => return Ok(joined),
+            Err(e) if e.code().is_some_and(coordinator_retriable) && Instant::now() < deadline => {
+                tokio::time::sleep(RETRY_BACKOFF).await;
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
 async fn resolve(
     client: &mut AdminClient,
     topic: &str,
