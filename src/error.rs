@@ -30,6 +30,9 @@ pub enum Error {
     /// being forwarded between nodes unchanged.
     #[error("{0}")]
     InvalidRequest(String),
+    /// A controller mutation quota was exceeded (KIP-599).
+    #[error("The throttling quota has been exceeded.")]
+    ThrottlingQuotaExceeded,
     /// Refused as too large an operation (Kafka's controller: more partitions or records
     /// than one request may create).
     #[error("{0}")]
@@ -378,6 +381,7 @@ pub mod code {
     pub const NOT_CONTROLLER: i16 = 41;
     pub const FENCED_LEADER_EPOCH: i16 = 74;
     pub const STALE_BROKER_EPOCH: i16 = 77;
+    pub const THROTTLING_QUOTA_EXCEEDED: i16 = 89;
     pub const INVALID_UPDATE_VERSION: i16 = 95;
     pub const DUPLICATE_BROKER_REGISTRATION: i16 = 101;
     pub const BROKER_ID_NOT_REGISTERED: i16 = 102;
@@ -397,6 +401,7 @@ impl Error {
             Error::InvalidReplicaAssignment(_) => code::INVALID_REPLICA_ASSIGNMENT,
             Error::InvalidConfig(_) => code::INVALID_CONFIG,
             Error::InvalidRequest(_) => code::INVALID_REQUEST,
+            Error::ThrottlingQuotaExceeded => code::THROTTLING_QUOTA_EXCEEDED,
             Error::PolicyViolation(_) => code::POLICY_VIOLATION,
             Error::UnsupportedCompressionType(_) => code::UNSUPPORTED_COMPRESSION_TYPE,
             Error::TransactionalIdAuthorizationFailed => {
@@ -467,6 +472,7 @@ impl Error {
             code::INVALID_REPLICA_ASSIGNMENT => Error::InvalidReplicaAssignment(text),
             code::INVALID_CONFIG => Error::InvalidConfig(text),
             code::INVALID_REQUEST => Error::InvalidRequest(text),
+            code::THROTTLING_QUOTA_EXCEEDED => Error::ThrottlingQuotaExceeded,
             code::POLICY_VIOLATION => Error::PolicyViolation(text),
             code::UNSUPPORTED_COMPRESSION_TYPE => Error::UnsupportedCompressionType(text),
             code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED => {

@@ -7,6 +7,7 @@ use super::fetch::session::FetchSessionCache;
 use crate::broker::Broker;
 use kafka_protocol::protocol::StrBytes;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// What a handler needs besides its request: the broker, the advertised address, and who
 /// is asking (cheap to clone: it is cloned per connection and per request).
@@ -29,6 +30,11 @@ pub struct ApiContext {
     pub authorizer: Option<Arc<crate::auth::authorizer::Authorizer>>,
     /// Incremental fetch sessions (KIP-227), one cache for every client listener.
     pub fetch_sessions: Arc<FetchSessionCache>,
+    /// The size of the request being handled (what a produce quota counts).
+    pub request_bytes: usize,
+    /// The longest throttle time a quota gave this connection's last request: the connection
+    /// is not read again until it has passed (Kafka mutes the channel).
+    pub throttle_ms: Arc<AtomicU32>,
 }
 
 impl ApiContext {
@@ -50,6 +56,8 @@ impl ApiContext {
             fetch_sessions: Arc::new(FetchSessionCache::new(
                 broker.config().fetch_session_cache_slots,
             )),
+            request_bytes: 0,
+            throttle_ms: Arc::default(),
             broker,
         }
     }
@@ -82,16 +90,56 @@ impl ApiContext {
     pub fn for_peer(&self, peer: std::net::SocketAddr) -> Self {
         Self {
             client_host: Arc::from(format!("/{}", peer.ip()).as_str()),
+            throttle_ms: Arc::default(),
             ..self.clone()
         }
     }
 
-    /// This context for one request.
-    pub fn for_client(&self, client_id: Option<StrBytes>) -> Self {
+    /// This context for one request of `request_bytes`.
+    pub fn for_client(&self, client_id: Option<StrBytes>, request_bytes: usize) -> Self {
         Self {
             client_id: client_id.unwrap_or_default(),
+            request_bytes,
             ..self.clone()
         }
+    }
+
+    /// A quota throttles this request's connection for `ms` (the longest time asked wins).
+    pub fn throttle(&self, ms: u32) {
+        if ms > 0 {
+            self.throttle_ms.fetch_max(ms, Ordering::Relaxed);
+        }
+    }
+
+    /// The throttle time the last request was given, cleared.
+    pub fn take_throttle(&self) -> Option<std::time::Duration> {
+        match self.throttle_ms.swap(0, Ordering::Relaxed) {
+            0 => None,
+            ms => Some(std::time::Duration::from_millis(u64::from(ms))),
+        }
+    }
+
+    /// This request's controller mutation quota: strict from `strict_since` (the version
+    /// that knows THROTTLING_QUOTA_EXCEEDED), permissive before. Requests forwarded to the
+    /// controller were measured by the broker the client asked.
+    pub fn mutation_quota(
+        &self,
+        version: i16,
+        strict_since: i16,
+    ) -> crate::auth::quota::MutationQuota {
+        let (user, client_id) = if self.is_controller_listener() {
+            ("", "")
+        } else {
+            self.quota_identity()
+        };
+        self.broker
+            .client_quotas()
+            .mutation_quota(user, client_id, version >= strict_since)
+    }
+
+    /// The principal's name and the client id, as quotas know them.
+    pub fn quota_identity(&self) -> (&str, &str) {
+        (&self.principal.name, self.client_id.as_str())
     }
 }
 

@@ -42,6 +42,8 @@ pub async fn handle(
         .filter(|(_, n)| *n > 1)
         .map(|(name, _)| name.to_string())
         .collect();
+    let default_partitions = broker.config().num_partitions;
+    let mut quota = ctx.mutation_quota(version, STRICT_QUOTA_SINCE);
     for topic in request.topics {
         let name = topic.name.to_string();
         let result = CreatableTopicResult::default().with_name(topic.name.clone());
@@ -52,6 +54,21 @@ pub async fn handle(
                     .with_error_message(Some(wire_str(
                         "topic given more than once in the request",
                     ))),
+            );
+            continue;
+        }
+        if quota
+            .record(partitions_of(&topic, default_partitions) as f64)
+            .is_err()
+        {
+            results.push(
+                result
+                    .with_error_code(code::THROTTLING_QUOTA_EXCEEDED)
+                    .with_error_message(Some(wire_str(
+                        &crate::error::Error::ThrottlingQuotaExceeded.message(),
+                    )))
+                    .with_num_partitions(-1)
+                    .with_replication_factor(-1),
             );
             continue;
         }
@@ -109,8 +126,18 @@ pub async fn handle(
             },
         );
     }
-    Some(CreateTopicsResponse::default().with_topics(results))
+    let throttle_ms = quota.throttle_ms();
+    ctx.throttle(throttle_ms);
+    Some(
+        CreateTopicsResponse::default()
+            .with_throttle_time_ms(throttle_ms.min(i32::MAX as u32) as i32)
+            .with_topics(results),
+    )
 }
+
+/// The version from which an exceeded mutation quota refuses topics (older ones are only
+/// throttled), as Kafka.
+const STRICT_QUOTA_SINCE: i16 = 6;
 
 /// The partitions a CreateTopics request would create, counted as Kafka's controller does
 /// (`validateTotalNumberOfPartitions`): the default for -1, the assignments when given.
@@ -118,14 +145,19 @@ fn total_partitions(request: &CreateTopicsRequest, default_partitions: i32) -> i
     request
         .topics
         .iter()
-        .map(|topic| {
-            if !topic.assignments.is_empty() {
-                topic.assignments.len() as i64
-            } else if topic.num_partitions == -1 {
-                i64::from(default_partitions)
-            } else {
-                i64::from(topic.num_partitions.max(0))
-            }
-        })
+        .map(|topic| partitions_of(topic, default_partitions))
         .sum()
+}
+
+fn partitions_of(
+    topic: &kafka_protocol::messages::create_topics_request::CreatableTopic,
+    default_partitions: i32,
+) -> i64 {
+    if !topic.assignments.is_empty() {
+        topic.assignments.len() as i64
+    } else if topic.num_partitions == -1 {
+        i64::from(default_partitions)
+    } else {
+        i64::from(topic.num_partitions.max(0))
+    }
 }

@@ -27,14 +27,22 @@ pub async fn handle(
             .collect()
     };
     let mut responses = Vec::new();
+    let mut quota = ctx.mutation_quota(version, STRICT_QUOTA_SINCE);
     for (name, id) in targets {
         responses.push({
-            let result = match &name {
-                Some(name) => broker.delete_topic(name).await,
-                None => match broker.topic_by_id(id) {
-                    Some(t) => broker.delete_topic(&t.name).await,
-                    None => Err(Error::UnknownTopicId),
-                },
+            let topic = match &name {
+                Some(name) => broker.topic(name),
+                None => broker.topic_by_id(id),
+            };
+            let partitions = topic.as_ref().map_or(0, |t| t.partitions);
+            let result = if quota.record(f64::from(partitions)).is_err() {
+                Err(Error::ThrottlingQuotaExceeded)
+            } else {
+                match (&name, topic) {
+                    (Some(name), _) => broker.delete_topic(name).await,
+                    (None, Some(t)) => broker.delete_topic(&t.name).await,
+                    (None, None) => Err(Error::UnknownTopicId),
+                }
             };
             match result {
                 Ok(info) => DeletableTopicResult::default()
@@ -51,5 +59,14 @@ pub async fn handle(
             }
         });
     }
-    Some(DeleteTopicsResponse::default().with_responses(responses))
+    let throttle_ms = quota.throttle_ms();
+    ctx.throttle(throttle_ms);
+    Some(
+        DeleteTopicsResponse::default()
+            .with_throttle_time_ms(throttle_ms.min(i32::MAX as u32) as i32)
+            .with_responses(responses),
+    )
 }
+
+/// The version from which an exceeded mutation quota refuses deletions, as Kafka.
+const STRICT_QUOTA_SINCE: i16 = 5;

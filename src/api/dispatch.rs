@@ -96,13 +96,18 @@ macro_rules! api_table {
                             }
                             super::authorize::Gate::Close(reason) => return Err(DispatchError::Refused(reason)),
                         };
+                        let started = std::time::Instant::now();
                         let Some(response) = super::$module::handle(ctx, request, version).await else {
                             return Ok(None);
                         };
-                        let response = match merge {
+                        let mut response = match merge {
                             Some(merge) => merge(response),
                             None => response,
                         };
+                        let handling = started
+                            .elapsed()
+                            .saturating_sub(crate::stats::requests::remote_so_far());
+                        super::throttle::apply(ctx, handling, &mut response);
                         count_errors(ctx, api, &response);
                         response.into_frame(api, version, correlation_id).map(Some)
                     }
@@ -172,6 +177,8 @@ api_table! {
     DeleteShareGroupOffsets => delete_share_group_offsets, m::DeleteShareGroupOffsetsRequest, delete_share_group_offsets,
     DescribeUserScramCredentials => describe_user_scram_credentials, m::DescribeUserScramCredentialsRequest, describe_user_scram_credentials,
     AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest, alter_user_scram_credentials,
+    DescribeClientQuotas => describe_client_quotas, m::DescribeClientQuotasRequest, describe_client_quotas,
+    AlterClientQuotas => alter_client_quotas, m::AlterClientQuotasRequest, alter_client_quotas,
     CreateAcls => create_acls, m::CreateAclsRequest, create_acls,
     DescribeAcls => describe_acls, m::DescribeAclsRequest, describe_acls,
     DeleteAcls => delete_acls, m::DeleteAclsRequest, delete_acls,
@@ -195,6 +202,7 @@ api_table! {
     AlterConfigs => alter_configs, m::AlterConfigsRequest, forwarded,
     ElectLeaders => elect_leaders, m::ElectLeadersRequest, forwarded,
     AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest, forwarded,
+    AlterClientQuotas => alter_client_quotas, m::AlterClientQuotasRequest, forwarded,
     CreateAcls => create_acls, m::CreateAclsRequest, forwarded,
     DeleteAcls => delete_acls, m::DeleteAclsRequest, forwarded,
     DescribeQuorum => describe_quorum, m::DescribeQuorumRequest, describe_quorum,

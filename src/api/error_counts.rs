@@ -30,6 +30,7 @@ top_level!(
     BrokerRegistrationResponse,
     ConsumerGroupHeartbeatResponse,
     DescribeAclsResponse,
+    DescribeClientQuotasResponse,
     DescribeClusterResponse,
     EndTxnResponse,
     HeartbeatResponse,
@@ -57,6 +58,7 @@ macro_rules! per_entry {
 }
 
 per_entry!(
+    AlterClientQuotasResponse => entries,
     AlterUserScramCredentialsResponse => results,
     ConsumerGroupDescribeResponse => groups,
     CreateAclsResponse => results,

@@ -42,6 +42,7 @@ const REGISTRATION_VERSION: i16 = 4;
 const HEARTBEAT_VERSION: i16 = 1;
 const ALTER_PARTITION_VERSION: i16 = 3;
 const DESCRIBE_QUORUM_VERSION: i16 = 2;
+const ALTER_CLIENT_QUOTAS_VERSION: i16 = 1;
 
 /// A failed exchange: the node may have died or stopped leading; the caller finds the
 /// active controller again and retries.
@@ -336,6 +337,67 @@ pub async fn forward(
                 }
             }
             Ok(ControllerReply::ScramAltered { missing })
+        }
+        ControllerOp::AlterClientQuotas {
+            alterations,
+            validate_only,
+        } => {
+            use kafka_protocol::messages::alter_client_quotas_request::{
+                EntityData, EntryData, OpData,
+            };
+            let request = kafka_protocol::messages::AlterClientQuotasRequest::default()
+                .with_validate_only(*validate_only)
+                .with_entries(
+                    alterations
+                        .iter()
+                        .map(|a| {
+                            EntryData::default()
+                                .with_entity(
+                                    a.entity
+                                        .iter()
+                                        .map(|(t, n)| {
+                                            EntityData::default()
+                                                .with_entity_type(wire_str(t))
+                                                .with_entity_name(n.as_deref().map(wire_str))
+                                        })
+                                        .collect(),
+                                )
+                                .with_ops(
+                                    a.ops
+                                        .iter()
+                                        .map(|(key, value)| {
+                                            OpData::default()
+                                                .with_key(wire_str(key))
+                                                .with_value(value.unwrap_or(0.0))
+                                                .with_remove(value.is_none())
+                                        })
+                                        .collect(),
+                                )
+                        })
+                        .collect(),
+                );
+            let response: kafka_protocol::messages::AlterClientQuotasResponse = exchange(
+                connection,
+                ApiKey::AlterClientQuotas,
+                ALTER_CLIENT_QUOTAS_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
+            let mut results = Vec::with_capacity(response.entries.len());
+            for entry in response.entries {
+                if entry.error_code == crate::error::code::INVALID_REQUEST {
+                    let text = message(&entry.error_message).unwrap_or_default();
+                    results.push(Err(text.to_string()));
+                } else if let Some(e) =
+                    Error::from_code(entry.error_code, message(&entry.error_message))
+                {
+                    return Err(e);
+                } else {
+                    results.push(Ok(()));
+                }
+            }
+            Ok(ControllerReply::QuotasAltered(results))
         }
         ControllerOp::CreateAcls(acls) => {
             use kafka_protocol::messages::create_acls_request::AclCreation;

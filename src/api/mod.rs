@@ -15,13 +15,15 @@
 //! | `follower_fetch.rs` | a follower's Fetch client |
 //! | `acl_wire.rs` | ACL bindings and filters on the wire |
 //! | `error_counts.rs` | the error codes of each response as Kafka's request metrics count them |
+//! | `throttle.rs` | request-time quotas and the throttle time of every response |
 //! | `request_names.rs` | the names Kafka's request metrics go by, at their counters' slots |
-//! | `add_offsets_to_txn.rs`, `add_partitions_to_txn.rs`, `allocate_producer_ids.rs`, `alter_configs.rs`, `alter_partition.rs`, `alter_partition_reassignments.rs`, `alter_replica_log_dirs.rs`, `alter_share_group_offsets.rs`, `alter_user_scram_credentials.rs`, `api_versions.rs`, `broker_heartbeat.rs`, `broker_registration.rs`, `consumer_group_describe.rs`, `consumer_group_heartbeat.rs`, `create_acls.rs`, `create_partitions.rs`, `create_topics.rs`, `delete_acls.rs`, `delete_groups.rs`, `delete_records.rs`, `delete_share_group_offsets.rs`, `delete_topics.rs`, `describe_acls.rs`, `describe_cluster.rs`, `describe_configs.rs`, `describe_groups.rs`, `describe_log_dirs.rs`, `describe_producers.rs`, `describe_quorum.rs`, `describe_share_group_offsets.rs`, `describe_topic_partitions.rs`, `describe_transactions.rs`, `describe_user_scram_credentials.rs`, `elect_leaders.rs`, `end_txn.rs`, `find_coordinator.rs`, `heartbeat.rs`, `incremental_alter_configs.rs`, `init_producer_id.rs`, `join_group.rs`, `leave_group.rs`, `list_config_resources.rs`, `list_groups.rs`, `list_offsets.rs`, `list_partition_reassignments.rs`, `list_transactions.rs`, `metadata.rs`, `offset_commit.rs`, `offset_delete.rs`, `offset_fetch.rs`, `offset_for_leader_epoch.rs`, `produce.rs`, `sasl_authenticate.rs`, `sasl_handshake.rs`, `share_acknowledge.rs`, `share_fetch.rs`, `share_group_describe.rs`, `share_group_heartbeat.rs`, `sync_group.rs`, `txn_offset_commit.rs`, `unregister_broker.rs`, `write_txn_markers.rs` | one Kafka API each, named after it |
+//! | `add_offsets_to_txn.rs`, `add_partitions_to_txn.rs`, `allocate_producer_ids.rs`, `alter_client_quotas.rs`, `alter_configs.rs`, `alter_partition.rs`, `alter_partition_reassignments.rs`, `alter_replica_log_dirs.rs`, `alter_share_group_offsets.rs`, `alter_user_scram_credentials.rs`, `api_versions.rs`, `broker_heartbeat.rs`, `broker_registration.rs`, `consumer_group_describe.rs`, `consumer_group_heartbeat.rs`, `create_acls.rs`, `create_partitions.rs`, `create_topics.rs`, `delete_acls.rs`, `delete_groups.rs`, `delete_records.rs`, `delete_share_group_offsets.rs`, `delete_topics.rs`, `describe_acls.rs`, `describe_client_quotas.rs`, `describe_cluster.rs`, `describe_configs.rs`, `describe_groups.rs`, `describe_log_dirs.rs`, `describe_producers.rs`, `describe_quorum.rs`, `describe_share_group_offsets.rs`, `describe_topic_partitions.rs`, `describe_transactions.rs`, `describe_user_scram_credentials.rs`, `elect_leaders.rs`, `end_txn.rs`, `find_coordinator.rs`, `heartbeat.rs`, `incremental_alter_configs.rs`, `init_producer_id.rs`, `join_group.rs`, `leave_group.rs`, `list_config_resources.rs`, `list_groups.rs`, `list_offsets.rs`, `list_partition_reassignments.rs`, `list_transactions.rs`, `metadata.rs`, `offset_commit.rs`, `offset_delete.rs`, `offset_fetch.rs`, `offset_for_leader_epoch.rs`, `produce.rs`, `sasl_authenticate.rs`, `sasl_handshake.rs`, `share_acknowledge.rs`, `share_fetch.rs`, `share_group_describe.rs`, `share_group_heartbeat.rs`, `sync_group.rs`, `txn_offset_commit.rs`, `unregister_broker.rs`, `write_txn_markers.rs` | one Kafka API each, named after it |
 
 pub mod acl_wire;
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod allocate_producer_ids;
+pub mod alter_client_quotas;
 pub mod alter_configs;
 pub mod alter_partition;
 pub mod alter_partition_reassignments;
@@ -44,6 +46,7 @@ pub mod delete_records;
 pub mod delete_share_group_offsets;
 pub mod delete_topics;
 pub mod describe_acls;
+pub mod describe_client_quotas;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
@@ -89,6 +92,7 @@ pub mod share_group_heartbeat;
 pub mod sync_group;
 #[cfg(test)]
 mod tests;
+pub mod throttle;
 pub mod txn_offset_commit;
 pub mod unregister_broker;
 pub mod write_txn_markers;

@@ -8,6 +8,7 @@
 //! verified with the transaction coordinator (KIP-890).
 
 use super::{ApiContext, LeaderHint, wire_str};
+use crate::auth::quota::QuotaType;
 use crate::error::{Error, code};
 use crate::record::RecordError;
 use crate::record::produced::ProducedBatch;
@@ -109,6 +110,16 @@ pub async fn handle(
         let partition = &mut responses[topic].partition_responses[slot];
         *partition = partition_response(partition.index, result);
     }
+    // The produce quota counts the whole request once it is handled (as Kafka's callback
+    // does); over it, the response says so and the connection waits.
+    let (user, client_id) = ctx.quota_identity();
+    let throttle_ms = ctx.broker.client_quotas().record(
+        QuotaType::Produce,
+        user,
+        client_id,
+        ctx.request_bytes as f64,
+    );
+    ctx.throttle(throttle_ms);
     if acks == 0 {
         return None;
     }
@@ -119,6 +130,7 @@ pub async fn handle(
     };
     Some(
         ProduceResponse::default()
+            .with_throttle_time_ms(throttle_ms.min(i32::MAX as u32) as i32)
             .with_responses(responses)
             .with_node_endpoints(node_endpoints),
     )

@@ -759,6 +759,16 @@ fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
             v,
             "alter_user_scram_credentials",
         ),
+        ApiKey::DescribeClientQuotas => encode(
+            &DescribeClientQuotasRequest::default(),
+            v,
+            "describe_client_quotas",
+        ),
+        ApiKey::AlterClientQuotas => encode(
+            &AlterClientQuotasRequest::default(),
+            v,
+            "alter_client_quotas",
+        ),
         ApiKey::CreateAcls => encode(&CreateAclsRequest::default(), v, "create_acls"),
         ApiKey::DescribeAcls => encode(&DescribeAclsRequest::default(), v, "describe_acls"),
         ApiKey::DeleteAcls => encode(&DeleteAclsRequest::default(), v, "delete_acls"),

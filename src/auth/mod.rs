@@ -5,6 +5,7 @@
 //! client side of TLS and SASL for the broker's own connections (`tls::TlsClient`,
 //! `sasl_client`). The JAAS syntax of the SASL properties is read by `config::jaas`; the
 //! connection loop in `server` drives these; SCRAM credentials live in the cluster metadata.
+//! Beside them, the client quotas a principal's requests are measured against (`quota`).
 //!
 //! | file | owns |
 //! |---|---|
@@ -18,12 +19,14 @@
 //! | `acl.rs` | ACL bindings and filters as clients send them |
 //! | `authorizer.rs` | `StandardAuthorizer`'s decision |
 //! | `sasl_client.rs` | SASL for this broker's own connections |
+//! | `quota/` | client quotas enforced: byte rates, request time, mutations, connection rate |
 
 pub mod acl;
 pub mod authorizer;
 pub mod jwks;
 pub mod oauthbearer;
 pub mod principal;
+pub mod quota;
 pub mod sasl;
 pub mod sasl_client;
 pub mod scram;

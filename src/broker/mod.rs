@@ -15,7 +15,7 @@
 //! | `replication.rs` | replica fetchers and ISR updates (`ReplicaFetcherManager`, `AlterPartitionManager`) |
 //! | `topics.rs` | topic and partition administration, partition state, log dirs |
 //! | `txn.rs` | markers, KIP-890 verification, producer ids, transaction timers |
-//! | `acls.rs`, `credentials.rs` | ACLs and SCRAM credentials through the controller |
+//! | `acls.rs`, `credentials.rs`, `quotas.rs` | ACLs, SCRAM credentials and client quotas through the controller |
 //! | `coordinators.rs` | the coordinators' internal topics, created on first use |
 //! | `dynamic.rs` | dynamic broker configs: changes sent to the controller, applied from the metadata |
 
@@ -26,6 +26,7 @@ mod credentials;
 mod dynamic;
 mod lifecycle;
 mod publisher;
+mod quotas;
 mod replication;
 #[cfg(test)]
 mod tests;
@@ -146,6 +147,8 @@ pub struct Broker {
     tls_listeners: Mutex<Vec<Arc<crate::auth::tls_reload::ListenerTls>>>,
     /// Requests and connections counted (`http::metrics` renders them).
     stats: crate::stats::BrokerStats,
+    /// Client quotas, from the metadata, and what requests recorded against them.
+    client_quotas: crate::auth::quota::ClientQuotas,
     cluster_id: Mutex<String>,
     logs: Arc<LogManager>,
     replicas: Arc<ReplicaManager>,
@@ -293,6 +296,10 @@ impl Broker {
             crate::share::ShareCoordinator::new(config.clone(), replicas.clone(), metadata.clone());
         let broker = Arc::new(Self {
             stats: crate::stats::BrokerStats::default(),
+            client_quotas: crate::auth::quota::ClientQuotas::new(
+                config.quota_windows,
+                config.controller_quota_windows,
+            ),
             config,
             producer_id_expiration_ms: Arc::new(AtomicI64::new(
                 effective.producer_id_expiration_ms,
@@ -425,6 +432,10 @@ impl Broker {
     /// Requests and connections counted.
     pub fn stats(&self) -> &crate::stats::BrokerStats {
         &self.stats
+    }
+
+    pub fn client_quotas(&self) -> &crate::auth::quota::ClientQuotas {
+        &self.client_quotas
     }
 
     /// The configuration in effect, dynamic broker configs included.

@@ -168,6 +168,9 @@ impl Broker {
         }
         // Dynamic broker configs: the defaults every topic inherits may have changed.
         let defaults_changed = self.apply_dynamic_configs(&image);
+        if first || old.client_quotas != image.client_quotas {
+            self.client_quotas.update(&image.client_quotas);
+        }
         // Config changes of topics hosted here.
         for (name, topic) in &image.topics {
             let before = old.topic(name).filter(|t| t.id == topic.id);

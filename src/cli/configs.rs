@@ -4,9 +4,7 @@
 //! brokers (and their cluster-wide defaults), broker loggers, groups and client-metrics
 //! resources; `--output json` prints the same entries as JSON. Usage errors and failures go to
 //! standard error with exit code 1, as Kafka's tool. Users' SCRAM credentials are
-//! `configs_users.rs`. Not built: quota configs (of `users`, `clients`, `ips`), which need
-//! DescribeClientQuotas/AlterClientQuotas (refused with the message Kafka's tool gives a
-//! broker without them).
+//! `configs_users.rs`; quota configs of `users`, `clients` and `ips`, `configs_quotas.rs`.
 
 use super::client::{AdminClient, AdminError, ConfigResourceType, DescribedConfig, source_name};
 use super::cluster::ConnectArgs;
@@ -377,9 +375,35 @@ async fn execute(args: &ConfigsArgs) -> Result<(), Failure> {
         });
     }
     let Some(resource) = resource_type(entity_type) else {
-        return Err(Failure::Execution(
-            super::configs_users::quotas_unsupported(entity_type),
-        ));
+        // `clients` (alone or with `users`) and `ips`: quota configs.
+        let mut client = args.connect.connect().await.map_err(Failure::Execution)?;
+        let outcome = if args.alter {
+            let (set, delete) = alterations(args)?;
+            match super::configs_quotas::check_names(&types, &set, &delete) {
+                Ok(()) => {
+                    super::configs_quotas::alter(&mut client, &types, &names, &set, &delete).await
+                }
+                Err(refused) => Err(refused),
+            }
+        } else {
+            super::configs_quotas::describe(&mut client, &types, &names).await
+        };
+        outcome.map_err(|failure| match failure {
+            UsersFailure::Message(m) => Failure::Message(m),
+            UsersFailure::Execution(m) => Failure::Execution(m),
+        })?;
+        if args.alter {
+            match names.first().map(String::as_str) {
+                Some("") | None => {
+                    println!("Completed updating default config for {entity_type} in the cluster.")
+                }
+                Some(name) => println!(
+                    "Completed updating config for {} {name}.",
+                    entity_type.trim_end_matches('s')
+                ),
+            }
+        }
+        return Ok(());
     };
     let mut client = args.connect.connect().await.map_err(Failure::Execution)?;
     if args.alter {

@@ -2,10 +2,10 @@
 //! alters and describes them — `--add-config 'SCRAM-SHA-256=[iterations=8192,password=...]'`
 //! (salted here, sent with AlterUserScramCredentials), `--delete-config SCRAM-SHA-512`,
 //! `--describe` (`SCRAM credential configs for user-principal 'alice' are
-//! SCRAM-SHA-256=iterations=8192`). Quota configs, and the `clients` and `ips` types, need the
-//! ClientQuotas APIs, which are not served: refused as Kafka's tool is by a broker without them.
+//! SCRAM-SHA-256=iterations=8192`). Users' quota configs go to `configs_quotas.rs`.
 
 use super::client::{AdminClient, AdminError, ScramUpsert, java_exception};
+use super::configs_quotas::USER_CLIENT_QUOTAS;
 use crate::auth::scram::{MIN_ITERATIONS, ScramMechanism};
 
 /// How a users command ended early; `sluice configs` prints it as it prints its own.
@@ -17,21 +17,6 @@ pub enum UsersFailure {
 }
 
 use UsersFailure as Failure;
-
-/// Kafka's user and client quota config names (`QuotaConfig.isClientOrUserQuotaConfig`).
-const QUOTA_CONFIGS: &[&str] = &[
-    "producer_byte_rate",
-    "consumer_byte_rate",
-    "request_percentage",
-    "controller_mutation_rate",
-];
-
-/// What Kafka's tool reports when a quota request meets a broker without the ClientQuotas APIs.
-pub(super) fn quotas_unsupported(entity_type: &str) -> String {
-    format!(
-        "org.apache.kafka.common.errors.UnsupportedVersionException: The node does not support DESCRIBE_CLIENT_QUOTAS (the {entity_type} entity type's quota configs need client quotas, which this broker does not serve yet)"
-    )
-}
 
 fn is_scram(name: &str) -> bool {
     ScramMechanism::from_name(name).is_some()
@@ -45,7 +30,7 @@ pub(super) async fn alter(
     delete: &[String],
 ) -> Result<(), Failure> {
     let refused = |m: String| Err(Failure::Message(m));
-    let quota = |name: &str| QUOTA_CONFIGS.contains(&name);
+    let quota = |name: &str| USER_CLIENT_QUOTAS.contains(&name);
     let unknown_set: Vec<&str> = set
         .iter()
         .map(|(k, _)| k.as_str())
@@ -78,8 +63,15 @@ pub(super) async fn alter(
             return refused("Cannot alter both quota and SCRAM credential configs simultaneously for 'users' using --bootstrap-server.".into());
         }
     }
-    if has_quota || !has_scram {
-        return Err(Failure::Execution(quotas_unsupported("users")));
+    if has_quota {
+        let (types, names) = (["users".to_string()], [user.to_string()]);
+        super::configs_quotas::alter(client, &types, &names, set, delete).await?;
+        if user.is_empty() {
+            println!("Completed updating default config for users in the cluster.");
+        } else {
+            println!("Completed updating config for user {user}.");
+        }
+        return Ok(());
     }
     let mut upserts = Vec::new();
     for (name, value) in set {
@@ -140,9 +132,10 @@ fn credential(mechanism: ScramMechanism, text: &str) -> Result<ScramUpsert, Stri
 /// `--describe` of users: each one's SCRAM mechanisms and iteration counts (every user that
 /// has credentials when none is named).
 pub(super) async fn describe(client: &mut AdminClient, users: &[String]) -> Result<(), Failure> {
+    super::configs_quotas::describe(client, &["users".to_string()], users).await?;
     if users.iter().any(|u| u.is_empty()) {
         // The default user has quota configs only.
-        return Err(Failure::Execution(quotas_unsupported("users")));
+        return Ok(());
     }
     let described = client
         .describe_scram_credentials(users)

@@ -16,6 +16,7 @@
 //! | `console_consumer.rs` | `sluice consume` (Kafka's `kafka-console-consumer`) |
 //! | `configs.rs` | `sluice configs` (Kafka's `kafka-configs`) |
 //! | `configs_users.rs` | `sluice configs` of users: SCRAM credentials |
+//! | `configs_quotas.rs` | `sluice configs` of users, clients and ips: quota configs |
 //! | `groups/` | `sluice groups` (Kafka's `kafka-consumer-groups`): list, `describe.rs`, `reset.rs` |
 //! | `cluster.rs` | `sluice cluster` (Kafka's `kafka-broker-api-versions`) |
 //! | `quorum.rs` | `sluice quorum` (Kafka's `kafka-metadata-quorum`) |
@@ -26,6 +27,7 @@ pub mod client;
 pub mod cluster;
 pub mod command_config;
 pub mod configs;
+pub mod configs_quotas;
 pub mod configs_users;
 pub mod console_consumer;
 pub mod console_producer;

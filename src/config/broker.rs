@@ -10,6 +10,21 @@ use super::{
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// How a client quota's rate is sampled (`quota.window.num` windows of
+/// `quota.window.size.seconds`, Kafka's `MetricConfig` for quota sensors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotaWindows {
+    pub samples: u32,
+    pub window_ms: i64,
+}
+
+impl QuotaWindows {
+    /// The span over which samples count: older ones are obsolete.
+    pub fn span_ms(&self) -> i64 {
+        i64::from(self.samples) * self.window_ms
+    }
+}
+
 /// The process-wide configuration. Every value has been validated; topic defaults are kept as
 /// the effective broker-level values of each topic config's synonym.
 #[derive(Debug, Clone)]
@@ -34,6 +49,10 @@ pub struct BrokerConfig {
     pub socket_request_max_bytes: usize,
     pub max_connections: usize,
     pub max_connections_per_ip: usize,
+    /// `quota.window.num` and `quota.window.size.seconds`.
+    pub quota_windows: QuotaWindows,
+    /// `controller.quota.window.num` and `controller.quota.window.size.seconds`.
+    pub controller_quota_windows: QuotaWindows,
     /// `None`: idle connections are kept.
     pub connections_max_idle: Option<std::time::Duration>,
     /// `None`: no bound on request memory.
@@ -415,6 +434,14 @@ impl BrokerConfig {
             socket_request_max_bytes: int("socket.request.max.bytes") as usize,
             max_connections: int("max.connections") as usize,
             max_connections_per_ip: int("max.connections.per.ip").max(0) as usize,
+            quota_windows: QuotaWindows {
+                samples: int("quota.window.num").clamp(1, 1_000) as u32,
+                window_ms: int("quota.window.size.seconds").clamp(1, 86_400) * 1000,
+            },
+            controller_quota_windows: QuotaWindows {
+                samples: int("controller.quota.window.num").clamp(1, 1_000) as u32,
+                window_ms: int("controller.quota.window.size.seconds").clamp(1, 86_400) * 1000,
+            },
             connections_max_idle: u64::try_from(int("connections.max.idle.ms"))
                 .ok()
                 .map(std::time::Duration::from_millis),

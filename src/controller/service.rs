@@ -71,6 +71,11 @@ pub enum ControllerOp {
         upsertions: Vec<crate::auth::scram::ScramUpsertion>,
         deletions: Vec<(String, crate::auth::scram::ScramMechanism)>,
     },
+    /// KIP-546 client quota changes, validated here as Kafka's controller does.
+    AlterClientQuotas {
+        alterations: Vec<super::control::QuotaAlteration>,
+        validate_only: bool,
+    },
     /// ACLs to add (validated by the broker that asks); an ACL that exists already is
     /// left as it is.
     CreateAcls(Vec<crate::metadata::acl::AclBinding>),
@@ -114,6 +119,9 @@ pub enum ControllerReply {
     ScramAltered {
         missing: Vec<String>,
     },
+    /// Each AlterClientQuotas alteration's outcome, in order (`Err`: INVALID_REQUEST's
+    /// message).
+    QuotasAltered(Vec<Result<(), String>>),
     /// The ACLs each DeleteAcls filter removed, in filter order.
     AclsDeleted(Vec<Vec<crate::metadata::acl::AclBinding>>),
     Quorum(super::quorum_view::QuorumDescription),
@@ -544,6 +552,12 @@ impl Loop {
             } => self
                 .decide(|c, o| c.alter_scram_credentials(o, &upsertions, &deletions))
                 .map(|(i, missing)| (i, ControllerReply::ScramAltered { missing })),
+            ControllerOp::AlterClientQuotas {
+                alterations,
+                validate_only,
+            } => self
+                .decide(|c, o| c.alter_client_quotas(o, &alterations, validate_only))
+                .map(|(i, results)| (i, ControllerReply::QuotasAltered(results))),
             ControllerOp::CreateAcls(acls) => self
                 .decide(|c, o| c.create_acls(o, &acls))
                 .map(|(i, ())| (i, ControllerReply::Done)),

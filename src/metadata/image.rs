@@ -80,6 +80,8 @@ pub struct MetadataImage {
     pub acls: BTreeMap<Uuid, super::acl::AclBinding>,
     /// SCRAM credentials by user and mechanism type id.
     pub scram_credentials: BTreeMap<String, BTreeMap<i8, super::records::ScramCredentialRecord>>,
+    /// Client quotas by entity (KIP-546).
+    pub client_quotas: super::quota::ClientQuotas,
 }
 
 impl MetadataImage {
@@ -190,6 +192,15 @@ impl MetadataImage {
                     name: name.clone(),
                     mechanism: *mechanism,
                     credential: credential.clone(),
+                });
+            }
+        }
+        for (entity, values) in &self.client_quotas {
+            for (key, value) in values {
+                records.push(MetadataRecord::ClientQuota {
+                    entity: entity.clone(),
+                    key: key.clone(),
+                    value: Some(*value),
                 });
             }
         }
@@ -424,6 +435,23 @@ impl MetadataImage {
                     return Err(ApplyError(format!("no ACL with id {id}")));
                 }
             }
+            MetadataRecord::ClientQuota { entity, key, value } => match value {
+                Some(value) => {
+                    self.client_quotas
+                        .entry(entity.clone())
+                        .or_default()
+                        .insert(key.clone(), *value);
+                }
+                None => {
+                    // As KRaft replays it: removing a quota that is not there is no error.
+                    if let Some(values) = self.client_quotas.get_mut(entity) {
+                        values.remove(key);
+                        if values.is_empty() {
+                            self.client_quotas.remove(entity);
+                        }
+                    }
+                }
+            },
             MetadataRecord::RemoveUserScramCredential { name, mechanism } => {
                 let removed = self
                     .scram_credentials

@@ -22,6 +22,7 @@
 //! | `image.rs` | the metadata image and this broker's local changes |
 //! | `cache.rs` | this broker's applied image, the image slot for the publisher |
 //! | `acl.rs` | ACLs as the metadata stores them |
+//! | `quota.rs` | client quotas as the metadata stores them, and the describe filter |
 //! | `bootstrap.rs` | records a new cluster starts with (`sluice format`) |
 //! | `features.rs` | feature levels (KIP-584) |
 
@@ -30,6 +31,7 @@ pub mod bootstrap;
 pub mod cache;
 pub mod features;
 pub mod image;
+pub mod quota;
 pub mod records;
 
 use crate::config::parse_properties;

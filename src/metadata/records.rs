@@ -128,6 +128,12 @@ pub enum MetadataRecord {
     RemoveAccessControlEntry {
         id: Uuid,
     },
+    /// KRaft's `ClientQuotaRecord`: one quota of an entity set, or removed (`None`).
+    ClientQuota {
+        entity: super::quota::QuotaEntity,
+        key: String,
+        value: Option<super::quota::QuotaValue>,
+    },
 }
 
 /// What the cluster keeps of a SCRAM password (RFC 5802's salt, iteration count, stored key

@@ -100,6 +100,7 @@ async fn handle_api(
         return frame_response(summary.correlation_id, 0, &body)
             .map(|frame| Some(ResponseFrame::from(frame)));
     }
+    let request_bytes = frame.len();
     let mut body = frame;
     let header_version = api.request_header_version(summary.version);
     let header =
@@ -108,7 +109,7 @@ async fn handle_api(
             version: summary.version,
             reason: e.to_string(),
         })?;
-    let ctx = ctx.for_client(header.client_id);
+    let ctx = ctx.for_client(header.client_id, request_bytes);
     let (version, correlation_id) = (summary.version, summary.correlation_id);
     if ctx.is_controller_listener() {
         return Ok(api::dispatch_controller(&ctx, api, version, correlation_id, body).await?);

@@ -41,11 +41,21 @@ pub trait FrameHandler: Send {
     fn close_after_response(&self) -> bool {
         false
     }
+
+    /// How long a quota throttles the connection after the last response: it is not read
+    /// for that long (Kafka mutes the channel).
+    fn take_throttle(&mut self) -> Option<Duration> {
+        None
+    }
 }
 
 impl FrameHandler for ApiContext {
     async fn handle(&mut self, frame: Bytes) -> Result<Option<ResponseFrame>, FrameError> {
         codec::handle_frame(self, frame).await
+    }
+
+    fn take_throttle(&mut self) -> Option<Duration> {
+        ApiContext::take_throttle(self)
     }
 }
 
@@ -316,6 +326,13 @@ pub async fn serve<S: Transport, H: FrameHandler>(
         if handler.close_after_response() {
             let _ = reader.get_mut().shutdown().await;
             return;
+        }
+        if let Some(throttle) = handler.take_throttle() {
+            // Muted: the next request is not read until the throttle time has passed.
+            tokio::select! {
+                () = tokio::time::sleep(throttle) => {}
+                _ = shutdown.cancelled() => return,
+            }
         }
     }
 }

@@ -445,6 +445,22 @@ async fn accept_loop(
         match accepted {
             Ok((stream, peer)) => {
                 backoff = Duration::from_millis(10);
+                let broker = &bound.ctx.broker;
+                if let Some(delay) = broker.client_quotas().connection_throttle(peer.ip()) {
+                    // Kafka's connection-rate throttle: held unread for the throttle time,
+                    // then closed, so a client reconnecting in a loop slows down.
+                    tracing::info!(%peer, delay_ms = delay.as_millis() as u64, "closing connection: connection_creation_rate exceeded for its address");
+                    drop(permit);
+                    let shutdown = shutdown.clone();
+                    tracker.spawn(async move {
+                        tokio::select! {
+                            () = tokio::time::sleep(delay) => {}
+                            _ = shutdown.cancelled() => {}
+                        }
+                        drop(stream);
+                    });
+                    continue;
+                }
                 let Some(slot) = quotas.per_ip.admit(peer.ip()) else {
                     tracing::info!(%peer, "closing connection: max.connections.per.ip reached for its address");
                     continue;

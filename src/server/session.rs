@@ -292,6 +292,10 @@ impl<H: Authenticated> FrameHandler for SaslGate<H> {
     fn close_after_response(&self) -> bool {
         self.close
     }
+
+    fn take_throttle(&mut self) -> Option<std::time::Duration> {
+        self.inner.take_throttle()
+    }
 }
 
 /// A request's header and body, decoded.

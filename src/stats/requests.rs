@@ -264,6 +264,13 @@ pub async fn remote<F: Future>(wait: F) -> F::Output {
     output
 }
 
+/// What the request being handled has waited on others so far (zero outside a request).
+pub fn remote_so_far() -> Duration {
+    REQUEST
+        .try_with(|scope| scope.remote.get())
+        .unwrap_or_default()
+}
+
 /// Marks the request being handled as a follower's fetch.
 pub fn note_follower_fetch() {
     let _ = REQUEST.try_with(|scope| scope.follower.set(true));

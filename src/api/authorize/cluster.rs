@@ -138,6 +138,42 @@ pub fn alter_user_scram_credentials(
     })
 }
 
+/// DESCRIBE_CONFIGS on the cluster, as Kafka asks for client quotas.
+pub fn describe_client_quotas(
+    ctx: &ApiContext,
+    request: DescribeClientQuotasRequest,
+    _version: i16,
+) -> Gate<DescribeClientQuotasRequest, DescribeClientQuotasResponse> {
+    cluster_admin(ctx, request, AclOperation::DescribeConfigs, |_| {
+        DescribeClientQuotasResponse::default()
+            .with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+            .with_error_message(Some(crate::api::wire_str("Cluster authorization failed.")))
+    })
+}
+
+/// ALTER_CONFIGS on the cluster; refused, every entry carries the error.
+pub fn alter_client_quotas(
+    ctx: &ApiContext,
+    request: AlterClientQuotasRequest,
+    _version: i16,
+) -> Gate<AlterClientQuotasRequest, AlterClientQuotasResponse> {
+    cluster_admin(ctx, request, AclOperation::AlterConfigs, |r| {
+        AlterClientQuotasResponse::default().with_entries(
+            r.entries
+                .iter()
+                .map(|entry| {
+                    alter_client_quotas_response::EntryData::default()
+                        .with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+                        .with_error_message(Some(crate::api::wire_str(
+                            "Cluster authorization failed.",
+                        )))
+                        .with_entity(crate::api::alter_client_quotas::entity_of(entry))
+                })
+                .collect(),
+        )
+    })
+}
+
 pub fn describe_log_dirs(
     ctx: &ApiContext,
     request: DescribeLogDirsRequest,

@@ -18,6 +18,7 @@ mod writer;
 
 use super::frame::ResponseFrame;
 use super::{ApiContext, DispatchError, IntoFrame, LeaderHint};
+use crate::auth::quota::QuotaType;
 use crate::error::{Error, code};
 use crate::replica::{FetchLimits, FetchRequestPartition, FetchedPartition};
 use crate::storage::segment::FileSlice;
@@ -153,6 +154,15 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
         })
         .collect();
     let read_committed = request.isolation_level == 1;
+    // A consumer under a fetch quota asks for no more than the quota lets through in one
+    // window (Kafka's `getMaxValueInQuotaWindow`); followers are not under client quotas.
+    let (user, client_id) = ctx.quota_identity();
+    let quotas = ctx.broker.client_quotas();
+    let quota_max_bytes = if replica_id < 0 {
+        quotas.max_value_in_window(QuotaType::Fetch, user, client_id)
+    } else {
+        f64::MAX
+    };
     let mut reads = Vec::new();
     let slots: Vec<Result<usize, Error>> = wanted
         .iter()
@@ -182,13 +192,15 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
             Ok(reads.len() - 1)
         })
         .collect();
+    let max_bytes = if version >= 3 {
+        request.max_bytes.max(0) as usize
+    } else {
+        i32::MAX as usize
+    };
+    let max_bytes = max_bytes.min(quota_max_bytes.clamp(0.0, i32::MAX as f64) as usize);
     let limits = FetchLimits {
-        min_bytes: request.min_bytes.max(0) as usize,
-        max_bytes: if version >= 3 {
-            request.max_bytes.max(0) as usize
-        } else {
-            i32::MAX as usize
-        },
+        min_bytes: (request.min_bytes.max(0) as usize).min(max_bytes),
+        max_bytes,
         max_wait: Duration::from_millis(request.max_wait_ms.clamp(0, MAX_WAIT_CAP_MS) as u64),
     };
     let mut results: Vec<Option<FetchedPartition>> = ctx
@@ -236,6 +248,33 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
         })
         .collect();
 
+    if replica_id < 0 && quotas.enabled(QuotaType::Fetch) {
+        let size: usize = data
+            .iter()
+            .map(|(d, file)| {
+                file.as_ref().map_or(0, FileSlice::len) + d.records.as_ref().map_or(0, Bytes::len)
+            })
+            .sum();
+        let throttle_ms = quotas.record(QuotaType::Fetch, user, client_id, size as f64);
+        if throttle_ms > 0 {
+            // Over the quota: nothing is sent, so nothing is counted, and the client comes
+            // back after the throttle time for the same records (Kafka's throttled fetch
+            // response: empty, the session as it was).
+            quotas.unrecord(QuotaType::Fetch, user, client_id, size as f64);
+            ctx.throttle(throttle_ms);
+            let session_id = match session {
+                SessionRequest::Incremental { id, .. } => id,
+                _ => 0,
+            };
+            return Some(FetchReply {
+                response: FetchResponse::default()
+                    .with_throttle_time_ms(throttle_ms.min(i32::MAX as u32) as i32)
+                    .with_error_code(code::NONE)
+                    .with_session_id(session_id),
+                file_records: Vec::new(),
+            });
+        }
+    }
     let (session_id, include) = match session {
         SessionRequest::Sessionless { .. } => (0, vec![true; data.len()]),
         SessionRequest::Open { .. } => {

@@ -14,6 +14,7 @@
 //! | `offsets.rs` | ListOffsets to each partition's leader |
 //! | `quorum.rs` | DescribeQuorum, DescribeCluster of the controllers |
 //! | `scram.rs` | AlterUserScramCredentials (salted here), DescribeUserScramCredentials |
+//! | `quotas.rs` | DescribeClientQuotas, AlterClientQuotas |
 //! | `records.rs` | Produce, Fetch (batches decoded), ConsumerGroupHeartbeat |
 
 use crate::net::{PeerConnection, PeerSecurity, RequestError};
@@ -29,6 +30,7 @@ mod configs;
 mod groups;
 mod offsets;
 mod quorum;
+mod quotas;
 mod records;
 mod scram;
 mod topics;
@@ -37,6 +39,7 @@ pub use configs::{ConfigResourceType, DescribedConfig, Synonym, source_name};
 pub use groups::{CommittedOffset, GroupDescription, GroupListing, GroupMember, MemberAssignment};
 pub use offsets::OffsetSpec;
 pub use quorum::{QuorumEndpoint, QuorumInfo, QuorumReplica};
+pub use quotas::{QuotaEntityParts, QuotaMatch};
 pub use records::{FetchedPartition, FetchedRecord, Membership, TopicLayout};
 pub use scram::{ScramUpsert, UserCredentials};
 pub use topics::{
@@ -92,6 +95,8 @@ const OUR_VERSIONS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::OffsetDelete, 0, 0),
     (ApiKey::AlterUserScramCredentials, 0, 0),
     (ApiKey::DescribeUserScramCredentials, 0, 0),
+    (ApiKey::DescribeClientQuotas, 0, 1),
+    (ApiKey::AlterClientQuotas, 0, 1),
     (ApiKey::ListOffsets, 1, 8),
     (ApiKey::DescribeCluster, 0, 1),
     (ApiKey::DescribeQuorum, 0, 2),

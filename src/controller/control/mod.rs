@@ -12,6 +12,7 @@
 //! | `topics.rs` | topic creation and placement, deletion, partitions, configs, imports |
 //! | `partitions.rs` | AlterPartition, ElectLeaders, elections after fencing |
 //! | `security.rs` | SCRAM credentials and ACLs |
+//! | `quotas.rs` | client quotas |
 
 use crate::error::Error;
 use crate::metadata::image::MetadataImage;
@@ -19,8 +20,11 @@ use crate::metadata::records::{Endpoint, MetadataRecord};
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
+pub use quotas::QuotaAlteration;
+
 mod brokers;
 mod partitions;
+mod quotas;
 mod security;
 #[cfg(test)]
 mod tests;
