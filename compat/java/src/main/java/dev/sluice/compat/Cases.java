@@ -106,6 +106,7 @@ public final class Cases {
         cases.put("admin-configs", Cases::adminConfigs);
         cases.put("admin-dynamic-broker-configs", DynamicConfigs::run);
         cases.put("admin-group-configs", DynamicConfigs::groupConfigs);
+        cases.put("admin-client-quotas", ClientQuotas::run);
         cases.put("admin-groups-and-offsets", Cases::adminGroupsAndOffsets);
         cases.put("admin-delete-records", Cases::adminDeleteRecords);
         cases.put("admin-list-offsets", Cases::adminListOffsets);
