@@ -45,7 +45,8 @@ pub async fn handle(
                     .collect(),
                 require_known_member_id: version >= 4,
             };
-            groups.join(&request.group_id, join).await
+            // The wait for the rebalance is time spent on others (Kafka parks it in a purgatory).
+            crate::stats::requests::remote(groups.join(&request.group_id, join)).await
         }
     };
     let s = |text: String| StrBytes::from_string(text);

@@ -26,7 +26,8 @@ pub async fn handle(
                     .map(|a| (a.member_id.to_string(), a.assignment.clone()))
                     .collect(),
             };
-            groups.sync(&request.group_id, sync).await
+            // The wait for the leader's assignment is time spent on others.
+            crate::stats::requests::remote(groups.sync(&request.group_id, sync)).await
         }
     };
     let mut response = SyncGroupResponse::default()

@@ -229,11 +229,16 @@ impl ShareCoordinator {
                 return answers;
             }
             let wake = next_lock.map_or(deadline, |l| l.min(deadline));
-            tokio::select! {
-                _ = appended.notified() => {}
-                _ = &mut released => {}
-                _ = tokio::time::sleep_until(wake) => {}
-            }
+            // The long-poll is time spent waiting on others, not handling (request metrics
+            // and request quotas count it so).
+            crate::stats::requests::remote(async {
+                tokio::select! {
+                    _ = appended.notified() => {}
+                    _ = &mut released => {}
+                    _ = tokio::time::sleep_until(wake) => {}
+                }
+            })
+            .await;
         }
     }
 

@@ -234,9 +234,12 @@ impl ClientQuotas {
             .max(self.controller_windows.span_ms());
         if now_ms - sensors.last_sweep_ms >= span {
             sensors.last_sweep_ms = now_ms;
+            // A sensor in use (held by a request, or locked now) is kept.
             sensors.by_key.retain(|_, s| {
-                s.lock().is_ok_and(|m| now_ms - m.last_active_ms() < span)
-                    || Arc::strong_count(s) > 1
+                Arc::strong_count(s) > 1
+                    || s
+                        .try_lock()
+                        .map_or(true, |m| now_ms - m.last_active_ms() < span)
             });
         }
         sensors
