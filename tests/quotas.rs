@@ -402,7 +402,6 @@ const VALUE: usize = 10_000;
 const QUOTA_WINDOWS: [(&str, &str); 1] = [("quota.window.num", "2")];
 const WARM_UP: Duration = Duration::from_secs(3);
 
-
 /// Produces for `MEASURED` as fast as librdkafka will; the payload bytes per second delivered.
 fn produce_for(bootstrap: &str, topic: &str, client_id: &str, observed: &Arc<Observed>) -> f64 {
     let producer: ThreadedProducer<Counting> = ClientConfig::new()

@@ -8,7 +8,7 @@
 
 use super::client::{AdminClient, AdminError, ConfigResourceType, DescribedConfig, source_name};
 use super::cluster::ConnectArgs;
-use super::configs_users::UsersFailure;
+use super::configs_quotas::UsersFailure;
 use super::output::Output;
 use clap::Args;
 use std::path::PathBuf;

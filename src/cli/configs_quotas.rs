@@ -5,8 +5,18 @@
 //! values printed as Java prints a double), with DescribeClientQuotas and AlterClientQuotas.
 
 use super::client::{AdminClient, AdminError, QuotaEntityParts, QuotaMatch, java_exception};
-use super::configs_users::UsersFailure as Failure;
 use crate::metadata::quota::{CLIENT_ID, CONNECTION_CREATION_RATE, IP, USER};
+
+/// How a users, clients or ips command ended early; `sluice configs` prints it as it prints
+/// its own.
+pub enum UsersFailure {
+    /// A refused command line or config: the message alone (Kafka's IllegalArgumentException).
+    Message(String),
+    /// A failed request: Kafka's "Error while executing ..." line, then this.
+    Execution(String),
+}
+
+use UsersFailure as Failure;
 
 /// Kafka's user and client quota config names (`QuotaConfig.isClientOrUserQuotaConfig`).
 pub(super) const USER_CLIENT_QUOTAS: &[&str] = &[
@@ -260,7 +270,8 @@ pub(super) fn java_double(value: f64) -> String {
     }
 }
 
-fn execution_failure(e: AdminError) -> Failure {
+/// A failed request as Kafka's tool reports it: the Java exception's name, then the message.
+pub(super) fn execution_failure(e: AdminError) -> Failure {
     match &e {
         AdminError::Kafka { code, message } => {
             Failure::Execution(format!("{}: {message}", java_exception(*code)))

@@ -5,18 +5,8 @@
 //! SCRAM-SHA-256=iterations=8192`). Users' quota configs go to `configs_quotas.rs`.
 
 use super::client::{AdminClient, AdminError, ScramUpsert, java_exception};
-use super::configs_quotas::USER_CLIENT_QUOTAS;
+use super::configs_quotas::{USER_CLIENT_QUOTAS, UsersFailure as Failure, execution_failure};
 use crate::auth::scram::{MIN_ITERATIONS, ScramMechanism};
-
-/// How a users command ended early; `sluice configs` prints it as it prints its own.
-pub enum UsersFailure {
-    /// A refused command line or config: the message alone (Kafka's IllegalArgumentException).
-    Message(String),
-    /// A failed request: Kafka's "Error while executing ..." line, then this.
-    Execution(String),
-}
-
-use UsersFailure as Failure;
 
 fn is_scram(name: &str) -> bool {
     ScramMechanism::from_name(name).is_some()
@@ -162,15 +152,6 @@ pub(super) async fn describe(client: &mut AdminClient, users: &[String]) -> Resu
         }
     }
     Ok(())
-}
-
-fn execution_failure(e: AdminError) -> Failure {
-    match &e {
-        AdminError::Kafka { code, message } => {
-            Failure::Execution(format!("{}: {message}", java_exception(*code)))
-        }
-        other => Failure::Execution(other.to_string()),
-    }
 }
 
 /// An error as `getClass().getSimpleName() + ": " + getMessage()`.

@@ -237,8 +237,7 @@ impl ClientQuotas {
             // A sensor in use (held by a request, or locked now) is kept.
             sensors.by_key.retain(|_, s| {
                 Arc::strong_count(s) > 1
-                    || s
-                        .try_lock()
+                    || s.try_lock()
                         .map_or(true, |m| now_ms - m.last_active_ms() < span)
             });
         }
