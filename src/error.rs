@@ -250,6 +250,50 @@ impl GroupError {
     }
 }
 
+/// What streams groups (KIP-1071) answer besides success: Kafka's errors with their messages.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum StreamsError {
+    #[error(transparent)]
+    Group(#[from] GroupError),
+    #[error("{0}")]
+    InvalidRequest(String),
+    #[error("{0}")]
+    InvalidTopology(String),
+    #[error("{0}")]
+    InvalidTopologyEpoch(String),
+    #[error("{0}")]
+    FencedMemberEpoch(String),
+    #[error("{0}")]
+    UnknownMemberId(String),
+    #[error("{0}")]
+    GroupMaxSizeReached(String),
+    #[error("{0}")]
+    GroupIdNotFound(String),
+}
+
+impl StreamsError {
+    pub fn code(&self) -> i16 {
+        match self {
+            StreamsError::Group(e) => e.code(),
+            StreamsError::InvalidRequest(_) => code::INVALID_REQUEST,
+            StreamsError::InvalidTopology(_) => code::STREAMS_INVALID_TOPOLOGY,
+            StreamsError::InvalidTopologyEpoch(_) => code::STREAMS_INVALID_TOPOLOGY_EPOCH,
+            StreamsError::FencedMemberEpoch(_) => code::FENCED_MEMBER_EPOCH,
+            StreamsError::UnknownMemberId(_) => code::UNKNOWN_MEMBER_ID,
+            StreamsError::GroupMaxSizeReached(_) => code::GROUP_MAX_SIZE_REACHED,
+            StreamsError::GroupIdNotFound(_) => code::GROUP_ID_NOT_FOUND,
+        }
+    }
+
+    /// The message the response carries (Kafka's exception message).
+    pub fn message(&self) -> Option<String> {
+        match self {
+            StreamsError::Group(_) => None,
+            other => Some(other.to_string()),
+        }
+    }
+}
+
 /// What share groups (KIP-932) answer besides success.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 pub enum ShareError {
@@ -366,6 +410,10 @@ pub mod code {
     pub const UNACCEPTABLE_CREDENTIAL: i16 = 93;
     pub const UNKNOWN_TOPIC_ID: i16 = 100;
     pub const REBOOTSTRAP_REQUIRED: i16 = 129;
+    pub const STREAMS_INVALID_TOPOLOGY: i16 = 130;
+    pub const STREAMS_INVALID_TOPOLOGY_EPOCH: i16 = 131;
+    pub const STREAMS_TOPOLOGY_FENCED: i16 = 132;
+    pub const STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED: i16 = 135;
     pub const FENCED_MEMBER_EPOCH: i16 = 110;
     pub const UNRELEASED_INSTANCE_ID: i16 = 111;
     pub const UNSUPPORTED_ASSIGNOR: i16 = 112;

@@ -43,6 +43,8 @@ top_level!(
     SaslAuthenticateResponse,
     SaslHandshakeResponse,
     ShareGroupHeartbeatResponse,
+    StreamsGroupHeartbeatResponse,
+    StreamsGroupTopologyDescriptionUpdateResponse,
     SyncGroupResponse,
 );
 
@@ -73,6 +75,7 @@ per_entry!(
     DescribeUserScramCredentialsResponse => results,
     IncrementalAlterConfigsResponse => responses,
     ShareGroupDescribeResponse => groups,
+    StreamsGroupDescribeResponse => groups,
 );
 
 /// Responses Kafka counts by one code per partition of each topic (`$top`: and the top-level

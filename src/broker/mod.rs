@@ -102,6 +102,7 @@ fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
             assignors: config.consumer_assignors.clone(),
             max_size: config.consumer_max_size,
         },
+        streams: config.streams.clone(),
         offsets_topic_partitions: config.offsets_topic_partitions,
         offsets_retention_ms: config.offsets_retention_ms,
         offsets_retention_check_interval_ms: config.offsets_retention_check_interval_ms,

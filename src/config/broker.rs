@@ -81,6 +81,8 @@ pub struct BrokerConfig {
     pub consumer_heartbeat_interval_ms: i32,
     pub consumer_assignors: Vec<String>,
     pub consumer_max_size: usize,
+    /// Defaults of streams groups (`group.streams.*`, KIP-1071).
+    pub streams: crate::group::streams::StreamsGroupConfig,
     pub share: ShareGroupDefaults,
     pub producer_id_expiration_ms: i64,
     pub http: HttpConfig,
@@ -483,6 +485,15 @@ impl BrokerConfig {
                 .filter(|a| !a.is_empty())
                 .collect(),
             consumer_max_size: int("group.consumer.max.size").max(1) as usize,
+            streams: crate::group::streams::StreamsGroupConfig {
+                session_timeout_ms: int("group.streams.session.timeout.ms") as i32,
+                heartbeat_interval_ms: int("group.streams.heartbeat.interval.ms") as i32,
+                num_standby_replicas: int("group.streams.num.standby.replicas") as i32,
+                initial_rebalance_delay_ms: int("group.streams.initial.rebalance.delay.ms") as i32,
+                max_size: int("group.streams.max.size").max(1) as usize,
+                acceptable_recovery_lag: int("group.streams.acceptable.recovery.lag"),
+                task_offset_interval_ms: int("group.streams.task.offset.interval.ms") as i32,
+            },
             share: ShareGroupDefaults {
                 session_timeout_ms: int("group.share.session.timeout.ms") as i32,
                 heartbeat_interval_ms: int("group.share.heartbeat.interval.ms") as i32,

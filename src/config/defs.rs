@@ -172,7 +172,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.share.partition.max.record.locks", Int, Some("2000"), Validator::AtLeast(100), None, "Most in-flight records (between the share-partition start and end offsets) of one share-partition."),
     def!("group.share.max.size", Int, Some("200"), Validator::AtLeast(1), None, "Most members a share group may have."),
     def!("group.share.max.share.sessions", Int, Some("2000"), Validator::AtLeast(1), None, "Most share sessions this broker keeps."),
-    def!("group.streams.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Default streams.session.timeout.ms of streams groups (KIP-1071; streams groups are not served yet: this is the group config's default)."),
+    def!("group.streams.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Default streams.session.timeout.ms of streams groups (KIP-1071)."),
     def!("group.streams.min.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Smallest streams.session.timeout.ms a streams group may set."),
     def!("group.streams.max.session.timeout.ms", Int, Some("60000"), Validator::AtLeast(1), None, "Largest streams.session.timeout.ms a streams group may set."),
     def!("group.streams.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Default streams.heartbeat.interval.ms of streams groups."),
@@ -180,6 +180,9 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.streams.max.heartbeat.interval.ms", Int, Some("15000"), Validator::AtLeast(1), None, "Largest streams.heartbeat.interval.ms a streams group may set."),
     def!("group.streams.num.standby.replicas", Int, Some("0"), Validator::AtLeast(0), None, "Default streams.num.standby.replicas of streams groups."),
     def!("group.streams.max.standby.replicas", Int, Some("2"), Validator::AtLeast(0), None, "Largest streams.num.standby.replicas a streams group may set."),
+    def!("group.streams.acceptable.recovery.lag", Long, Some("10000"), Validator::AtLeast(0), None, "The lag under which a streams group's warm-up task counts as caught up."),
+    def!("group.streams.task.offset.interval.ms", Int, Some("60000"), Validator::AtLeast(1), None, "How often streams group members report their tasks' changelog offsets."),
+    def!("group.streams.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a streams group may have."),
     def!("group.streams.initial.rebalance.delay.ms", Int, Some("3000"), Validator::AtLeast(0), None, "Default streams.initial.rebalance.delay.ms of streams groups."),
     def!("share.coordinator.state.topic.num.partitions", Int, Some("50"), Validator::AtLeast(1), None, "Partitions of __share_group_state (fixed once the topic exists)."),
     def!("share.coordinator.state.topic.segment.bytes", Int, Some("104857600"), Validator::AtLeast(14), None, "segment.bytes of __share_group_state."),
@@ -281,7 +284,7 @@ pub static GROUP_CONFIGS: &[ConfigDef] = &[
         Some("45000"),
         Validator::AtLeast(1),
         Some("group.streams.session.timeout.ms"),
-        "Session timeout of a streams group's members, within group.streams.min/max.session.timeout.ms (stored for streams groups, KIP-1071, which are not served yet)."
+        "Session timeout of a streams group's members, within group.streams.min/max.session.timeout.ms."
     ),
     def!(
         "streams.heartbeat.interval.ms",

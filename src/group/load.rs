@@ -76,6 +76,7 @@ impl GroupCoordinator {
         };
         self.groups().retain(|id, _| !of_partition(id));
         self.consumer_groups().retain(|id, _| !of_partition(id));
+        self.streams_groups().retain(|id, _| !of_partition(id));
         for entries in self.pending_txn().values_mut() {
             entries.retain(|p| !of_partition(&p.group));
         }

@@ -15,6 +15,7 @@
 //! | `load.rs` | election, replay of `__consumer_offsets`, loading and resigning |
 //! | `classic/` | the classic protocol state machine and a group's offsets |
 //! | `consumer.rs` | the KIP-848 consumer group state machine and its assignors |
+//! | `streams/` | KIP-1071 streams groups: topology, task assignment, their requests |
 //! | `records.rs` | the `__consumer_offsets` key/value schemas and group placement |
 //! | `topics.rs` | what the coordinator sees of topics (`TopicsView` over the metadata) |
 
@@ -23,6 +24,7 @@ pub mod consumer;
 mod load;
 mod offsets;
 pub mod records;
+pub mod streams;
 #[cfg(test)]
 mod tests;
 pub mod topics;
@@ -57,6 +59,7 @@ pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
 pub struct CoordinatorConfig {
     pub group: GroupConfig,
     pub consumer: ConsumerGroupConfig,
+    pub streams: streams::StreamsGroupConfig,
     pub offsets_topic_partitions: i32,
     pub offsets_retention_ms: i64,
     pub offsets_retention_check_interval_ms: u64,
@@ -100,6 +103,8 @@ pub struct GroupCoordinator {
     groups: Mutex<HashMap<String, SharedGroup>>,
     /// KIP-848 groups. A group id lives in exactly one of the two maps.
     consumer_groups: Mutex<HashMap<String, SharedConsumerGroup>>,
+    /// KIP-1071 streams groups; a group id lives in one map only.
+    streams_groups: Mutex<HashMap<String, streams::SharedStreamsGroup>>,
     /// Topic names, ids and partition counts (assignments, regexes, record topic ids).
     topics: Arc<MetadataCache>,
     /// Members of groups loaded at startup, watched once the runtime starts the coordinator.
@@ -139,6 +144,7 @@ impl GroupCoordinator {
             topics,
             groups: Mutex::new(HashMap::new()),
             consumer_groups: Mutex::new(HashMap::new()),
+            streams_groups: Mutex::new(HashMap::new()),
             loaded_members: Mutex::new(Vec::new()),
             started: std::sync::atomic::AtomicBool::new(false),
             runtime: std::sync::OnceLock::new(),
@@ -392,6 +398,9 @@ impl GroupCoordinator {
         let group = match self.consumer_group(group_id) {
             Some(group) => group,
             None => {
+                if self.streams_group(group_id).is_some() {
+                    return Err(GroupError::GroupIdNotFound);
+                }
                 if heartbeat.member_epoch != 0 {
                     return Err(GroupError::UnknownMemberId);
                 }
@@ -623,6 +632,9 @@ impl GroupCoordinator {
         if group_id.is_empty() {
             return JoinResult::error(GroupError::InvalidGroupId, &request.member_id);
         }
+        if self.streams_group(group_id).is_some() {
+            return JoinResult::error(GroupError::GroupIdNotFound, &request.member_id);
+        }
         // An empty KIP-848 group converts to classic; one with members refuses classic joins.
         match self.take_consumer_group(group_id) {
             Err(error) => return JoinResult::error(error, &request.member_id),
@@ -767,6 +779,7 @@ impl GroupCoordinator {
                 }
             })
             .collect();
+        out.extend(self.streams_listings());
         let consumer_groups: Vec<SharedConsumerGroup> =
             self.consumer_groups().values().cloned().collect();
         out.extend(consumer_groups.iter().map(|group| {
@@ -782,9 +795,12 @@ impl GroupCoordinator {
         out
     }
 
-    /// Whether a classic or consumer group of this id exists (share groups live elsewhere).
+    /// Whether a classic, consumer or streams group of this id exists (share groups live
+    /// elsewhere).
     pub fn has_group(&self, group_id: &str) -> bool {
-        self.group(group_id).is_some() || self.consumer_group(group_id).is_some()
+        self.group(group_id).is_some()
+            || self.consumer_group(group_id).is_some()
+            || self.streams_group(group_id).is_some()
     }
 
     pub fn describe_group(&self, group_id: &str) -> Option<GroupDescription> {
@@ -829,6 +845,9 @@ impl GroupCoordinator {
 
     /// DeleteGroups for one group: only an empty group can go; its offsets go with it.
     pub fn delete_group(&self, group_id: &str) -> Result<(), GroupError> {
+        if let Some(result) = self.delete_streams_group(group_id) {
+            return result;
+        }
         if let Some(group) = self.consumer_group(group_id) {
             let mut g = lock_consumer(&group);
             if !g.is_empty() {

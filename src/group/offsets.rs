@@ -9,6 +9,7 @@ use super::classic::{CommittedOffset, GroupState, Offsets};
 use super::records::{OffsetValue, RecordKey};
 use super::{
     GroupCoordinator, SharedConsumerGroup, SharedGroup, lock_consumer, lock_group, records,
+    streams::lock_streams,
 };
 use crate::error::GroupError;
 use crate::types::{TopicPartition, now_ms};
@@ -66,6 +67,8 @@ impl GroupCoordinator {
             let key = (offset.topic, offset.partition);
             if let Some(group) = self.consumer_group(&offset.group) {
                 lock_consumer(&group).offsets.insert(key, offset.value);
+            } else if let Some(group) = self.streams_group(&offset.group) {
+                lock_streams(&group).offsets.insert(key, offset.value);
             } else {
                 let group = self.group_or_create(&offset.group);
                 lock_group(&group).offsets.insert(key, offset.value);
@@ -95,6 +98,11 @@ impl GroupCoordinator {
     ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
         if let Some(group) = self.consumer_group(group_id) {
             let mut g = lock_consumer(&group);
+            g.validate_offset_commit(member_id, generation)?;
+            return Ok(self.store_offsets(group_id, &mut g.offsets, expire_timestamp, offsets));
+        }
+        if let Some(group) = self.streams_group(group_id) {
+            let mut g = lock_streams(&group);
             g.validate_offset_commit(member_id, generation)?;
             return Ok(self.store_offsets(group_id, &mut g.offsets, expire_timestamp, offsets));
         }
@@ -142,6 +150,8 @@ impl GroupCoordinator {
         if generation >= 0 {
             if let Some(group) = self.consumer_group(group_id) {
                 lock_consumer(&group).validate_offset_commit(member_id, generation)?;
+            } else if let Some(group) = self.streams_group(group_id) {
+                lock_streams(&group).validate_offset_commit(member_id, generation)?;
             } else if let Some(group) = self.group(group_id) {
                 lock_group(&group).validate_offset_commit(member_id, instance, generation, true)?;
             }
@@ -235,6 +245,12 @@ impl GroupCoordinator {
                 g.validate_offset_commit(member_id, epoch)?;
             }
             g.offsets.clone()
+        } else if let Some(group) = self.streams_group(group_id) {
+            let g = lock_streams(&group);
+            if let Some((member_id, epoch)) = member.filter(|(_, epoch)| *epoch >= 0) {
+                g.validate_offset_commit(member_id, epoch)?;
+            }
+            g.offsets.clone()
         } else {
             self.group(group_id)
                 .map(|g| lock_group(&g).offsets.clone())
@@ -262,6 +278,9 @@ impl GroupCoordinator {
         group_id: &str,
         partitions: &[(String, i32)],
     ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
+        if let Some(group) = self.streams_group(group_id) {
+            return self.delete_streams_offsets(&group, partitions);
+        }
         let group = self.group(group_id).ok_or(GroupError::GroupIdNotFound)?;
         let mut g = lock_group(&group);
         if g.state == GroupState::Dead {
@@ -399,7 +418,7 @@ impl GroupCoordinator {
                 self.consumer_groups().remove(&id);
             }
         }
-        expired_total
+        expired_total + self.expire_streams_offsets(now)
     }
 }
 

@@ -25,6 +25,7 @@ fn coordinator(dir: &std::path::Path, retention_ms: i64) -> Arc<GroupCoordinator
     let config = CoordinatorConfig {
         group: GroupConfig::default(),
         consumer: ConsumerGroupConfig::default(),
+        streams: super::streams::StreamsGroupConfig::default(),
         offsets_topic_partitions: 2,
         offsets_retention_ms: retention_ms,
         offsets_retention_check_interval_ms: 1000,

@@ -1,7 +1,8 @@
 //! The checks of the group APIs: FindCoordinator (DESCRIBE on the group or transactional id,
 //! CLUSTER_ACTION for share keys), the classic protocol (READ on the group), KIP-848 heartbeats
 //! (READ on the group, DESCRIBE on subscribed topics), OffsetCommit / OffsetFetch /
-//! OffsetDelete (the group, then each topic), Describe/List/DeleteGroups.
+//! OffsetDelete (the group, then each topic), Describe/List/DeleteGroups, the streams group
+//! APIs (KIP-1071).
 
 use super::{Authz, Gate, check_answer, pass, pass_merging, require, take_refused};
 use crate::api::ApiContext;
@@ -268,7 +269,8 @@ macro_rules! described_group {
 described_group!(
     describe_groups_response::DescribedGroup,
     consumer_group_describe_response::DescribedGroup,
-    share_group_describe_response::DescribedGroup
+    share_group_describe_response::DescribedGroup,
+    streams_group_describe_response::DescribedGroup
 );
 
 /// READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS.
@@ -413,3 +415,70 @@ heartbeat_gate!(
     ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse
 );
+
+/// StreamsGroupHeartbeat: READ on the group, DESCRIBE on every topic of the topology a
+/// joining member brings (Kafka's `handleStreamsGroupHeartbeat`).
+pub fn streams_group_heartbeat(
+    ctx: &ApiContext,
+    request: StreamsGroupHeartbeatRequest,
+    _: i16,
+) -> Gate<StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse> {
+    let Some(authz) = Authz::of(ctx) else {
+        return pass(request);
+    };
+    let topics: Option<Vec<TopicName>> = request.topology.as_ref().map(|t| {
+        t.subtopologies
+            .iter()
+            .flat_map(|s| {
+                s.source_topics
+                    .iter()
+                    .chain(&s.repartition_sink_topics)
+                    .cloned()
+                    .chain(s.repartition_source_topics.iter().map(|i| i.name.clone()))
+                    .chain(s.state_changelog_topics.iter().map(|i| i.name.clone()))
+            })
+            .collect()
+    });
+    match membership_error(&authz, &request.group_id, &topics) {
+        Some(error_code) => Gate::Refuse(
+            StreamsGroupHeartbeatResponse::default()
+                .with_error_code(error_code)
+                .with_member_epoch(-1),
+        ),
+        None => pass(request),
+    }
+}
+
+/// StreamsGroupTopologyDescriptionUpdate: READ on the group, as a heartbeat.
+pub fn streams_group_topology_description_update(
+    ctx: &ApiContext,
+    request: StreamsGroupTopologyDescriptionUpdateRequest,
+    _: i16,
+) -> Gate<StreamsGroupTopologyDescriptionUpdateRequest, StreamsGroupTopologyDescriptionUpdateResponse>
+{
+    require(
+        ctx,
+        request,
+        |authz, request| authz.group(AclOperation::Read, &request.group_id),
+        |_| {
+            StreamsGroupTopologyDescriptionUpdateResponse::default()
+                .with_error_code(code::GROUP_AUTHORIZATION_FAILED)
+        },
+    )
+}
+
+pub fn streams_group_describe(
+    ctx: &ApiContext,
+    request: StreamsGroupDescribeRequest,
+    _version: i16,
+) -> Gate<StreamsGroupDescribeRequest, StreamsGroupDescribeResponse> {
+    check_answer(
+        ctx,
+        request,
+        |authz, response: &mut StreamsGroupDescribeResponse| {
+            for group in &mut response.groups {
+                group.check(authz);
+            }
+        },
+    )
+}

@@ -272,7 +272,13 @@ pub mod share_group_heartbeat_request;
 pub use share_group_heartbeat_request::ShareGroupHeartbeatRequest;
 
 pub mod share_group_describe_request;
+pub mod streams_group_describe_request;
+pub mod streams_group_heartbeat_request;
+pub mod streams_group_topology_description_update_request;
 pub use share_group_describe_request::ShareGroupDescribeRequest;
+pub use streams_group_describe_request::StreamsGroupDescribeRequest;
+pub use streams_group_heartbeat_request::StreamsGroupHeartbeatRequest;
+pub use streams_group_topology_description_update_request::StreamsGroupTopologyDescriptionUpdateRequest;
 
 pub mod share_fetch_request;
 pub use share_fetch_request::ShareFetchRequest;
@@ -533,7 +539,13 @@ pub mod share_group_heartbeat_response;
 pub use share_group_heartbeat_response::ShareGroupHeartbeatResponse;
 
 pub mod share_group_describe_response;
+pub mod streams_group_describe_response;
+pub mod streams_group_heartbeat_response;
+pub mod streams_group_topology_description_update_response;
 pub use share_group_describe_response::ShareGroupDescribeResponse;
+pub use streams_group_describe_response::StreamsGroupDescribeResponse;
+pub use streams_group_heartbeat_response::StreamsGroupHeartbeatResponse;
+pub use streams_group_topology_description_update_response::StreamsGroupTopologyDescriptionUpdateResponse;
 
 pub mod share_fetch_response;
 pub use share_fetch_response::ShareFetchResponse;
@@ -1019,6 +1031,24 @@ impl Request for ShareGroupDescribeRequest {
 }
 
 #[cfg(all(feature = "client", feature = "broker"))]
+impl Request for StreamsGroupHeartbeatRequest {
+    const KEY: i16 = 88;
+    type Response = StreamsGroupHeartbeatResponse;
+}
+
+#[cfg(all(feature = "client", feature = "broker"))]
+impl Request for StreamsGroupDescribeRequest {
+    const KEY: i16 = 89;
+    type Response = StreamsGroupDescribeResponse;
+}
+
+#[cfg(all(feature = "client", feature = "broker"))]
+impl Request for StreamsGroupTopologyDescriptionUpdateRequest {
+    const KEY: i16 = 93;
+    type Response = StreamsGroupTopologyDescriptionUpdateResponse;
+}
+
+#[cfg(all(feature = "client", feature = "broker"))]
 impl Request for ShareFetchRequest {
     const KEY: i16 = 78;
     type Response = ShareFetchResponse;
@@ -1247,6 +1277,12 @@ pub enum ApiKey {
     ShareGroupHeartbeat = 76,
     /// API key for request ShareGroupDescribeRequest
     ShareGroupDescribe = 77,
+    /// API key for request StreamsGroupHeartbeatRequest
+    StreamsGroupHeartbeat = 88,
+    /// API key for request StreamsGroupDescribeRequest
+    StreamsGroupDescribe = 89,
+    /// API key for request StreamsGroupTopologyDescriptionUpdateRequest
+    StreamsGroupTopologyDescriptionUpdate = 93,
     /// API key for request ShareFetchRequest
     ShareFetch = 78,
     /// API key for request ShareAcknowledgeRequest
@@ -1373,6 +1409,11 @@ impl ApiKey {
             }
             ApiKey::ShareGroupHeartbeat => ShareGroupHeartbeatRequest::header_version(version),
             ApiKey::ShareGroupDescribe => ShareGroupDescribeRequest::header_version(version),
+            ApiKey::StreamsGroupHeartbeat => StreamsGroupHeartbeatRequest::header_version(version),
+            ApiKey::StreamsGroupDescribe => StreamsGroupDescribeRequest::header_version(version),
+            ApiKey::StreamsGroupTopologyDescriptionUpdate => {
+                StreamsGroupTopologyDescriptionUpdateRequest::header_version(version)
+            }
             ApiKey::ShareFetch => ShareFetchRequest::header_version(version),
             ApiKey::ShareAcknowledge => ShareAcknowledgeRequest::header_version(version),
             ApiKey::AddRaftVoter => AddRaftVoterRequest::header_version(version),
@@ -1495,6 +1536,11 @@ impl ApiKey {
             }
             ApiKey::ShareGroupHeartbeat => ShareGroupHeartbeatResponse::header_version(version),
             ApiKey::ShareGroupDescribe => ShareGroupDescribeResponse::header_version(version),
+            ApiKey::StreamsGroupHeartbeat => StreamsGroupHeartbeatResponse::header_version(version),
+            ApiKey::StreamsGroupDescribe => StreamsGroupDescribeResponse::header_version(version),
+            ApiKey::StreamsGroupTopologyDescriptionUpdate => {
+                StreamsGroupTopologyDescriptionUpdateResponse::header_version(version)
+            }
             ApiKey::ShareFetch => ShareFetchResponse::header_version(version),
             ApiKey::ShareAcknowledge => ShareAcknowledgeResponse::header_version(version),
             ApiKey::AddRaftVoter => AddRaftVoterResponse::header_version(version),
@@ -1597,6 +1643,9 @@ impl ApiKey {
             ApiKey::DescribeTopicPartitions => VersionRange { min: 0, max: 0 },
             ApiKey::ShareGroupHeartbeat => VersionRange { min: 1, max: 1 },
             ApiKey::ShareGroupDescribe => VersionRange { min: 1, max: 1 },
+            ApiKey::StreamsGroupHeartbeat => VersionRange { min: 0, max: 1 },
+            ApiKey::StreamsGroupDescribe => VersionRange { min: 0, max: 1 },
+            ApiKey::StreamsGroupTopologyDescriptionUpdate => VersionRange { min: 0, max: 0 },
             ApiKey::ShareFetch => VersionRange { min: 1, max: 1 },
             ApiKey::ShareAcknowledge => VersionRange { min: 1, max: 1 },
             ApiKey::AddRaftVoter => VersionRange { min: 0, max: 0 },
@@ -1707,6 +1756,11 @@ impl TryFrom<i16> for ApiKey {
             x if x == ApiKey::DescribeTopicPartitions as i16 => Ok(ApiKey::DescribeTopicPartitions),
             x if x == ApiKey::ShareGroupHeartbeat as i16 => Ok(ApiKey::ShareGroupHeartbeat),
             x if x == ApiKey::ShareGroupDescribe as i16 => Ok(ApiKey::ShareGroupDescribe),
+            x if x == ApiKey::StreamsGroupHeartbeat as i16 => Ok(ApiKey::StreamsGroupHeartbeat),
+            x if x == ApiKey::StreamsGroupDescribe as i16 => Ok(ApiKey::StreamsGroupDescribe),
+            x if x == ApiKey::StreamsGroupTopologyDescriptionUpdate as i16 => {
+                Ok(ApiKey::StreamsGroupTopologyDescriptionUpdate)
+            }
             x if x == ApiKey::ShareFetch as i16 => Ok(ApiKey::ShareFetch),
             x if x == ApiKey::ShareAcknowledge as i16 => Ok(ApiKey::ShareAcknowledge),
             x if x == ApiKey::AddRaftVoter as i16 => Ok(ApiKey::AddRaftVoter),
@@ -1884,6 +1938,12 @@ pub enum RequestKind {
     ShareGroupHeartbeat(ShareGroupHeartbeatRequest),
     /// ShareGroupDescribeRequest,
     ShareGroupDescribe(ShareGroupDescribeRequest),
+    /// StreamsGroupHeartbeatRequest,
+    StreamsGroupHeartbeat(StreamsGroupHeartbeatRequest),
+    /// StreamsGroupDescribeRequest,
+    StreamsGroupDescribe(StreamsGroupDescribeRequest),
+    /// StreamsGroupTopologyDescriptionUpdateRequest,
+    StreamsGroupTopologyDescriptionUpdate(StreamsGroupTopologyDescriptionUpdateRequest),
     /// ShareFetchRequest,
     ShareFetch(ShareFetchRequest),
     /// ShareAcknowledgeRequest,
@@ -1992,6 +2052,9 @@ impl RequestKind {
             RequestKind::DescribeTopicPartitions(x) => encode(x, bytes, version),
             RequestKind::ShareGroupHeartbeat(x) => encode(x, bytes, version),
             RequestKind::ShareGroupDescribe(x) => encode(x, bytes, version),
+            RequestKind::StreamsGroupHeartbeat(x) => encode(x, bytes, version),
+            RequestKind::StreamsGroupDescribe(x) => encode(x, bytes, version),
+            RequestKind::StreamsGroupTopologyDescriptionUpdate(x) => encode(x, bytes, version),
             RequestKind::ShareFetch(x) => encode(x, bytes, version),
             RequestKind::ShareAcknowledge(x) => encode(x, bytes, version),
             RequestKind::AddRaftVoter(x) => encode(x, bytes, version),
@@ -2143,6 +2206,15 @@ impl RequestKind {
             ApiKey::ShareGroupDescribe => {
                 Ok(RequestKind::ShareGroupDescribe(decode(bytes, version)?))
             }
+            ApiKey::StreamsGroupHeartbeat => {
+                Ok(RequestKind::StreamsGroupHeartbeat(decode(bytes, version)?))
+            }
+            ApiKey::StreamsGroupDescribe => {
+                Ok(RequestKind::StreamsGroupDescribe(decode(bytes, version)?))
+            }
+            ApiKey::StreamsGroupTopologyDescriptionUpdate => Ok(
+                RequestKind::StreamsGroupTopologyDescriptionUpdate(decode(bytes, version)?),
+            ),
             ApiKey::ShareFetch => Ok(RequestKind::ShareFetch(decode(bytes, version)?)),
             ApiKey::ShareAcknowledge => Ok(RequestKind::ShareAcknowledge(decode(bytes, version)?)),
             ApiKey::AddRaftVoter => Ok(RequestKind::AddRaftVoter(decode(bytes, version)?)),
@@ -2694,6 +2766,27 @@ impl From<ShareGroupDescribeRequest> for RequestKind {
 }
 
 #[cfg(feature = "messages_enums")]
+impl From<StreamsGroupHeartbeatRequest> for RequestKind {
+    fn from(value: StreamsGroupHeartbeatRequest) -> RequestKind {
+        RequestKind::StreamsGroupHeartbeat(value)
+    }
+}
+
+#[cfg(feature = "messages_enums")]
+impl From<StreamsGroupDescribeRequest> for RequestKind {
+    fn from(value: StreamsGroupDescribeRequest) -> RequestKind {
+        RequestKind::StreamsGroupDescribe(value)
+    }
+}
+
+#[cfg(feature = "messages_enums")]
+impl From<StreamsGroupTopologyDescriptionUpdateRequest> for RequestKind {
+    fn from(value: StreamsGroupTopologyDescriptionUpdateRequest) -> RequestKind {
+        RequestKind::StreamsGroupTopologyDescriptionUpdate(value)
+    }
+}
+
+#[cfg(feature = "messages_enums")]
 impl From<ShareFetchRequest> for RequestKind {
     fn from(value: ShareFetchRequest) -> RequestKind {
         RequestKind::ShareFetch(value)
@@ -2961,6 +3054,12 @@ pub enum ResponseKind {
     ShareGroupHeartbeat(ShareGroupHeartbeatResponse),
     /// ShareGroupDescribeResponse,
     ShareGroupDescribe(ShareGroupDescribeResponse),
+    /// StreamsGroupHeartbeatResponse,
+    StreamsGroupHeartbeat(StreamsGroupHeartbeatResponse),
+    /// StreamsGroupDescribeResponse,
+    StreamsGroupDescribe(StreamsGroupDescribeResponse),
+    /// StreamsGroupTopologyDescriptionUpdateResponse,
+    StreamsGroupTopologyDescriptionUpdate(StreamsGroupTopologyDescriptionUpdateResponse),
     /// ShareFetchResponse,
     ShareFetch(ShareFetchResponse),
     /// ShareAcknowledgeResponse,
@@ -3069,6 +3168,9 @@ impl ResponseKind {
             ResponseKind::DescribeTopicPartitions(x) => encode(x, bytes, version),
             ResponseKind::ShareGroupHeartbeat(x) => encode(x, bytes, version),
             ResponseKind::ShareGroupDescribe(x) => encode(x, bytes, version),
+            ResponseKind::StreamsGroupHeartbeat(x) => encode(x, bytes, version),
+            ResponseKind::StreamsGroupDescribe(x) => encode(x, bytes, version),
+            ResponseKind::StreamsGroupTopologyDescriptionUpdate(x) => encode(x, bytes, version),
             ResponseKind::ShareFetch(x) => encode(x, bytes, version),
             ResponseKind::ShareAcknowledge(x) => encode(x, bytes, version),
             ResponseKind::AddRaftVoter(x) => encode(x, bytes, version),
@@ -3220,6 +3322,15 @@ impl ResponseKind {
             ApiKey::ShareGroupDescribe => {
                 Ok(ResponseKind::ShareGroupDescribe(decode(bytes, version)?))
             }
+            ApiKey::StreamsGroupHeartbeat => {
+                Ok(ResponseKind::StreamsGroupHeartbeat(decode(bytes, version)?))
+            }
+            ApiKey::StreamsGroupDescribe => {
+                Ok(ResponseKind::StreamsGroupDescribe(decode(bytes, version)?))
+            }
+            ApiKey::StreamsGroupTopologyDescriptionUpdate => Ok(
+                ResponseKind::StreamsGroupTopologyDescriptionUpdate(decode(bytes, version)?),
+            ),
             ApiKey::ShareFetch => Ok(ResponseKind::ShareFetch(decode(bytes, version)?)),
             ApiKey::ShareAcknowledge => Ok(ResponseKind::ShareAcknowledge(decode(bytes, version)?)),
             ApiKey::AddRaftVoter => Ok(ResponseKind::AddRaftVoter(decode(bytes, version)?)),
@@ -3381,6 +3492,15 @@ impl ResponseKind {
             }
             ResponseKind::ShareGroupDescribe(_) => {
                 ShareGroupDescribeResponse::header_version(version)
+            }
+            ResponseKind::StreamsGroupHeartbeat(_) => {
+                StreamsGroupHeartbeatResponse::header_version(version)
+            }
+            ResponseKind::StreamsGroupDescribe(_) => {
+                StreamsGroupDescribeResponse::header_version(version)
+            }
+            ResponseKind::StreamsGroupTopologyDescriptionUpdate(_) => {
+                StreamsGroupTopologyDescriptionUpdateResponse::header_version(version)
             }
             ResponseKind::ShareFetch(_) => ShareFetchResponse::header_version(version),
             ResponseKind::ShareAcknowledge(_) => ShareAcknowledgeResponse::header_version(version),
@@ -3930,6 +4050,27 @@ impl From<ShareGroupHeartbeatResponse> for ResponseKind {
 impl From<ShareGroupDescribeResponse> for ResponseKind {
     fn from(value: ShareGroupDescribeResponse) -> ResponseKind {
         ResponseKind::ShareGroupDescribe(value)
+    }
+}
+
+#[cfg(feature = "messages_enums")]
+impl From<StreamsGroupHeartbeatResponse> for ResponseKind {
+    fn from(value: StreamsGroupHeartbeatResponse) -> ResponseKind {
+        ResponseKind::StreamsGroupHeartbeat(value)
+    }
+}
+
+#[cfg(feature = "messages_enums")]
+impl From<StreamsGroupDescribeResponse> for ResponseKind {
+    fn from(value: StreamsGroupDescribeResponse) -> ResponseKind {
+        ResponseKind::StreamsGroupDescribe(value)
+    }
+}
+
+#[cfg(feature = "messages_enums")]
+impl From<StreamsGroupTopologyDescriptionUpdateResponse> for ResponseKind {
+    fn from(value: StreamsGroupTopologyDescriptionUpdateResponse) -> ResponseKind {
+        ResponseKind::StreamsGroupTopologyDescriptionUpdate(value)
     }
 }
 

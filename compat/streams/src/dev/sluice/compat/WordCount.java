@@ -67,6 +67,8 @@ public final class WordCount {
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, appId);
         p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        // "classic" (the consumer group protocol) or "streams" (KIP-1071, the broker assigns tasks).
+        p.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, System.getenv().getOrDefault("STREAMS_GROUP_PROTOCOL", "classic"));
         p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
         // Commits a second apart, and output sent as soon as it is made: at the SIGKILL the broker
         // holds output of the open transaction, which it must abort.
