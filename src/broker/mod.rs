@@ -45,6 +45,7 @@ use crate::controller::service::{self, ControllerHandle, ControllerSettings};
 use crate::error::Error;
 use crate::group::classic::GroupConfig;
 use crate::group::consumer::ConsumerGroupConfig;
+use crate::group::streams::StreamsGroupConfig;
 use crate::group::{CoordinatorConfig, GroupCoordinator};
 use crate::metadata::cache::{ImageSlot, MetadataCache};
 use crate::metadata::image::MetadataImage;
@@ -102,7 +103,15 @@ fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
             assignors: config.consumer_assignors.clone(),
             max_size: config.consumer_max_size,
         },
-        streams: config.streams.clone(),
+        streams: StreamsGroupConfig {
+            session_timeout_ms: config.streams.session_timeout_ms,
+            heartbeat_interval_ms: config.streams.heartbeat_interval_ms,
+            num_standby_replicas: config.streams.num_standby_replicas,
+            initial_rebalance_delay_ms: config.streams.initial_rebalance_delay_ms,
+            max_size: config.streams.max_size,
+            acceptable_recovery_lag: config.streams.acceptable_recovery_lag,
+            task_offset_interval_ms: config.streams.task_offset_interval_ms,
+        },
         offsets_topic_partitions: config.offsets_topic_partitions,
         offsets_retention_ms: config.offsets_retention_ms,
         offsets_retention_check_interval_ms: config.offsets_retention_check_interval_ms,

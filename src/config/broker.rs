@@ -82,7 +82,7 @@ pub struct BrokerConfig {
     pub consumer_assignors: Vec<String>,
     pub consumer_max_size: usize,
     /// Defaults of streams groups (`group.streams.*`, KIP-1071).
-    pub streams: crate::group::streams::StreamsGroupConfig,
+    pub streams: StreamsGroupDefaults,
     pub share: ShareGroupDefaults,
     pub producer_id_expiration_ms: i64,
     pub http: HttpConfig,
@@ -138,6 +138,18 @@ impl HttpConfig {
         let host = host.trim_start_matches('[').trim_end_matches(']');
         Ok(Some((host.to_string(), port)))
     }
+}
+
+/// The broker's `group.streams.*` settings: the defaults of every streams group (KIP-1071).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamsGroupDefaults {
+    pub session_timeout_ms: i32,
+    pub heartbeat_interval_ms: i32,
+    pub num_standby_replicas: i32,
+    pub initial_rebalance_delay_ms: i32,
+    pub max_size: usize,
+    pub acceptable_recovery_lag: i64,
+    pub task_offset_interval_ms: i32,
 }
 
 /// The broker's `group.share.*` settings: the defaults of every share group (KIP-932).
@@ -485,7 +497,7 @@ impl BrokerConfig {
                 .filter(|a| !a.is_empty())
                 .collect(),
             consumer_max_size: int("group.consumer.max.size").max(1) as usize,
-            streams: crate::group::streams::StreamsGroupConfig {
+            streams: StreamsGroupDefaults {
                 session_timeout_ms: int("group.streams.session.timeout.ms") as i32,
                 heartbeat_interval_ms: int("group.streams.heartbeat.interval.ms") as i32,
                 num_standby_replicas: int("group.streams.num.standby.replicas") as i32,
