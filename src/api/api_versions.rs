@@ -165,6 +165,7 @@ mod tests {
         };
         assert_eq!(finalized("metadata.version"), Some((25, 25)));
         assert_eq!(finalized("group.version"), Some((1, 1)));
+        assert_eq!(finalized("streams.version"), Some((1, 1)));
         assert_eq!(finalized("transaction.version"), None);
         assert_eq!(response.supported_features.len(), FEATURES.len());
     }

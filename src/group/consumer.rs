@@ -20,7 +20,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tokio::time::{Duration, Instant};
 
 /// topic name -> partitions.
-pub type Assignment = BTreeMap<String, BTreeSet<i32>>;
+pub use super::reconcile::Assignment;
+use super::reconcile::{Progress, Reconciling, flatten, is_subset};
 
 /// The topics a coordinator can see.
 pub trait TopicsView {
@@ -583,10 +584,10 @@ impl ConsumerGroup {
     /// The earliest deadline of `member_id`, `None` once it is gone.
     pub fn deadline_of(&self, member_id: &str) -> Option<Instant> {
         let m = self.members.get(member_id)?;
-        Some(
-            m.revocation_deadline
-                .map_or(m.session_deadline, |d| d.min(m.session_deadline)),
-        )
+        Some(super::reconcile::deadline(
+            m.session_deadline,
+            m.revocation_deadline,
+        ))
     }
 
     fn compute_target(&mut self, config: &ConsumerGroupConfig, topics: &dyn TopicsView) {
@@ -626,45 +627,32 @@ impl ConsumerGroup {
         let Some(member) = self.members.get_mut(member_id) else {
             return;
         };
-        if member.state == MemberState::UnrevokedPartitions {
-            let revoked =
-                owned.is_some_and(|o| flatten(o).is_disjoint(&flatten(&member.pending_revocation)));
-            if !revoked {
-                return;
-            }
-            member.pending_revocation.clear();
-            member.revocation_deadline = None;
-        }
-        if member.member_epoch == target_epoch && member.state == MemberState::Stable {
-            return;
-        }
-        let revoke = difference(&member.assigned, &target);
-        if !revoke.is_empty() {
-            member.assigned = intersection(&member.assigned, &target);
-            member.pending_revocation = revoke;
-            member.state = MemberState::UnrevokedPartitions;
-            member.revocation_deadline =
-                Some(now + Duration::from_millis(member.rebalance_timeout_ms.max(0) as u64));
-            return;
-        }
-        if member.member_epoch != target_epoch {
-            member.previous_member_epoch = member.member_epoch;
-            member.member_epoch = target_epoch;
-        }
-        let mut withheld = false;
-        for (topic, partitions) in &target {
-            for p in partitions {
-                if held_elsewhere.contains(&(topic.clone(), *p)) {
-                    withheld = true;
-                } else {
-                    member.assigned.entry(topic.clone()).or_default().insert(*p);
-                }
-            }
-        }
-        member.state = if withheld {
-            MemberState::UnreleasedPartitions
-        } else {
-            MemberState::Stable
+        let progress = match member.state {
+            MemberState::Stable => Progress::Stable,
+            MemberState::UnrevokedPartitions => Progress::Unrevoked,
+            MemberState::UnreleasedPartitions => Progress::Unreleased,
+        };
+        let revocation_deadline =
+            now + Duration::from_millis(member.rebalance_timeout_ms.max(0) as u64);
+        let progress = super::reconcile::step(
+            Reconciling {
+                epoch: &mut member.member_epoch,
+                previous_epoch: &mut member.previous_member_epoch,
+                progress,
+                assigned: &mut member.assigned,
+                pending: &mut member.pending_revocation,
+                revocation_deadline: &mut member.revocation_deadline,
+            },
+            &target,
+            target_epoch,
+            owned,
+            &held_elsewhere,
+            revocation_deadline,
+        );
+        member.state = match progress {
+            Progress::Stable => MemberState::Stable,
+            Progress::Unrevoked => MemberState::UnrevokedPartitions,
+            Progress::Unreleased => MemberState::UnreleasedPartitions,
         };
     }
 
@@ -675,44 +663,12 @@ impl ConsumerGroup {
         member_id: &str,
         member_epoch: i32,
     ) -> Result<(), GroupError> {
-        if member_epoch < 0 && self.members.is_empty() {
-            return Ok(());
-        }
-        let member = self
-            .members
-            .get(member_id)
-            .ok_or(GroupError::UnknownMemberId)?;
-        if member_epoch != member.member_epoch {
-            return Err(GroupError::StaleMemberEpoch);
-        }
-        Ok(())
+        super::reconcile::validate_member_epoch(
+            self.members.is_empty(),
+            self.members.get(member_id).map(|m| m.member_epoch),
+            member_epoch,
+        )
     }
-}
-
-fn flatten(a: &Assignment) -> BTreeSet<(String, i32)> {
-    a.iter()
-        .flat_map(|(t, ps)| ps.iter().map(move |p| (t.clone(), *p)))
-        .collect()
-}
-
-fn unflatten(set: impl IntoIterator<Item = (String, i32)>) -> Assignment {
-    let mut out = Assignment::new();
-    for (t, p) in set {
-        out.entry(t).or_default().insert(p);
-    }
-    out
-}
-
-fn difference(a: &Assignment, b: &Assignment) -> Assignment {
-    unflatten(flatten(a).difference(&flatten(b)).cloned())
-}
-
-fn intersection(a: &Assignment, b: &Assignment) -> Assignment {
-    unflatten(flatten(a).intersection(&flatten(b)).cloned())
-}
-
-fn is_subset(a: &Assignment, b: &Assignment) -> bool {
-    flatten(a).is_subset(&flatten(b))
 }
 
 /// Kafka's range assignor, server side: per topic, the subscribed members (by id) get

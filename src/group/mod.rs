@@ -16,6 +16,8 @@
 //! | `classic/` | the classic protocol state machine and a group's offsets |
 //! | `consumer.rs` | the KIP-848 consumer group state machine and its assignors |
 //! | `streams/` | KIP-1071 streams groups: topology, task assignment, their requests |
+//! | `reconcile.rs` | what consumer and streams groups share: a member's step towards its target |
+//! | `timers.rs` | join, session and revocation deadlines: the tasks that fence members |
 //! | `records.rs` | the `__consumer_offsets` key/value schemas and group placement |
 //! | `topics.rs` | what the coordinator sees of topics (`TopicsView` over the metadata) |
 
@@ -23,10 +25,12 @@ pub mod classic;
 pub mod consumer;
 mod load;
 mod offsets;
+pub mod reconcile;
 pub mod records;
 pub mod streams;
 #[cfg(test)]
 mod tests;
+mod timers;
 pub mod topics;
 
 pub use offsets::OffsetCommit;
@@ -320,69 +324,6 @@ impl GroupCoordinator {
         }
     }
 
-    /// Spawns a timer task on the coordinator's runtime (its `runtime` field),
-    /// whichever thread asks. Before `start` there is no runtime yet: loaded members wait in
-    /// `loaded_members` until then, and requests come only after it.
-    fn spawn_timer(&self, timer: impl std::future::Future<Output = ()> + Send + 'static) {
-        match self
-            .runtime
-            .get()
-            .cloned()
-            .or_else(|| tokio::runtime::Handle::try_current().ok())
-        {
-            Some(runtime) => {
-                runtime.spawn(timer);
-            }
-            None => {
-                tracing::error!("group timer asked for before the coordinator started; dropped")
-            }
-        }
-    }
-
-    fn arm_join_timer(self: &Arc<Self>, group_id: String, rebalance_id: u64, deadline: Instant) {
-        let this = self.clone();
-        self.spawn_timer(async move {
-            tokio::time::sleep_until(deadline).await;
-            let Some(group) = this.group(&group_id) else {
-                return;
-            };
-            let mut g = lock_group(&group);
-            let effects =
-                g.on_join_timer(rebalance_id, &this.config.group, Instant::now(), now_ms());
-            this.apply(&g, effects);
-        });
-    }
-
-    /// Evicts `member_id` when its session runs out (checked at its current deadline, which
-    /// heartbeats keep moving), then stops.
-    fn watch_member(self: &Arc<Self>, group_id: String, member_id: String) {
-        let this = self.clone();
-        self.spawn_timer(async move {
-            loop {
-                let deadline = {
-                    let Some(group) = this.group(&group_id) else {
-                        return;
-                    };
-                    let g = lock_group(&group);
-                    match g.deadline_of(&member_id) {
-                        Some(deadline) => deadline,
-                        None => return,
-                    }
-                };
-                tokio::time::sleep_until(deadline).await;
-                let Some(group) = this.group(&group_id) else {
-                    return;
-                };
-                let mut g = lock_group(&group);
-                if let Some(effects) =
-                    g.expire_member(&member_id, &this.config.group, Instant::now(), now_ms())
-                {
-                    this.apply(&g, effects);
-                }
-            }
-        });
-    }
-
     // ---- the KIP-848 consumer protocol -------------------------------------------------------
 
     /// ConsumerGroupHeartbeat. An empty classic group of the same id is converted (its offsets
@@ -473,32 +414,6 @@ impl GroupCoordinator {
         drop(g);
         self.consumer_groups().remove(group_id);
         Ok(Some(offsets))
-    }
-
-    fn watch_consumer_member(self: &Arc<Self>, group_id: String, member_id: String) {
-        let this = self.clone();
-        self.spawn_timer(async move {
-            loop {
-                let deadline = {
-                    let Some(group) = this.consumer_group(&group_id) else {
-                        return;
-                    };
-                    let mut g = lock_consumer(&group);
-                    match g.deadline_of(&member_id) {
-                        Some(deadline) => deadline,
-                        None => {
-                            g.watched.remove(&member_id);
-                            return;
-                        }
-                    }
-                };
-                tokio::time::sleep_until(deadline).await;
-                let Some(group) = this.consumer_group(&group_id) else {
-                    return;
-                };
-                lock_consumer(&group).expire(Instant::now(), now_ms());
-            }
-        });
     }
 
     /// Writes what changed in a consumer group (KIP-848 records). On failure the changes stay

@@ -392,33 +392,47 @@ impl GroupCoordinator {
             if !g.is_empty() {
                 continue;
             }
-            let since_empty = g.state_timestamp;
-            let expired: Vec<(String, i32)> = g
-                .offsets
-                .iter()
-                .filter(|(_, o)| {
-                    o.expire_timestamp.map_or(
-                        now - since_empty >= self.config.offsets_retention_ms,
-                        |expire| now >= expire,
-                    )
-                })
-                .map(|(k, _)| k.clone())
-                .collect();
-            let entries: Vec<(RecordKey, Option<Bytes>)> = offset_tombstones(&g.id, expired.iter());
-            if entries.is_empty() || self.write(&g.id.clone(), &entries).is_err() {
-                continue;
-            }
-            expired_total += expired.len();
-            for key in &expired {
-                g.offsets.remove(key);
-            }
-            if g.offsets.is_empty() {
-                let id = g.id.clone();
+            let (id, since_empty) = (g.id.clone(), g.state_timestamp);
+            let expired = self.expire_empty_group_offsets(&id, &mut g.offsets, since_empty, now);
+            expired_total += expired;
+            if expired > 0 && g.offsets.is_empty() {
                 drop(g);
                 self.consumer_groups().remove(&id);
             }
         }
         expired_total + self.expire_streams_offsets(now)
+    }
+}
+
+impl GroupCoordinator {
+    /// Expires the offsets of empty group `id` (empty since `since_empty`) by Kafka's rule: an
+    /// explicit expiry time, else `offsets.retention.minutes` after the group emptied. Returns
+    /// how many went (none when their tombstones could not be written).
+    pub(super) fn expire_empty_group_offsets(
+        &self,
+        id: &str,
+        offsets: &mut Offsets,
+        since_empty: i64,
+        now: i64,
+    ) -> usize {
+        let expired: Vec<(String, i32)> = offsets
+            .iter()
+            .filter(|(_, o)| {
+                o.expire_timestamp.map_or(
+                    now - since_empty >= self.config.offsets_retention_ms,
+                    |expire| now >= expire,
+                )
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        let entries = offset_tombstones(id, expired.iter());
+        if entries.is_empty() || self.write(id, &entries).is_err() {
+            return 0;
+        }
+        for key in &expired {
+            offsets.remove(key);
+        }
+        expired.len()
     }
 }
 

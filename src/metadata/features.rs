@@ -6,6 +6,7 @@
 //! follows; operators' tools (Strimzi among them) read it to tell a KRaft cluster's version.
 //! `group.version` 1 is the KIP-848 consumer group protocol (ConsumerGroupHeartbeat);
 //! `share.version` 1 is KIP-932 share groups, finalized only where they are offered.
+//! `streams.version` 1 is KIP-1071 streams groups (StreamsGroupHeartbeat).
 //! `transaction.version` is left out, which clients read as 0: level 2 (KIP-890 part 2,
 //! partitions added to a transaction by Produce and an epoch bump per EndTxn) is not built,
 //! and a Java client finding it finalized would rely on it.
@@ -39,6 +40,12 @@ pub const FEATURES: &[Feature] = &[
     // see `ShareCoordinator::offered`.
     Feature {
         name: SHARE_VERSION,
+        min_supported: 0,
+        max_supported: 1,
+        finalized: 1,
+    },
+    Feature {
+        name: "streams.version",
         min_supported: 0,
         max_supported: 1,
         finalized: 1,

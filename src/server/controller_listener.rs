@@ -240,6 +240,24 @@ mod tests {
         panic!("no active controller");
     }
 
+    /// `op` answered by the active controller: leadership may still move right after an
+    /// election (on a loaded machine), so NOT_CONTROLLER is retried on the new leader.
+    async fn call_active(
+        voters: &[Voter],
+        op: impl Fn() -> ControllerOp,
+    ) -> Result<crate::controller::service::ControllerReply, crate::error::Error> {
+        for _ in 0..100 {
+            let leader = active(voters).await;
+            match voters[leader].handle.call(op()).await {
+                Err(crate::error::Error::NotController) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await
+                }
+                other => return other,
+            }
+        }
+        panic!("no controller kept its leadership long enough to answer");
+    }
+
     fn topic(name: &str) -> ControllerOp {
         ControllerOp::SetTopicConfigs {
             name: name.into(),
@@ -269,7 +287,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn three_voters_form_a_quorum_over_tcp_and_survive_losing_the_leader() {
         let mut voters = start_voters(3).await;
-        let first = active(&voters).await;
+        active(&voters).await;
         let cluster_id = |v: &Voter| v.handle.image().borrow().cluster_id.clone();
         // The cluster id is written once, by the first leader, and reaches every voter.
         for voter in &voters {
@@ -286,10 +304,10 @@ mod tests {
         // Topic commands need a registered broker for placement; an unknown topic's config
         // change is refused by the active controller alone, without touching the log.
         assert!(matches!(
-            voters[first].handle.call(topic("missing")).await,
+            call_active(&voters, || topic("missing")).await,
             Err(crate::error::Error::UnknownTopicOrPartition)
         ));
-        let create = ControllerOp::CreateTopic {
+        let create = || ControllerOp::CreateTopic {
             request: TopicRequest {
                 name: "t".into(),
                 partitions: 1,
@@ -300,8 +318,9 @@ mod tests {
             validate_only: false,
         };
         // Broker 7 is not registered: refused, as Kafka's controller does.
-        assert!(voters[first].handle.call(create).await.is_err());
+        assert!(call_active(&voters, create).await.is_err());
 
+        let first = active(&voters).await;
         voters[first].stop();
         let second = active(&voters).await;
         assert_ne!(second, first);

@@ -20,6 +20,18 @@ use tokio::time::Instant;
 
 pub type SharedStreamsGroup = Arc<Mutex<StreamsGroup>>;
 
+impl crate::group::timers::SessionTimed for StreamsGroup {
+    fn deadline_of(&self, member_id: &str) -> Option<Instant> {
+        StreamsGroup::deadline_of(self, member_id)
+    }
+    fn unwatch(&mut self, member_id: &str) {
+        self.watched.remove(member_id);
+    }
+    fn expire(&mut self, now: Instant, now_ms: i64) -> Vec<String> {
+        StreamsGroup::expire(self, now, now_ms)
+    }
+}
+
 pub(crate) fn lock_streams(group: &SharedStreamsGroup) -> MutexGuard<'_, StreamsGroup> {
     group.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -119,7 +131,11 @@ impl GroupCoordinator {
         )?;
         if g.members.contains_key(&result.member_id) && g.watched.insert(result.member_id.clone()) {
             tracing::info!(group = group_id, member = %result.member_id, epoch = g.group_epoch, "streams protocol member joined");
-            self.watch_streams_member(group_id.to_string(), result.member_id.clone());
+            self.watch_session(
+                Self::streams_group,
+                group_id.to_string(),
+                result.member_id.clone(),
+            );
         }
         let topology_epoch = g.topology.as_ref().map(|t| t.epoch);
         let topology_description_required = topology_epoch.is_some()
@@ -129,32 +145,6 @@ impl GroupCoordinator {
             heartbeat_interval_ms: config.heartbeat_interval_ms,
             topology_description_required,
         })
-    }
-
-    fn watch_streams_member(self: &Arc<Self>, group_id: String, member_id: String) {
-        let this = self.clone();
-        self.spawn_timer(async move {
-            loop {
-                let deadline = {
-                    let Some(group) = this.streams_group(&group_id) else {
-                        return;
-                    };
-                    let mut g = lock_streams(&group);
-                    match g.deadline_of(&member_id) {
-                        Some(deadline) => deadline,
-                        None => {
-                            g.watched.remove(&member_id);
-                            return;
-                        }
-                    }
-                };
-                tokio::time::sleep_until(deadline).await;
-                let Some(group) = this.streams_group(&group_id) else {
-                    return;
-                };
-                lock_streams(&group).expire(Instant::now(), now_ms());
-            }
-        });
     }
 
     /// Runs `f` on streams group `group_id`, if there is one.
@@ -262,8 +252,8 @@ impl GroupCoordinator {
         Ok(results)
     }
 
-    /// Offset retention for empty streams groups (as for consumer groups); an empty group
-    /// with no offsets left is removed. Returns the number of offsets expired.
+    /// Offset retention for empty streams groups, as for consumer groups; an empty group
+    /// whose offsets all expired is removed. Returns the number of offsets expired.
     pub(crate) fn expire_streams_offsets(&self, now: i64) -> usize {
         let groups: Vec<SharedStreamsGroup> = self.streams_groups().values().cloned().collect();
         let mut total = 0;
@@ -272,30 +262,10 @@ impl GroupCoordinator {
             if !g.is_empty() {
                 continue;
             }
-            let since_empty = g.state_timestamp;
-            let expired: Vec<(String, i32)> = g
-                .offsets
-                .iter()
-                .filter(|(_, o)| {
-                    o.expire_timestamp.map_or(
-                        now - since_empty >= self.config.offsets_retention_ms,
-                        |expire| now >= expire,
-                    )
-                })
-                .map(|(k, _)| k.clone())
-                .collect();
-            if !expired.is_empty() {
-                let entries = offset_tombstones(&g.id, expired.iter());
-                if self.write(&g.id.clone(), &entries).is_err() {
-                    continue;
-                }
-                total += expired.len();
-                for key in &expired {
-                    g.offsets.remove(key);
-                }
-            }
-            if g.offsets.is_empty() && now - since_empty >= self.config.offsets_retention_ms {
-                let id = g.id.clone();
+            let (id, since_empty) = (g.id.clone(), g.state_timestamp);
+            let expired = self.expire_empty_group_offsets(&id, &mut g.offsets, since_empty, now);
+            total += expired;
+            if expired > 0 && g.offsets.is_empty() {
                 drop(g);
                 self.streams_groups().remove(&id);
             }

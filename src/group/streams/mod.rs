@@ -35,6 +35,7 @@ pub use coordinator::{SharedStreamsGroup, StreamsHeartbeatOutcome};
 
 use super::classic::Offsets;
 use super::consumer::{Assignment, TopicsView};
+use super::reconcile::{self, Progress, Reconciling, flatten};
 use crate::error::{GroupError, StreamsError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tokio::time::{Duration, Instant};
@@ -210,29 +211,6 @@ pub struct StreamsGroup {
 
 /// How long a requested internal topic creation is given before it is asked for again.
 const CREATION_RETRY: Duration = Duration::from_secs(10);
-
-fn tasks_count(t: &Tasks) -> usize {
-    t.values().map(BTreeSet::len).sum()
-}
-
-fn flatten(t: &Tasks) -> BTreeSet<(String, i32)> {
-    t.iter()
-        .flat_map(|(s, ps)| ps.iter().map(move |p| (s.clone(), *p)))
-        .collect()
-}
-
-fn difference(a: &Tasks, b: &Tasks) -> Tasks {
-    let b = flatten(b);
-    let mut out = Tasks::new();
-    for (s, p) in flatten(a).into_iter().filter(|t| !b.contains(t)) {
-        out.entry(s).or_default().insert(p);
-    }
-    out
-}
-
-fn is_subset(a: &Tasks, b: &Tasks) -> bool {
-    flatten(a).is_subset(&flatten(b))
-}
 
 impl StreamsGroup {
     pub fn new(id: &str, offsets: Offsets, now_ms: i64) -> Self {
@@ -573,10 +551,10 @@ impl StreamsGroup {
     /// The earliest deadline of `member_id`, `None` once it is gone.
     pub fn deadline_of(&self, member_id: &str) -> Option<Instant> {
         let m = self.members.get(member_id)?;
-        Some(
-            m.revocation_deadline
-                .map_or(m.session_deadline, |d| d.min(m.session_deadline)),
-        )
+        Some(reconcile::deadline(
+            m.session_deadline,
+            m.revocation_deadline,
+        ))
     }
 
     fn compute_target(&mut self, config: &StreamsGroupConfig) {
@@ -638,54 +616,35 @@ impl StreamsGroup {
         let Some(member) = self.members.get_mut(member_id) else {
             return;
         };
-        if member.state == MemberState::UnrevokedTasks {
-            let revoked = owned_active
-                .is_some_and(|o| flatten(o).is_disjoint(&flatten(&member.pending_revocation)));
-            if !revoked {
-                return;
-            }
-            member.pending_revocation.clear();
-            member.revocation_deadline = None;
-        }
-        if member.member_epoch == target_epoch && member.state == MemberState::Stable {
-            return;
-        }
-        let revoke = difference(&member.assigned.active, &target.active);
-        if !revoke.is_empty() {
-            member.assigned.active = difference(&member.assigned.active, &revoke);
-            member.assigned.standby = target.standby.clone();
-            member.assigned.warmup = target.warmup.clone();
-            member.pending_revocation = revoke;
-            member.state = MemberState::UnrevokedTasks;
-            member.revocation_deadline =
-                Some(now + Duration::from_millis(member.rebalance_timeout_ms.max(0) as u64));
-            return;
-        }
-        if member.member_epoch != target_epoch {
-            member.previous_member_epoch = member.member_epoch;
-            member.member_epoch = target_epoch;
-        }
-        let mut withheld = false;
-        for (subtopology, partitions) in &target.active {
-            for p in partitions {
-                if held_elsewhere.contains(&(subtopology.clone(), *p)) {
-                    withheld = true;
-                } else {
-                    member
-                        .assigned
-                        .active
-                        .entry(subtopology.clone())
-                        .or_default()
-                        .insert(*p);
-                }
-            }
-        }
+        let progress = match member.state {
+            MemberState::Stable => Progress::Stable,
+            MemberState::UnrevokedTasks => Progress::Unrevoked,
+            MemberState::UnreleasedTasks => Progress::Unreleased,
+        };
+        let revocation_deadline =
+            now + Duration::from_millis(member.rebalance_timeout_ms.max(0) as u64);
+        let progress = reconcile::step(
+            Reconciling {
+                epoch: &mut member.member_epoch,
+                previous_epoch: &mut member.previous_member_epoch,
+                progress,
+                assigned: &mut member.assigned.active,
+                pending: &mut member.pending_revocation,
+                revocation_deadline: &mut member.revocation_deadline,
+            },
+            &target.active,
+            target_epoch,
+            owned_active,
+            &held_elsewhere,
+            revocation_deadline,
+        );
+        // Standby and warm-up copies are not exclusive: they follow the target at once.
         member.assigned.standby = target.standby;
         member.assigned.warmup = target.warmup;
-        member.state = if withheld {
-            MemberState::UnreleasedTasks
-        } else {
-            MemberState::Stable
+        member.state = match progress {
+            Progress::Stable => MemberState::Stable,
+            Progress::Unrevoked => MemberState::UnrevokedTasks,
+            Progress::Unreleased => MemberState::UnreleasedTasks,
         };
     }
 
@@ -696,22 +655,11 @@ impl StreamsGroup {
         member_id: &str,
         member_epoch: i32,
     ) -> Result<(), GroupError> {
-        if member_epoch < 0 && self.members.is_empty() {
-            return Ok(());
-        }
-        let member = self
-            .members
-            .get(member_id)
-            .ok_or(GroupError::UnknownMemberId)?;
-        if member_epoch != member.member_epoch {
-            return Err(GroupError::StaleMemberEpoch);
-        }
-        Ok(())
-    }
-
-    /// Every task count, for describing (tasks of the active assignment).
-    pub fn member_task_count(member: &StreamsMember) -> usize {
-        tasks_count(&member.assigned.active)
+        reconcile::validate_member_epoch(
+            self.members.is_empty(),
+            self.members.get(member_id).map(|m| m.member_epoch),
+            member_epoch,
+        )
     }
 }
 

@@ -1,5 +1,6 @@
 use super::topology::{StatusCode, Subtopology, TopicInfo, Topology};
 use super::*;
+use crate::group::reconcile::flatten;
 use std::cell::RefCell;
 
 struct Topics(RefCell<BTreeMap<String, i32>>);

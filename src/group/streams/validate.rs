@@ -3,8 +3,9 @@
 //! tasks a member reports), with its error messages.
 
 use super::topology::{ConfiguredTopology, Topology};
-use super::{LEAVE_STATIC_EPOCH, StreamsHeartbeat, StreamsMember, Tasks, is_subset};
+use super::{LEAVE_STATIC_EPOCH, StreamsHeartbeat, StreamsMember, Tasks};
 use crate::error::StreamsError;
+use crate::group::reconcile::is_subset;
 use std::collections::BTreeSet;
 
 /// Kafka's `throwIfStreamsGroupHeartbeatRequestIsInvalid`.
