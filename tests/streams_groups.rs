@@ -337,3 +337,103 @@ fn a_streams_group_assigns_tasks_and_creates_its_internal_topics() {
     }
     assert_eq!(delete(&mut stream), 0);
 }
+
+/// A streams group lives in its coordinator's memory: after a restart its members are told
+/// they are unknown (Kafka Streams then rejoins; GROUP_ID_NOT_FOUND would be fatal to it), the
+/// rejoined member gets its tasks back, and the offsets it committed are still there.
+#[test]
+fn after_a_restart_members_rejoin_and_keep_their_offsets() {
+    let overrides = [("group.streams.initial.rebalance.delay.ms", "0")];
+    let mut broker = Broker::start(&overrides);
+    let mut stream = connect(&broker);
+    create_topic(&mut stream, "in", 1, &[]);
+    let mut epoch = 0;
+    let mut owned = BTreeSet::new();
+    assert!(wait_until(Duration::from_secs(30), || {
+        let _: FindCoordinatorResponse = call(
+            &mut stream,
+            ApiKey::FindCoordinator,
+            1,
+            &FindCoordinatorRequest::default().with_key(s("app")),
+        );
+        let request = if epoch == 0 {
+            join("a")
+        } else {
+            beat("a", epoch, None)
+        };
+        let r = heartbeat(&mut stream, 1, &request);
+        if matches!(r.error_code, 14..=16) {
+            return false;
+        }
+        assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+        epoch = r.member_epoch;
+        if let Some(active) = &r.active_tasks {
+            owned = tasks(active);
+        }
+        owned.len() == 2
+    }));
+    let committed: OffsetCommitResponse = call(
+        &mut stream,
+        ApiKey::OffsetCommit,
+        9,
+        &OffsetCommitRequest::default()
+            .with_group_id(GroupId(s("app")))
+            .with_member_id(s("a"))
+            .with_generation_id_or_member_epoch(epoch)
+            .with_topics(vec![
+                offset_commit_request::OffsetCommitRequestTopic::default()
+                    .with_name(TopicName(s("in")))
+                    .with_partitions(vec![
+                        offset_commit_request::OffsetCommitRequestPartition::default()
+                            .with_partition_index(0)
+                            .with_committed_offset(17),
+                    ]),
+            ]),
+    );
+    assert_eq!(committed.topics[0].partitions[0].error_code, 0);
+
+    let dir = broker.dir().to_path_buf();
+    assert_eq!(broker.stop(), Some(0));
+    let restarted = Broker::start_in(&dir, &overrides);
+    let mut stream = connect(&restarted);
+    let mut after = StreamsGroupHeartbeatResponse::default();
+    assert!(wait_until(Duration::from_secs(30), || {
+        let _: FindCoordinatorResponse = call(
+            &mut stream,
+            ApiKey::FindCoordinator,
+            1,
+            &FindCoordinatorRequest::default().with_key(s("app")),
+        );
+        after = heartbeat(&mut stream, 1, &beat("a", epoch, Some(as_request(&owned))));
+        !matches!(after.error_code, 14..=16)
+    }));
+    assert_eq!(after.error_code, UNKNOWN_MEMBER_ID);
+    let mut rejoined = BTreeSet::new();
+    let mut epoch = 0;
+    assert!(wait_until(Duration::from_secs(30), || {
+        let request = if epoch == 0 {
+            join("a")
+        } else {
+            beat("a", epoch, None)
+        };
+        let r = heartbeat(&mut stream, 1, &request);
+        assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+        epoch = r.member_epoch;
+        if let Some(active) = &r.active_tasks {
+            rejoined = tasks(active);
+        }
+        rejoined == owned
+    }));
+    let fetched: OffsetFetchResponse = call(
+        &mut stream,
+        ApiKey::OffsetFetch,
+        8,
+        &OffsetFetchRequest::default().with_groups(vec![
+            offset_fetch_request::OffsetFetchRequestGroup::default()
+                .with_group_id(GroupId(s("app")))
+                .with_topics(None),
+        ]),
+    );
+    let partitions = &fetched.groups[0].topics[0].partitions;
+    assert_eq!(partitions[0].committed_offset, 17);
+}

@@ -101,8 +101,12 @@ impl GroupCoordinator {
             Some(group) => group,
             None => {
                 if heartbeat.member_epoch != 0 {
-                    return Err(StreamsError::GroupIdNotFound(format!(
-                        "Streams group {group_id} not found."
+                    // The group lived in a coordinator's memory that is gone (a restart or a
+                    // coordinator move): the member is told it is unknown, so Kafka Streams
+                    // rejoins (GROUP_ID_NOT_FOUND would be fatal to it).
+                    return Err(StreamsError::UnknownMemberId(format!(
+                        "Member {} is not a member of group {group_id}.",
+                        heartbeat.member_id
                     )));
                 }
                 if self.consumer_group(group_id).is_some() {
