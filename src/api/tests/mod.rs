@@ -1,6 +1,11 @@
 //! Every advertised API at every advertised version, through the real dispatcher: requests
 //! that reach the success and the error paths must encode a response. This is what keeps
 //! ApiVersions truthful.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | a started broker's API context, an example request of every API, the every-version tests |
+//! | `streams.rs` | example requests of the streams group APIs (KIP-1071) |
 
 use super::*;
 use crate::broker::Broker;
@@ -11,6 +16,8 @@ use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
+
+mod streams;
 
 fn s(text: &str) -> StrBytes {
     StrBytes::from_string(text.to_string())
@@ -678,45 +685,9 @@ fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
             v,
             "share_group_describe",
         ),
-        ApiKey::StreamsGroupHeartbeat => {
-            use streams_group_heartbeat_request::{Subtopology, TopicInfo, Topology};
-            let topology = Topology::default().with_subtopologies(vec![
-                Subtopology::default()
-                    .with_subtopology_id(s("0"))
-                    .with_source_topics(vec![topic_name("t")])
-                    .with_state_changelog_topics(vec![
-                        TopicInfo::default().with_name(topic_name("app-store-changelog")),
-                    ]),
-            ]);
-            encode(
-                &StreamsGroupHeartbeatRequest::default()
-                    .with_group_id(GroupId(s("app")))
-                    .with_member_id(s("member-1"))
-                    .with_member_epoch(0)
-                    .with_rebalance_timeout_ms(30_000)
-                    .with_process_id(Some(s("process-1")))
-                    .with_topology(Some(topology))
-                    .with_active_tasks(Some(vec![]))
-                    .with_standby_tasks(Some(vec![]))
-                    .with_warmup_tasks(Some(vec![])),
-                v,
-                "streams_group_heartbeat",
-            )
-        }
-        ApiKey::StreamsGroupDescribe => encode(
-            &StreamsGroupDescribeRequest::default()
-                .with_group_ids(vec![GroupId(s("app")), GroupId(s("none"))])
-                .with_include_topology_description(v >= 1),
-            v,
-            "streams_group_describe",
-        ),
-        ApiKey::StreamsGroupTopologyDescriptionUpdate => encode(
-            &StreamsGroupTopologyDescriptionUpdateRequest::default()
-                .with_group_id(GroupId(s("app")))
-                .with_member_id(s("member-1")),
-            v,
-            "streams_group_topology_description_update",
-        ),
+        ApiKey::StreamsGroupHeartbeat
+        | ApiKey::StreamsGroupDescribe
+        | ApiKey::StreamsGroupTopologyDescriptionUpdate => streams::request(api, v),
         ApiKey::ShareFetch => {
             let partitions = vec![
                 share_fetch_request::FetchPartition::default().with_partition_index(0),
@@ -823,7 +794,7 @@ fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
 /// The README's compatibility table states exactly the advertised version ranges.
 #[test]
 fn readme_table_matches_the_dispatch_table() {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../../README.md");
     // As ApiVersions lists them (Produce from v0, as Kafka lists it).
     let advertised = crate::api::api_versions::response(0).api_keys;
     for (api, _, _) in supported_apis() {
