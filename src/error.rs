@@ -96,6 +96,11 @@ pub enum Error {
     /// answers NOT_ENOUGH_REPLICAS, which producers retry.
     #[error("the transaction coordinator could not verify the transaction yet: {0}")]
     TransactionNotVerified(String),
+    /// The coordinator is still completing the producer's previous transaction
+    /// (CONCURRENT_TRANSACTIONS to a partition added by Produce); Kafka answers the producer
+    /// NOT_ENOUGH_REPLICAS, which it retries.
+    #[error("the producer's previous transaction is still being completed")]
+    PreviousTransactionCompleting,
     /// A failure of the broker itself (a job that panicked): UNKNOWN_SERVER_ERROR.
     #[error("internal error: {0}")]
     Internal(String),
@@ -164,6 +169,13 @@ pub enum GroupError {
     UnreleasedInstanceId,
     #[error("the group is of another type")]
     GroupIdTypeMismatch,
+    /// A transactional offset commit outside its producer's transaction (KIP-890).
+    #[error("the group's partition is not in the producer's transaction")]
+    InvalidTxnState,
+    #[error("the group's partition is not in the producer's transaction; abort it")]
+    TransactionAbortable,
+    #[error("the producer's epoch is fenced by its transaction coordinator")]
+    InvalidProducerEpoch,
 }
 
 /// Why the transaction coordinator's state machine refuses a request (each is a Kafka error code at the API layer).
@@ -246,6 +258,9 @@ impl GroupError {
             GroupError::StaleMemberEpoch => code::STALE_MEMBER_EPOCH,
             GroupError::UnreleasedInstanceId => code::UNRELEASED_INSTANCE_ID,
             GroupError::GroupIdTypeMismatch => code::INCONSISTENT_GROUP_PROTOCOL,
+            GroupError::InvalidTxnState => code::INVALID_TXN_STATE,
+            GroupError::TransactionAbortable => code::TRANSACTION_ABORTABLE,
+            GroupError::InvalidProducerEpoch => code::INVALID_PRODUCER_EPOCH,
         }
     }
 }
@@ -375,6 +390,8 @@ pub mod code {
     pub const CONCURRENT_TRANSACTIONS: i16 = 51;
     pub const TRANSACTION_COORDINATOR_FENCED: i16 = 52;
     pub const TRANSACTIONAL_ID_NOT_FOUND: i16 = 105;
+    /// KIP-890: the producer aborts its transaction and goes on (Produce v11+, TxnOffsetCommit v4+).
+    pub const TRANSACTION_ABORTABLE: i16 = 120;
     pub const INVALID_REGULAR_EXPRESSION: i16 = 128;
     pub const UNSTABLE_OFFSET_COMMIT: i16 = 88;
     pub const PRODUCER_FENCED: i16 = 90;
@@ -468,7 +485,9 @@ impl Error {
             Error::NotLeaderOrFollower => code::NOT_LEADER_OR_FOLLOWER,
             Error::NotInTransaction => code::INVALID_TXN_STATE,
             Error::ProducerFencedByCoordinator => code::INVALID_PRODUCER_EPOCH,
-            Error::TransactionNotVerified(_) => code::NOT_ENOUGH_REPLICAS,
+            Error::TransactionNotVerified(_) | Error::PreviousTransactionCompleting => {
+                code::NOT_ENOUGH_REPLICAS
+            }
             Error::NotController => code::NOT_CONTROLLER,
             Error::RequestTimedOut => code::REQUEST_TIMED_OUT,
             Error::StaleBrokerEpoch { .. } => code::STALE_BROKER_EPOCH,

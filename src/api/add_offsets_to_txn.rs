@@ -27,6 +27,8 @@ pub async fn handle(
             request.producer_id.0,
             request.producer_epoch,
             &partitions,
+            // Only producers below transaction version 2 send AddOffsetsToTxn.
+            0,
         )
         .await;
     Some(

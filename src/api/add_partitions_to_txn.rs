@@ -1,10 +1,12 @@
 //! AddPartitionsToTxn: a transactional producer adds the partitions it is about to write to
 //! its transaction (v0–v3, one transaction per request), or a broker checks that they are in
-//! it (v4+, batched, `verify_only`, KIP-890). Every partition of a request gets the same
-//! answer, as in Kafka.
+//! it (v4+, batched, `verify_only`, KIP-890) or adds them for a producer of transaction
+//! version 2, whose Produce or TxnOffsetCommit stands for the add (v5+ `verify_only` false).
+//! Every partition of a request gets the same answer, as in Kafka.
 
 use super::ApiContext;
 use crate::error::code;
+use crate::replica::TxnPartitionCheck;
 use crate::types::TopicPartition;
 use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
 use kafka_protocol::messages::add_partitions_to_txn_response::{
@@ -27,6 +29,7 @@ pub async fn handle(
             request.v3_and_below_producer_id.0,
             request.v3_and_below_producer_epoch,
             topics,
+            CLIENT_TRANSACTION_VERSION,
         )
         .await;
         let error = outcome
@@ -65,12 +68,15 @@ pub async fn handle(
                 Err(error) => results(&txn.topics, |_| error),
             }
         } else {
+            // Only a broker serving a transaction-version-2 producer adds (Kafka's
+            // `AddPartitionsToTxnManager` with ADD_PARTITION).
             let outcome = add(
                 ctx,
                 &txn.transactional_id,
                 txn.producer_id.0,
                 txn.producer_epoch,
                 &txn.topics,
+                crate::txn::state::EPOCH_BUMP_VERSION,
             )
             .await;
             let error = outcome
@@ -87,12 +93,16 @@ pub async fn handle(
     Some(AddPartitionsToTxnResponse::default().with_results_by_transaction(transactions))
 }
 
+/// A producer that adds its partitions itself keeps the older protocol (versions 0/1).
+const CLIENT_TRANSACTION_VERSION: i16 = 0;
+
 async fn add(
     ctx: &ApiContext,
     transactional_id: &str,
     producer_id: i64,
     epoch: i16,
     topics: &[AddPartitionsToTxnTopic],
+    transaction_version: i16,
 ) -> Result<(), crate::error::CoordinatorError> {
     let mut partitions: BTreeMap<String, BTreeSet<i32>> = BTreeMap::new();
     for topic in topics {
@@ -103,7 +113,13 @@ async fn add(
     }
     ctx.broker
         .transaction_coordinator()
-        .add_partitions(transactional_id, producer_id, epoch, &partitions)
+        .add_partitions(
+            transactional_id,
+            producer_id,
+            epoch,
+            &partitions,
+            transaction_version,
+        )
         .await
 }
 
@@ -149,9 +165,9 @@ fn results(
         .collect()
 }
 
-/// The partition leader's side of KIP-890 verification: asks the transaction coordinator on
-/// another broker, with AddPartitionsToTxn v4 `verify_only`, whether a partition is in a
-/// producer's ongoing transaction.
+/// The partition leader's side of KIP-890: asks the transaction coordinator on another
+/// broker, with AddPartitionsToTxn v5, whether a partition is in a producer's ongoing
+/// transaction (`verify_only`), or to add it (a producer of transaction version 2).
 #[derive(Debug)]
 pub struct VerifySender {
     broker: std::sync::Weak<crate::broker::Broker>,
@@ -178,6 +194,7 @@ impl VerifySender {
         producer_id: i64,
         producer_epoch: i16,
         partition: &TopicPartition,
+        check: TxnPartitionCheck,
     ) -> Result<i16, String> {
         use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTransaction;
         use kafka_protocol::messages::{ApiKey, ProducerId, TopicName, TransactionalId};
@@ -197,7 +214,7 @@ impl VerifySender {
                 .with_transactional_id(TransactionalId(super::wire_str(transactional_id)))
                 .with_producer_id(ProducerId(producer_id))
                 .with_producer_epoch(producer_epoch)
-                .with_verify_only(true)
+                .with_verify_only(check == TxnPartitionCheck::Verify)
                 .with_topics(vec![
                     AddPartitionsToTxnTopic::default()
                         .with_name(TopicName(super::wire_str(&partition.topic)))
@@ -209,7 +226,7 @@ impl VerifySender {
                 .await
                 .map_err(|e| e.to_string())?;
         let response: AddPartitionsToTxnResponse = connection
-            .request(ApiKey::AddPartitionsToTxn, 4, &request, timeout)
+            .request(ApiKey::AddPartitionsToTxn, 5, &request, timeout)
             .await
             .map_err(|e| e.to_string())?;
         if response.error_code != code::NONE {
@@ -234,6 +251,7 @@ impl crate::txn::coordinator::RemoteVerifier for VerifySender {
         producer_id: i64,
         producer_epoch: i16,
         partition: &'a TopicPartition,
+        check: TxnPartitionCheck,
     ) -> crate::txn::coordinator::BoxFuture<'a, Result<(), crate::error::Error>> {
         use crate::error::Error;
         Box::pin(async move {
@@ -244,6 +262,7 @@ impl crate::txn::coordinator::RemoteVerifier for VerifySender {
                     producer_id,
                     producer_epoch,
                     partition,
+                    check,
                 )
                 .await
             {
@@ -254,6 +273,7 @@ impl crate::txn::coordinator::RemoteVerifier for VerifySender {
                 Ok(code::PRODUCER_FENCED | code::INVALID_PRODUCER_EPOCH) => {
                     Err(Error::ProducerFencedByCoordinator)
                 }
+                Ok(code::CONCURRENT_TRANSACTIONS) => Err(Error::PreviousTransactionCompleting),
                 Ok(other) => Err(Error::TransactionNotVerified(format!(
                     "the coordinator answered error code {other}"
                 ))),

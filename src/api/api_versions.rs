@@ -7,12 +7,13 @@
 
 use super::{ApiContext, controller_apis, supported_apis};
 use crate::error::code;
-use crate::metadata::features::{FEATURES, FINALIZED_FEATURES_EPOCH, SHARE_VERSION};
+use crate::metadata::features::{FEATURES, SHARE_VERSION, finalized_levels};
 use kafka_protocol::messages::ApiKey;
 use kafka_protocol::messages::api_versions_response::{
     ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
 };
 use kafka_protocol::messages::{ApiVersionsRequest, ApiVersionsResponse};
+use std::collections::BTreeMap;
 
 pub async fn handle(
     ctx: &ApiContext,
@@ -38,8 +39,14 @@ pub async fn handle(
 /// The response for the listener `ctx` belongs to: the controller listener serves only the
 /// controller APIs.
 pub fn response_for(ctx: &ApiContext, error_code: i16) -> ApiVersionsResponse {
+    let image = ctx.broker.metadata().image();
+    let features = Finalized {
+        levels: &image.feature_levels,
+        // Kafka's finalized features epoch is the offset of the metadata image they are from.
+        epoch: i64::try_from(image.offset).unwrap_or(i64::MAX),
+    };
     if ctx.is_controller_listener() {
-        response_listing(error_code, controller_apis(), false)
+        response_listing(error_code, controller_apis(), false, &features)
     } else {
         // With an authorizer, only APIs whose checks are built are offered.
         let authorizing = ctx.authorizer.is_some();
@@ -49,8 +56,14 @@ pub fn response_for(ctx: &ApiContext, error_code: i16) -> ApiVersionsResponse {
             .filter(|(key, _, _)| shares || !SHARE_APIS.contains(key))
             .filter(|(key, _, _)| !authorizing || super::authorized_api(*key))
             .collect();
-        response_listing(error_code, apis, shares)
+        response_listing(error_code, apis, shares, &features)
     }
+}
+
+/// The feature levels a response reports: those the metadata set, and the epoch.
+struct Finalized<'a> {
+    levels: &'a BTreeMap<String, i16>,
+    epoch: i64,
 }
 
 /// The share group APIs (KIP-932), listed only where share groups are offered.
@@ -65,14 +78,21 @@ pub const SHARE_APIS: &[ApiKey] = &[
 ];
 
 /// The full response with `error_code`.
+/// The full response with `error_code`, before any metadata is known (the server layer's
+/// answer to a version it does not know): features at their default levels.
 pub fn response(error_code: i16) -> ApiVersionsResponse {
-    response_listing(error_code, supported_apis(), true)
+    let defaults = Finalized {
+        levels: &BTreeMap::new(),
+        epoch: 0,
+    };
+    response_listing(error_code, supported_apis(), true, &defaults)
 }
 
 fn response_listing(
     error_code: i16,
     apis: Vec<(ApiKey, i16, i16)>,
     shares: bool,
+    features: &Finalized<'_>,
 ) -> ApiVersionsResponse {
     let mut api_keys: Vec<ApiVersion> = apis
         .into_iter()
@@ -98,21 +118,21 @@ fn response_listing(
         })
         .collect();
     // Kafka reports a finalized range as its one level, and leaves out features at level 0.
-    let finalized_features = FEATURES
-        .iter()
-        .filter(|f| f.finalized > 0 && (shares || f.name != SHARE_VERSION))
-        .map(|f| {
+    let finalized_features = finalized_levels(features.levels)
+        .into_iter()
+        .filter(|(name, level)| *level > 0 && (shares || *name != SHARE_VERSION))
+        .map(|(name, level)| {
             FinalizedFeatureKey::default()
-                .with_name(f.name.into())
-                .with_min_version_level(f.finalized)
-                .with_max_version_level(f.finalized)
+                .with_name(name.into())
+                .with_min_version_level(level)
+                .with_max_version_level(level)
         })
         .collect();
     ApiVersionsResponse::default()
         .with_error_code(error_code)
         .with_api_keys(api_keys)
         .with_supported_features(supported_features)
-        .with_finalized_features_epoch(FINALIZED_FEATURES_EPOCH)
+        .with_finalized_features_epoch(features.epoch)
         .with_finalized_features(finalized_features)
 }
 
@@ -166,7 +186,7 @@ mod tests {
         assert_eq!(finalized("metadata.version"), Some((25, 25)));
         assert_eq!(finalized("group.version"), Some((1, 1)));
         assert_eq!(finalized("streams.version"), Some((1, 1)));
-        assert_eq!(finalized("transaction.version"), None);
+        assert_eq!(finalized("transaction.version"), Some((2, 2)));
         assert_eq!(response.supported_features.len(), FEATURES.len());
     }
 }

@@ -115,6 +115,8 @@ mod tests {
             partitions: BTreeMap::new(),
             start_ms,
             last_update_ms: start_ms,
+            next_producer_id: -1,
+            transaction_version: 0,
         }
     }
 

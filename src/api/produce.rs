@@ -12,7 +12,7 @@ use crate::auth::quota::QuotaType;
 use crate::error::{Error, code};
 use crate::record::RecordError;
 use crate::record::produced::ProducedBatch;
-use crate::replica::ProduceSettings;
+use crate::replica::{ProduceSettings, TxnPartitionCheck};
 use crate::storage::log::AppendInfo;
 use crate::types::TopicPartition;
 use kafka_protocol::messages::produce_response::{
@@ -31,6 +31,13 @@ pub async fn handle(
         acks,
         timeout: std::time::Duration::from_millis(request.timeout_ms.max(0) as u64),
         transactional_id: request.transactional_id.as_deref().map(|id| id.as_str()),
+        // v12+ comes from a producer of transaction version 2, which sends no
+        // AddPartitionsToTxn: its first batch on a partition adds it (Kafka's ADD_PARTITION).
+        transaction_check: if version >= 12 {
+            TxnPartitionCheck::Add
+        } else {
+            TxnPartitionCheck::Verify
+        },
     };
     // Each partition's records are wrapped once: the first batch's header is parsed here and
     // travels down with them.
@@ -108,7 +115,13 @@ pub async fn handle(
         .await;
     for ((topic, slot), result) in slots.into_iter().zip(results) {
         let partition = &mut responses[topic].partition_responses[slot];
+        let not_in_transaction = matches!(result, Err(Error::NotInTransaction));
         *partition = partition_response(partition.index, result);
+        // A batch outside its producer's transaction: v11+ producers abort the transaction
+        // and go on (TRANSACTION_ABORTABLE), older ones know INVALID_TXN_STATE only.
+        if not_in_transaction && version >= 11 {
+            partition.error_code = code::TRANSACTION_ABORTABLE;
+        }
     }
     // The produce quota counts the whole request once it is handled (as Kafka's callback
     // does); over it, the response says so and the connection waits.

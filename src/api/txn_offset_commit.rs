@@ -2,9 +2,13 @@
 //! transaction (`send_offsets_to_transaction`, consume-transform-produce). The group's
 //! coordinator writes them in the producer's transaction; they become the group's committed
 //! offsets when the commit marker reaches the group's partition, and are dropped on abort.
+//! Before that the group's partition is added to the transaction (v5+: a producer of
+//! transaction version 2 sends no AddOffsetsToTxn) or verified to be in it (KIP-890).
 
 use super::ApiContext;
+use crate::error::{Error, GroupError};
 use crate::group::OffsetCommit;
+use crate::replica::TxnPartitionCheck;
 use kafka_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
@@ -50,7 +54,15 @@ pub async fn handle(
     } else {
         -1
     };
+    let refused = match super::coordinator_for(ctx, &request.group_id).await {
+        // Not the group's coordinator: the commit below answers that.
+        Err(_) => None,
+        Ok(_) => transaction_check(ctx, &request, version).await.err(),
+    };
     let mut codes = super::offset_commit_codes(ctx, &request.group_id, commits.len(), |groups| {
+        if let Some(refused) = refused {
+            return Err(refused);
+        }
         groups.txn_commit_offsets(
             &request.group_id,
             request.producer_id.0,
@@ -87,4 +99,35 @@ pub async fn handle(
         })
         .collect();
     Some(TxnOffsetCommitResponse::default().with_topics(topics))
+}
+
+/// The group's partition added to (v5+) or verified in the producer's transaction; a refusal
+/// as the group coordinator answers it (Kafka's `handleOperationException`).
+async fn transaction_check(
+    ctx: &ApiContext,
+    request: &TxnOffsetCommitRequest,
+    version: i16,
+) -> Result<(), GroupError> {
+    let check = if version >= 5 {
+        TxnPartitionCheck::Add
+    } else {
+        TxnPartitionCheck::Verify
+    };
+    let outcome = ctx
+        .broker
+        .check_offsets_in_transaction(
+            &request.transactional_id,
+            request.producer_id.0,
+            request.producer_epoch,
+            &request.group_id,
+            check,
+        )
+        .await;
+    outcome.map_err(|e| match e {
+        Error::NotInTransaction if version >= 4 => GroupError::TransactionAbortable,
+        Error::NotInTransaction => GroupError::InvalidTxnState,
+        Error::ProducerFencedByCoordinator => GroupError::InvalidProducerEpoch,
+        Error::NotLeaderOrFollower => GroupError::NotCoordinator,
+        _ => GroupError::CoordinatorNotAvailable,
+    })
 }

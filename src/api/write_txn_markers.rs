@@ -1,4 +1,4 @@
-//! WriteTxnMarkers (v1): a transaction coordinator ends a producer's transaction on the
+//! WriteTxnMarkers (v1–2): a transaction coordinator ends a producer's transaction on the
 //! partitions this broker leads, with a commit or abort marker in each; [`MarkerSender`] is
 //! the coordinator's side, sending it to other brokers. Each partition is
 //! answered once its marker is replicated to the ISR (markers are written with acks=all, as
@@ -27,7 +27,7 @@ use std::time::Duration;
 pub async fn handle(
     ctx: &ApiContext,
     request: WriteTxnMarkersRequest,
-    _version: i16,
+    version: i16,
 ) -> Option<WriteTxnMarkersResponse> {
     let mut markers = Vec::with_capacity(request.markers.len());
     for entry in request.markers {
@@ -39,13 +39,26 @@ pub async fn handle(
             },
             coordinator_epoch: entry.coordinator_epoch,
         };
+        // v2 says which transaction version the marker ends (KIP-890); v1 markers are of
+        // the older versions.
+        let transaction_version = if version >= 2 {
+            i16::from(entry.transaction_version)
+        } else {
+            0
+        };
         let mut topics = Vec::with_capacity(entry.topics.len());
         for topic in entry.topics {
             let mut partitions = Vec::with_capacity(topic.partition_indexes.len());
             for index in topic.partition_indexes {
                 let tp = TopicPartition::new(&topic.name, index);
-                let outcome =
-                    write_marker(ctx, &tp, entry.producer_id.0, entry.producer_epoch, marker).await;
+                let request = MarkerRequest {
+                    producer_id: entry.producer_id.0,
+                    producer_epoch: entry.producer_epoch,
+                    commit: marker.kind == MarkerKind::Commit,
+                    coordinator_epoch: marker.coordinator_epoch,
+                    transaction_version,
+                };
+                let outcome = ctx.broker.write_marker(&tp, request).await;
                 partitions.push(
                     WritableTxnMarkerPartitionResult::default()
                         .with_partition_index(index)
@@ -65,22 +78,6 @@ pub async fn handle(
         );
     }
     Some(WriteTxnMarkersResponse::default().with_markers(markers))
-}
-
-async fn write_marker(
-    ctx: &ApiContext,
-    tp: &TopicPartition,
-    producer_id: i64,
-    producer_epoch: i16,
-    marker: Marker,
-) -> Result<(), Error> {
-    let request = MarkerRequest {
-        producer_id,
-        producer_epoch,
-        commit: marker.kind == MarkerKind::Commit,
-        coordinator_epoch: marker.coordinator_epoch,
-    };
-    ctx.broker.write_marker(tp, request).await
 }
 
 /// Sends a transaction coordinator's markers to the brokers leading the partitions, with
@@ -134,14 +131,21 @@ impl MarkerSender {
                 .with_producer_epoch(marker.producer_epoch)
                 .with_transaction_result(marker.commit)
                 .with_coordinator_epoch(marker.coordinator_epoch)
+                .with_transaction_version(i8::try_from(marker.transaction_version).unwrap_or(0))
                 .with_topics(topics),
         ]);
+        // v2 carries the transaction version; a marker of the older versions goes as v1.
+        let version = if marker.transaction_version >= 2 {
+            2
+        } else {
+            1
+        };
         let mut connection =
             PeerConnection::connect(&address, &self.client_id, timeout, &self.security)
                 .await
                 .map_err(|_| Error::NotLeaderOrFollower)?;
         let response: WriteTxnMarkersResponse = connection
-            .request(ApiKey::WriteTxnMarkers, 1, &request, timeout)
+            .request(ApiKey::WriteTxnMarkers, version, &request, timeout)
             .await
             .map_err(|_| Error::NotLeaderOrFollower)?;
         let answered: Vec<(String, i32, i16)> = response

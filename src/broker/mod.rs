@@ -363,6 +363,16 @@ impl Broker {
                     }
                 })
             }),
+            {
+                let broker = Arc::downgrade(&broker);
+                Arc::new(move || {
+                    broker.upgrade().map_or(0, |b| {
+                        b.metadata
+                            .image()
+                            .feature_level(crate::metadata::features::TRANSACTION_VERSION)
+                    })
+                })
+            },
         );
         let _ = broker.transactions.set(transactions);
         broker

@@ -8,11 +8,20 @@ use super::Broker;
 use crate::controller::service::{ControllerOp, ControllerReply};
 use crate::error::Error;
 use crate::group::OFFSETS_TOPIC;
+use crate::replica::TxnPartitionCheck;
 use crate::txn::coordinator::{BoxFuture as TxnFuture, MarkerRequest, MarkerWriter};
+use crate::txn::state::EPOCH_BUMP_VERSION;
 use crate::types::TopicPartition;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+/// Kafka's `add.partitions.to.txn.retry.backoff.ms` and `…backoff.max.ms` defaults: how
+/// often, and how long, a partition leader asks again to add a partition while the
+/// producer's previous transaction completes.
+const ADD_PARTITION_RETRY_BACKOFF: Duration = Duration::from_millis(20);
+const ADD_PARTITION_RETRY_MAX: Duration = Duration::from_millis(100);
 
 impl Broker {
     /// Installs what sends transaction markers to other brokers (the server does, once).
@@ -24,32 +33,84 @@ impl Broker {
         let _ = self.remote_verifier.set(verifier);
     }
 
-    /// Whether `tp` is in the ongoing transaction of `transactional_id`'s producer, as its
-    /// coordinator says (here, or on another broker).
+    /// Whether `tp` is in the ongoing transaction of `transactional_id`'s producer, or adds
+    /// it (`check`), as its coordinator says (here, or on another broker). An add that finds
+    /// the producer's previous transaction still completing is retried for a moment, as
+    /// Kafka's `add.partitions.to.txn.retry.backoff.*` do, before the producer is told to
+    /// retry.
     async fn verify_in_transaction(
         &self,
         tp: &TopicPartition,
         transactional_id: &str,
         producer_id: i64,
         producer_epoch: i16,
+        check: TxnPartitionCheck,
+    ) -> Result<(), Error> {
+        let deadline = tokio::time::Instant::now() + ADD_PARTITION_RETRY_MAX;
+        loop {
+            let outcome = self
+                .ask_transaction_coordinator(
+                    tp,
+                    transactional_id,
+                    producer_id,
+                    producer_epoch,
+                    check,
+                )
+                .await;
+            match outcome {
+                Err(Error::PreviousTransactionCompleting)
+                    if tokio::time::Instant::now() + ADD_PARTITION_RETRY_BACKOFF < deadline =>
+                {
+                    tokio::time::sleep(ADD_PARTITION_RETRY_BACKOFF).await;
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    async fn ask_transaction_coordinator(
+        &self,
+        tp: &TopicPartition,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        check: TxnPartitionCheck,
     ) -> Result<(), Error> {
         use crate::error::CoordinatorError as C;
         use crate::error::TxnError as T;
         let coordinator = self.transaction_coordinator();
-        match coordinator
-            .verify_partitions(
-                transactional_id,
-                producer_id,
-                producer_epoch,
-                std::slice::from_ref(tp),
-            )
-            .await
-        {
-            Ok(verified) if verified.first() == Some(&true) => Ok(()),
-            Ok(_) | Err(C::Txn(T::InvalidProducerIdMapping | T::InvalidTxnState(_))) => {
+        let local = match check {
+            TxnPartitionCheck::Verify => coordinator
+                .verify_partitions(
+                    transactional_id,
+                    producer_id,
+                    producer_epoch,
+                    std::slice::from_ref(tp),
+                )
+                .await
+                .map(|verified| verified.first() == Some(&true)),
+            TxnPartitionCheck::Add => {
+                let partitions =
+                    BTreeMap::from([(tp.topic.to_string(), BTreeSet::from([tp.partition]))]);
+                coordinator
+                    .add_partitions(
+                        transactional_id,
+                        producer_id,
+                        producer_epoch,
+                        &partitions,
+                        EPOCH_BUMP_VERSION,
+                    )
+                    .await
+                    .map(|()| true)
+            }
+        };
+        match local {
+            Ok(true) => Ok(()),
+            Ok(false) | Err(C::Txn(T::InvalidProducerIdMapping | T::InvalidTxnState(_))) => {
                 Err(Error::NotInTransaction)
             }
             Err(C::Txn(T::ProducerFenced { .. })) => Err(Error::ProducerFencedByCoordinator),
+            Err(C::Txn(T::ConcurrentTransactions)) => Err(Error::PreviousTransactionCompleting),
             Err(C::NotCoordinator) => {
                 let state_partition = coordinator.partition_of(transactional_id);
                 match (
@@ -58,7 +119,14 @@ impl Broker {
                 ) {
                     (Some(leader), Some(verifier)) if leader != self.config.node_id => {
                         verifier
-                            .verify(leader, transactional_id, producer_id, producer_epoch, tp)
+                            .verify(
+                                leader,
+                                transactional_id,
+                                producer_id,
+                                producer_epoch,
+                                tp,
+                                check,
+                            )
                             .await
                     }
                     _ => Err(Error::TransactionNotVerified(
@@ -68,6 +136,26 @@ impl Broker {
             }
             Err(e) => Err(Error::TransactionNotVerified(e.to_string())),
         }
+    }
+
+    /// Before a TxnOffsetCommit writes in a producer's transaction: its group's offsets
+    /// partition is added to the transaction (`Add`, a producer of transaction version 2,
+    /// which sends no AddOffsetsToTxn) or verified to be in it (`Verify`, while
+    /// `transaction.partition.verification.enable` is on), as Kafka's group coordinator does.
+    pub async fn check_offsets_in_transaction(
+        &self,
+        transactional_id: &str,
+        producer_id: i64,
+        producer_epoch: i16,
+        group_id: &str,
+        check: TxnPartitionCheck,
+    ) -> Result<(), Error> {
+        if check == TxnPartitionCheck::Verify && !self.replicas.transaction_verification() {
+            return Ok(());
+        }
+        let tp = self.groups.partition_of(group_id);
+        self.verify_in_transaction(&tp, transactional_id, producer_id, producer_epoch, check)
+            .await
     }
 
     /// Writes a transaction marker to a partition this broker leads and waits until the ISR
@@ -89,6 +177,7 @@ impl Broker {
                 },
                 coordinator_epoch: marker.coordinator_epoch,
             },
+            marker.transaction_version,
         )?;
         crate::txn::crash_point("txn-marker-appended");
         let timeout = Duration::from_millis(self.config.cluster.replica_socket_timeout_ms);
@@ -230,6 +319,7 @@ impl crate::replica::TransactionVerifier for BrokerVerifier {
         transactional_id: &'a str,
         producer_id: i64,
         producer_epoch: i16,
+        check: TxnPartitionCheck,
     ) -> TxnFuture<'a, Result<(), Error>> {
         Box::pin(async move {
             let Some(broker) = self.broker.upgrade() else {
@@ -238,7 +328,7 @@ impl crate::replica::TransactionVerifier for BrokerVerifier {
                 ));
             };
             broker
-                .verify_in_transaction(tp, transactional_id, producer_id, producer_epoch)
+                .verify_in_transaction(tp, transactional_id, producer_id, producer_epoch, check)
                 .await
         })
     }

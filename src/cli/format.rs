@@ -59,7 +59,7 @@ impl Formatted {
         let metadata_version = FEATURES
             .iter()
             .find(|f| f.name == "metadata.version")
-            .map_or(0, |f| f.finalized);
+            .map_or(0, |f| f.default_level);
         // Kafka's order: metadata.version first, then the other features by name.
         let mut features: Vec<_> = FEATURES
             .iter()
@@ -72,7 +72,11 @@ impl Formatted {
             )
         };
         let mut listed = vec![feature_text("metadata.version", metadata_version)];
-        listed.extend(features.iter().map(|f| feature_text(f.name, f.finalized)));
+        listed.extend(
+            features
+                .iter()
+                .map(|f| feature_text(f.name, f.default_level)),
+        );
         listed.extend(records.iter().filter_map(scram_record_text));
         vec![
             format!(

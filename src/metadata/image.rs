@@ -82,9 +82,16 @@ pub struct MetadataImage {
     pub scram_credentials: BTreeMap<String, BTreeMap<i8, super::records::ScramCredentialRecord>>,
     /// Client quotas by entity (KIP-546).
     pub client_quotas: super::quota::ClientQuotas,
+    /// Feature levels set by UpdateFeatures, by name (the others run at their defaults).
+    pub feature_levels: BTreeMap<String, i16>,
 }
 
 impl MetadataImage {
+    /// The level `feature` runs at (its default unless UpdateFeatures set one).
+    pub fn feature_level(&self, feature: &str) -> i16 {
+        super::features::finalized_level(&self.feature_levels, feature)
+    }
+
     pub fn topic(&self, name: &str) -> Option<&Arc<TopicImage>> {
         self.topics.get(name)
     }
@@ -203,6 +210,12 @@ impl MetadataImage {
                     value: Some(*value),
                 });
             }
+        }
+        for (name, level) in &self.feature_levels {
+            records.push(MetadataRecord::FeatureLevel {
+                name: name.clone(),
+                level: *level,
+            });
         }
         if self.next_producer_id > 0 {
             records.push(MetadataRecord::ProducerIds {
@@ -417,6 +430,9 @@ impl MetadataImage {
                 self.next_producer_id = *next_producer_id;
             }
             MetadataRecord::NoOp => {}
+            MetadataRecord::FeatureLevel { name, level } => {
+                self.feature_levels.insert(name.clone(), *level);
+            }
             MetadataRecord::UserScramCredential {
                 name,
                 mechanism,

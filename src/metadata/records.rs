@@ -134,6 +134,12 @@ pub enum MetadataRecord {
         key: String,
         value: Option<super::quota::QuotaValue>,
     },
+    /// KRaft's `FeatureLevelRecord`: the level a feature runs at from now on (UpdateFeatures).
+    /// Level 0 is kept too: it overrides the feature's default level.
+    FeatureLevel {
+        name: String,
+        level: i16,
+    },
 }
 
 /// What the cluster keeps of a SCRAM password (RFC 5802's salt, iteration count, stored key

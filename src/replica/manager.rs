@@ -43,6 +43,11 @@ impl ReplicaManager {
         self.set_transaction_verification(true);
     }
 
+    /// Whether transactional batches are verified (KIP-890 part 1).
+    pub fn transaction_verification(&self) -> bool {
+        self.verification.load(Ordering::Relaxed)
+    }
+
     /// Turns verification of transactional batches on or off
     /// (`transaction.partition.verification.enable`, a dynamic config).
     pub fn set_transaction_verification(&self, enabled: bool) {

@@ -27,4 +27,4 @@ mod tests;
 pub use fetch::{FetchLimits, FetchRequestPartition, FetchedPartition};
 pub use manager::ReplicaManager;
 pub use partition::{ActiveProducer, FollowerProgress, Leadership, Partition};
-pub use produce::{ProduceSettings, TransactionVerifier};
+pub use produce::{ProduceSettings, TransactionVerifier, TxnPartitionCheck};

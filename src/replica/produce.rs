@@ -30,9 +30,20 @@ const WALK_IN_PLACE_BYTES: usize = 256 * 1024;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// What a partition leader asks of the coordinator of a batch that would begin its
+/// producer's transaction on the partition (Kafka's `TransactionSupportedOperation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnPartitionCheck {
+    /// That the producer added the partition itself (KIP-890 part 1).
+    Verify,
+    /// To add it: a producer of transaction version 2 sends no AddPartitionsToTxn, its
+    /// Produce (v12+) or TxnOffsetCommit (v5+) stands for it (KIP-890 part 2).
+    Add,
+}
+
 /// Asks the coordinator of `transactional_id` whether `tp` was added to the producer's
-/// ongoing transaction (KIP-890, Kafka's `AddPartitionsToTxnManager`): the broker implements
-/// it, with its own coordinator or another broker's. `NotInTransaction`,
+/// ongoing transaction, or to add it (KIP-890, Kafka's `AddPartitionsToTxnManager`): the
+/// broker implements it, with its own coordinator or another broker's. `NotInTransaction`,
 /// `ProducerFencedByCoordinator`, or `TransactionNotVerified` when it could not say.
 pub trait TransactionVerifier: Send + Sync + std::fmt::Debug {
     fn verify<'a>(
@@ -41,6 +52,7 @@ pub trait TransactionVerifier: Send + Sync + std::fmt::Debug {
         transactional_id: &'a str,
         producer_id: i64,
         producer_epoch: i16,
+        check: TxnPartitionCheck,
     ) -> BoxFuture<'a, Result<(), Error>>;
 }
 
@@ -53,6 +65,8 @@ pub struct ProduceSettings<'a> {
     pub timeout: Duration,
     /// The request's transactional id, for the verification of transactional batches.
     pub transactional_id: Option<&'a str>,
+    /// What the transaction coordinator is asked for a batch that begins a transaction.
+    pub transaction_check: TxnPartitionCheck,
 }
 
 impl ReplicaManager {
@@ -107,10 +121,15 @@ impl ReplicaManager {
         };
         partition.stats.inc(TopicCounter::TotalProduceRequests);
         let batch_bytes = batch.len() as u64;
+        // Adding the partition for a transaction-version-2 producer is the protocol, not a
+        // check: it happens whether verification is on or not.
         let verifier = self
             .verifier
             .get()
-            .filter(|_| self.verification.load(std::sync::atomic::Ordering::Relaxed))
+            .filter(|_| {
+                settings.transaction_check == TxnPartitionCheck::Add
+                    || self.verification.load(std::sync::atomic::Ordering::Relaxed)
+            })
             .map(|v| v.as_ref());
         let appended = partition.check_and_append(batch, settings, verifier).await;
         if let Err(e) = &appended {
@@ -162,7 +181,13 @@ impl Partition {
                 let view = checked.view();
                 let (producer_id, producer_epoch) = (view.producer_id(), view.producer_epoch());
                 partition
-                    .verify_transaction_start(verifier, id, producer_id, producer_epoch)
+                    .verify_transaction_start(
+                        verifier,
+                        id,
+                        producer_id,
+                        producer_epoch,
+                        settings.transaction_check,
+                    )
                     .await?
                     .map(|guard| (producer_id, guard))
             }
@@ -211,12 +236,19 @@ impl Partition {
         transactional_id: &str,
         producer_id: i64,
         producer_epoch: i16,
+        check: TxnPartitionCheck,
     ) -> Result<Option<u64>, Error> {
         let Some(guard) = self.start_transaction_verification(producer_id) else {
             return Ok(None);
         };
         let verified = verifier
-            .verify(&self.tp, transactional_id, producer_id, producer_epoch)
+            .verify(
+                &self.tp,
+                transactional_id,
+                producer_id,
+                producer_epoch,
+                check,
+            )
             .await;
         if verified.is_err() {
             self.forget_verification(producer_id, guard);
@@ -327,6 +359,7 @@ impl Partition {
         producer_id: i64,
         producer_epoch: i16,
         marker: Marker,
+        transaction_version: i16,
     ) -> Result<AppendInfo, Error> {
         let leader_epoch = self
             .leader_epoch_if_leader()
@@ -335,8 +368,14 @@ impl Partition {
         let info = {
             let mut log = lock(&self.log);
             let size_before = log.size_bytes();
-            let info =
-                log.append_marker(producer_id, producer_epoch, marker, leader_epoch, now_ms())?;
+            let info = log.append_marker(
+                producer_id,
+                producer_epoch,
+                marker,
+                transaction_version,
+                leader_epoch,
+                now_ms(),
+            )?;
             // Under the log lock: a verified append either precedes the marker or sees this.
             self.take_verification(producer_id);
             // A marker is one control record, counted in as Kafka counts it.

@@ -36,7 +36,7 @@ fn a_verified_batch_cannot_begin_a_transaction_ended_after_its_verification() {
         coordinator_epoch: 0,
     };
     // The coordinator ends producer 8's transaction after verifying its batch.
-    partition.append_marker(8, 0, abort).unwrap();
+    partition.append_marker(8, 0, abort, 0).unwrap();
     let late = crate::record::test_support::transactional(1, 8, 0);
     assert!(matches!(
         partition.append_checked(&checked(late.clone()), -1, Some((8, stale))),

@@ -198,17 +198,27 @@ impl ProducerState {
     }
 
     /// Checks a transaction marker for `producer_id` before it is written: not from an older
-    /// producer epoch, nor from an older coordinator.
+    /// producer epoch, nor from an older coordinator. A marker of transaction version 2 must
+    /// be newer than the epoch the producer wrote with (the coordinator bumped it to end the
+    /// transaction), so it cannot end a later transaction of the same epoch; the same epoch
+    /// again, with no transaction open, is a retry of a marker already written (Kafka's
+    /// `ProducerAppendInfo.checkProducerEpoch`).
     pub fn admit_marker(
         &self,
         producer_id: i64,
         epoch: i16,
         coordinator_epoch: i32,
+        transaction_version: i16,
     ) -> Result<(), ProducerError> {
         let Some(entry) = self.producers.get(&producer_id) else {
             return Ok(());
         };
-        if epoch < entry.epoch {
+        let stale = if transaction_version >= 2 {
+            epoch < entry.epoch || (epoch == entry.epoch && entry.txn_first_offset.is_some())
+        } else {
+            epoch < entry.epoch
+        };
+        if stale {
             return Err(ProducerError::InvalidProducerEpoch {
                 got: epoch,
                 current: entry.epoch,
@@ -611,6 +621,39 @@ mod tests {
                 .is_err()
         );
         assert!(in_sequence(i32::MAX, 0), "sequences wrap at i32::MAX");
+    }
+
+    #[test]
+    fn transaction_version_2_markers_must_be_newer_than_the_data() {
+        use crate::record::control::{Marker, MarkerKind, build_marker};
+        let mut state = ProducerState::default();
+        let data = crate::record::test_support::transactional(2, 7, 0);
+        let data = BatchView::new(&data).unwrap();
+        state.update(&data, 0);
+        // Version 0/1: a marker of the data's epoch ends the transaction.
+        assert_eq!(state.admit_marker(7, 0, 0, 1), Ok(()));
+        // Version 2: the coordinator bumped the epoch to end it; the same epoch is a late
+        // marker that could end a later transaction of that epoch.
+        assert_eq!(
+            state.admit_marker(7, 0, 0, 2),
+            Err(ProducerError::InvalidProducerEpoch { got: 0, current: 0 })
+        );
+        assert_eq!(state.admit_marker(7, 1, 0, 2), Ok(()));
+        let commit = Marker {
+            kind: MarkerKind::Commit,
+            coordinator_epoch: 0,
+        };
+        let marker = build_marker(7, 1, commit, 1_000);
+        let marker = BatchView::new(&marker).unwrap();
+        assert!(state.update(&marker, 2).is_some());
+        // The marker moved the producer to its new epoch: a retry of it is let through, a
+        // late write of the ended transaction is not.
+        assert_eq!(state.admit_marker(7, 1, 0, 2), Ok(()), "an idempotent retry");
+        let late = idempotent(3, 1, 7, 0, 2);
+        assert_eq!(
+            state.admit(&BatchView::new(&late).unwrap()),
+            Err(ProducerError::InvalidProducerEpoch { got: 0, current: 1 })
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::error::{Error, TxnError};
 use crate::record::produced::CheckedBatch;
 use crate::record::schema::partition_for;
 use crate::record::{self, NewRecord};
-use crate::replica::ReplicaManager;
+use crate::replica::{ReplicaManager, TxnPartitionCheck};
 use crate::storage::StorageError;
 use crate::storage::manager::SharedLog;
 use crate::types::{TopicPartition, now_ms};
@@ -48,8 +48,9 @@ pub trait MarkerWriter: Send + Sync + std::fmt::Debug {
 }
 
 /// Asks the transaction coordinator on another broker whether a partition is in a producer's
-/// ongoing transaction (AddPartitionsToTxn v4 `verify_only`, KIP-890): `NotInTransaction`,
-/// `ProducerFencedByCoordinator`, or `TransactionNotVerified` when it could not say.
+/// ongoing transaction, or to add it (AddPartitionsToTxn v5 with `verify_only` or not,
+/// KIP-890): `NotInTransaction`, `ProducerFencedByCoordinator`,
+/// `PreviousTransactionCompleting`, or `TransactionNotVerified` when it could not say.
 pub trait RemoteVerifier: Send + Sync + std::fmt::Debug {
     fn verify<'a>(
         &'a self,
@@ -58,6 +59,7 @@ pub trait RemoteVerifier: Send + Sync + std::fmt::Debug {
         producer_id: i64,
         producer_epoch: i16,
         partition: &'a TopicPartition,
+        check: TxnPartitionCheck,
     ) -> BoxFuture<'a, Result<(), Error>>;
 }
 
@@ -69,6 +71,9 @@ pub struct MarkerRequest {
     pub commit: bool,
     /// The leader epoch of the coordinator's `__transaction_state` partition.
     pub coordinator_epoch: i32,
+    /// The transaction's version (WriteTxnMarkers v2): from 2 the marker's epoch must be
+    /// newer than any the producer wrote with on the partition.
+    pub transaction_version: i16,
 }
 
 #[derive(Debug, Clone)]
@@ -100,6 +105,9 @@ pub struct TransactionCoordinator {
     markers: Arc<dyn MarkerWriter>,
     /// Allocates producer ids (from the controller's blocks).
     producer_ids: Arc<dyn Fn() -> BoxFuture<'static, Option<i64>> + Send + Sync>,
+    /// The cluster's finalized `transaction.version`: what the coordinator's own aborts
+    /// (timeouts, fencing) follow.
+    transaction_version: Arc<dyn Fn() -> i16 + Send + Sync>,
 }
 
 impl std::fmt::Debug for TransactionCoordinator {
@@ -116,6 +124,7 @@ impl TransactionCoordinator {
         replicas: Arc<ReplicaManager>,
         markers: Arc<dyn MarkerWriter>,
         producer_ids: Arc<dyn Fn() -> BoxFuture<'static, Option<i64>> + Send + Sync>,
+        transaction_version: Arc<dyn Fn() -> i16 + Send + Sync>,
     ) -> Arc<Self> {
         Arc::new(Self {
             config,
@@ -124,6 +133,7 @@ impl TransactionCoordinator {
             loading: Mutex::new(HashSet::new()),
             markers,
             producer_ids,
+            transaction_version,
         })
     }
 
@@ -230,11 +240,14 @@ impl TransactionCoordinator {
         };
         let decision = state::init_producer_id(
             guard.meta.as_ref(),
-            transactional_id,
-            timeout_ms,
+            state::InitRequest {
+                transactional_id,
+                timeout_ms,
+                expected,
+            },
             self.config.max_timeout_ms,
-            expected,
             || fresh,
+            (self.transaction_version)(),
             now_ms(),
         )?;
         match decision {
@@ -255,13 +268,15 @@ impl TransactionCoordinator {
         }
     }
 
-    /// AddPartitionsToTxn / AddOffsetsToTxn.
+    /// AddPartitionsToTxn / AddOffsetsToTxn, and the partitions a transaction-version-2
+    /// producer's Produce or TxnOffsetCommit adds (`transaction_version` 2).
     pub async fn add_partitions(
         &self,
         transactional_id: &str,
         producer_id: i64,
         epoch: i16,
         partitions: &BTreeMap<String, BTreeSet<i32>>,
+        transaction_version: i16,
     ) -> Result<(), CoordinatorError> {
         let (slot, _) = self.slot(transactional_id)?;
         let mut guard = slot.lock().await;
@@ -273,6 +288,7 @@ impl TransactionCoordinator {
             producer_id,
             epoch,
             partitions,
+            transaction_version,
             now_ms(),
         )? {
             self.write(&next).await?;
@@ -318,31 +334,49 @@ impl TransactionCoordinator {
             .collect())
     }
 
-    /// EndTxn: answered once the prepared state is written; the markers follow.
+    /// EndTxn: answered once the prepared state is written; the markers follow. Returns the
+    /// producer id and epoch the client goes on with (new ones from transaction version 2).
     pub async fn end_transaction(
         self: &Arc<Self>,
         transactional_id: &str,
         producer_id: i64,
         epoch: i16,
         commit: bool,
-    ) -> Result<(), CoordinatorError> {
+        transaction_version: i16,
+    ) -> Result<(i64, i16), CoordinatorError> {
         let (slot, coordinator_epoch) = self.slot(transactional_id)?;
         let mut guard = slot.lock().await;
-        if guard.completing {
-            return Err(TxnError::ConcurrentTransactions.into());
+        // While markers are written the state is prepared: the state machine answers
+        // CONCURRENT_TRANSACTIONS to a retry, PRODUCER_FENCED to a fenced producer.
+        let exhausted = transaction_version >= state::EPOCH_BUMP_VERSION
+            && guard
+                .meta
+                .as_ref()
+                .is_some_and(|m| m.producer_epoch >= i16::MAX - 1);
+        let fresh = if exhausted {
+            (self.producer_ids)().await
+        } else {
+            None
+        };
+        let decision = state::end_transaction(
+            guard.meta.as_ref(),
+            producer_id,
+            epoch,
+            commit,
+            transaction_version,
+            || fresh,
+            now_ms(),
+        )?;
+        let answer = decision.producer();
+        if let EndDecision::Prepare(meta) = decision {
+            self.write(&meta).await?;
+            super::crash_point("txn-after-prepare");
+            guard.meta = Some(meta.clone());
+            guard.completing = true;
+            drop(guard);
+            self.spawn_completion(slot, meta, coordinator_epoch);
         }
-        match state::end_transaction(guard.meta.as_ref(), producer_id, epoch, commit, now_ms())? {
-            EndDecision::AlreadyDone => Ok(()),
-            EndDecision::Prepare(meta) => {
-                self.write(&meta).await?;
-                super::crash_point("txn-after-prepare");
-                guard.meta = Some(meta.clone());
-                guard.completing = true;
-                drop(guard);
-                self.spawn_completion(slot, meta, coordinator_epoch);
-                Ok(())
-            }
-        }
+        Ok(answer)
     }
 
     /// Aborts the transactions open longer than their timeout (fencing their producers).
@@ -365,7 +399,7 @@ impl TransactionCoordinator {
             let Some(meta) = guard
                 .meta
                 .as_ref()
-                .and_then(|m| abort_if_timed_out(m, now_ms()))
+                .and_then(|m| abort_if_timed_out(m, (self.transaction_version)(), now_ms()))
             else {
                 continue;
             };
@@ -448,6 +482,7 @@ impl TransactionCoordinator {
             producer_epoch: prepared.producer_epoch,
             commit: prepared.state == TxnState::PrepareCommit,
             coordinator_epoch,
+            transaction_version: prepared.transaction_version,
         };
         let mut pending: Vec<TopicPartition> = prepared
             .partitions
@@ -637,6 +672,7 @@ mod tests {
                                 },
                                 coordinator_epoch: marker.coordinator_epoch,
                             },
+                            marker.transaction_version,
                         )
                         .map(|_| ())
                     });
@@ -705,6 +741,7 @@ mod tests {
                 let id = next_id.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 Box::pin(async move { Some(id) })
             }),
+            Arc::new(|| 1),
         )
     }
 
@@ -749,17 +786,20 @@ mod tests {
                 loading: Mutex::new(HashSet::new()),
                 markers: c.markers.clone(),
                 producer_ids: c.producer_ids.clone(),
+                transaction_version: c.transaction_version.clone(),
             })
         };
         let c = expiring();
         let (done, epoch) = c.init_producer_id("done", 60_000, None).await.unwrap();
-        c.add_partitions("done", done, epoch, &data(&[0]))
+        c.add_partitions("done", done, epoch, &data(&[0]), 1)
             .await
             .unwrap();
-        c.end_transaction("done", done, epoch, true).await.unwrap();
+        c.end_transaction("done", done, epoch, true, 1)
+            .await
+            .unwrap();
         assert_eq!(settled(&c, "done").await.state, TxnState::CompleteCommit);
         let (open, epoch) = c.init_producer_id("open", 60_000, None).await.unwrap();
-        c.add_partitions("open", open, epoch, &data(&[1]))
+        c.add_partitions("open", open, epoch, &data(&[1]), 1)
             .await
             .unwrap();
 
@@ -787,7 +827,7 @@ mod tests {
         let c = coordinator(&setup);
         let (pid, epoch) = c.init_producer_id("tx", 60_000, None).await.unwrap();
         assert_eq!((pid, epoch), (1_000, 0));
-        c.add_partitions("tx", pid, epoch, &data(&[0, 1]))
+        c.add_partitions("tx", pid, epoch, &data(&[0, 1]), 1)
             .await
             .unwrap();
         // The producer's transactional data.
@@ -800,15 +840,15 @@ mod tests {
             .unwrap();
         assert_eq!(last_stable(&setup, 0), 0, "open");
 
-        c.end_transaction("tx", pid, epoch, true).await.unwrap();
+        c.end_transaction("tx", pid, epoch, true, 1).await.unwrap();
         // Two marker writes fail first (a leader moving); they are retried.
         let done = settled(&c, "tx").await;
         assert_eq!(done.state, TxnState::CompleteCommit);
         assert_eq!(last_stable(&setup, 0), 2, "data and marker are stable");
         assert_eq!(setup.markers.written.lock().unwrap().len(), 2);
         assert_eq!(
-            c.end_transaction("tx", pid, epoch, true).await,
-            Ok(()),
+            c.end_transaction("tx", pid, epoch, true, 1).await,
+            Ok((pid, epoch)),
             "a retried commit"
         );
     }
@@ -818,7 +858,7 @@ mod tests {
         let setup = setup(0);
         let c = coordinator(&setup);
         let (pid, epoch) = c.init_producer_id("tx", 60_000, None).await.unwrap();
-        c.add_partitions("tx", pid, epoch, &data(&[1]))
+        c.add_partitions("tx", pid, epoch, &data(&[1]), 1)
             .await
             .unwrap();
         // A second instance of the producer: the open transaction is aborted first.
@@ -834,7 +874,7 @@ mod tests {
             "bumped by the fence, then by the init"
         );
         assert_eq!(
-            c.add_partitions("tx", pid, epoch, &data(&[0])).await,
+            c.add_partitions("tx", pid, epoch, &data(&[0]), 1).await,
             Err(CoordinatorError::Txn(TxnError::ProducerFenced {
                 got: 0,
                 current: 2
@@ -864,7 +904,7 @@ mod tests {
         let setup = setup(0);
         let c = coordinator(&setup);
         let (pid, epoch) = c.init_producer_id("tx", 60_000, None).await.unwrap();
-        c.add_partitions("tx", pid, epoch, &data(&[0]))
+        c.add_partitions("tx", pid, epoch, &data(&[0]), 1)
             .await
             .unwrap();
         // The coordinator dies right after writing PrepareCommit: only the state is in the log.
@@ -886,7 +926,7 @@ mod tests {
         let setup = setup(0);
         let c = coordinator(&setup);
         let (pid, epoch) = c.init_producer_id("tx", 1, None).await.unwrap();
-        c.add_partitions("tx", pid, epoch, &data(&[0]))
+        c.add_partitions("tx", pid, epoch, &data(&[0]), 1)
             .await
             .unwrap();
         // Poll until the 1 ms timeout has passed.
@@ -901,7 +941,7 @@ mod tests {
         assert_eq!(aborted, 1);
         assert_eq!(settled(&c, "tx").await.state, TxnState::CompleteAbort);
         assert!(matches!(
-            c.end_transaction("tx", pid, epoch, true).await,
+            c.end_transaction("tx", pid, epoch, true, 1).await,
             Err(CoordinatorError::Txn(TxnError::ProducerFenced { .. }))
         ));
         assert_eq!(

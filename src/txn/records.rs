@@ -11,8 +11,10 @@
 //!       next_producer_id (1), client_transaction_version (2))
 //! ```
 //!
-//! This broker writes v0 (transactions version 1: no KIP-890 epoch bump per transaction) and
-//! reads both. A null value (tombstone) deletes the transactional id.
+//! As Kafka does, this broker writes v0 for a state last changed by a client of transaction
+//! version 0/1, and v1 (with the tagged fields that differ from their defaults) for one of
+//! transaction version 2; it reads both. A null value (tombstone) deletes the transactional
+//! id.
 
 use super::state::{TxnMetadata, TxnState};
 use crate::record::schema::*;
@@ -35,22 +37,57 @@ pub fn decode_key(mut buf: &[u8]) -> Result<Option<String>, SchemaError> {
 }
 
 pub fn encode_value(value: &TxnMetadata) -> Bytes {
+    let flexible = value.transaction_version >= super::state::EPOCH_BUMP_VERSION;
     let mut buf = BytesMut::new();
-    buf.put_i16(0);
+    buf.put_i16(i16::from(flexible));
     buf.put_i64(value.producer_id);
     buf.put_i16(value.producer_epoch);
     buf.put_i32(value.timeout_ms);
     buf.put_i8(value.state.code());
-    buf.put_i32(value.partitions.len() as i32);
+    let put_len = |buf: &mut BytesMut, len: usize| {
+        if flexible {
+            put_uvarint(buf, len as u64 + 1);
+        } else {
+            buf.put_i32(len as i32);
+        }
+    };
+    put_len(&mut buf, value.partitions.len());
     for (topic, partitions) in &value.partitions {
-        put_string(&mut buf, topic);
-        buf.put_i32(partitions.len() as i32);
+        if flexible {
+            put_uvarint(&mut buf, topic.len() as u64 + 1);
+            buf.put_slice(topic.as_bytes());
+        } else {
+            put_string(&mut buf, topic);
+        }
+        put_len(&mut buf, partitions.len());
         for partition in partitions {
             buf.put_i32(*partition);
+        }
+        if flexible {
+            buf.put_u8(0); // no tagged fields
         }
     }
     buf.put_i64(value.last_update_ms);
     buf.put_i64(value.start_ms);
+    if flexible {
+        // Kafka writes a tagged field only when it differs from its default.
+        let mut tagged: Vec<(u64, Vec<u8>)> = Vec::new();
+        if value.previous_producer_id != -1 {
+            tagged.push((0, value.previous_producer_id.to_be_bytes().to_vec()));
+        }
+        if value.next_producer_id != -1 {
+            tagged.push((1, value.next_producer_id.to_be_bytes().to_vec()));
+        }
+        if value.transaction_version != 0 {
+            tagged.push((2, value.transaction_version.to_be_bytes().to_vec()));
+        }
+        put_uvarint(&mut buf, tagged.len() as u64);
+        for (tag, field) in tagged {
+            put_uvarint(&mut buf, tag);
+            put_uvarint(&mut buf, field.len() as u64);
+            buf.put_slice(&field);
+        }
+    }
     buf.freeze()
 }
 
@@ -99,30 +136,45 @@ pub fn decode_value(transactional_id: &str, mut buf: &[u8]) -> Result<TxnMetadat
     }
     let last_update_ms = get_i64(&mut buf)?;
     let start_ms = get_i64(&mut buf)?;
-    let mut previous_producer_id = -1;
-    if flexible {
-        previous_producer_id = read_tagged_previous_producer_id(&mut buf)?.unwrap_or(-1);
-    }
+    let tagged = if flexible {
+        read_tagged_fields(&mut buf)?
+    } else {
+        Tagged::default()
+    };
     Ok(TxnMetadata {
         transactional_id: transactional_id.to_string(),
         producer_id,
-        previous_producer_id,
         producer_epoch,
         timeout_ms,
         state,
         partitions,
         last_update_ms,
         start_ms,
+        previous_producer_id: tagged.previous_producer_id,
+        next_producer_id: tagged.next_producer_id,
+        transaction_version: tagged.transaction_version,
     })
 }
 
-/// The top-level tagged fields of a v1 value: tag 0 is the previous producer id; the others
-/// (next producer id, client transaction version) matter only to KIP-890 transactions.
-fn read_tagged_previous_producer_id(buf: &mut &[u8]) -> Result<Option<i64>, SchemaError> {
-    if buf.is_empty() {
-        return Ok(None);
+/// The top-level tagged fields of a v1 value (Kafka's defaults when absent).
+struct Tagged {
+    previous_producer_id: i64,
+    next_producer_id: i64,
+    transaction_version: i16,
+}
+
+impl Default for Tagged {
+    fn default() -> Self {
+        Self {
+            previous_producer_id: -1,
+            next_producer_id: -1,
+            transaction_version: 0,
+        }
     }
-    let mut previous = None;
+}
+
+fn read_tagged_fields(buf: &mut &[u8]) -> Result<Tagged, SchemaError> {
+    let mut tagged = Tagged::default();
     for _ in 0..get_uvarint(buf)? {
         let tag = get_uvarint(buf)?;
         let size = get_uvarint(buf)? as usize;
@@ -130,12 +182,15 @@ fn read_tagged_previous_producer_id(buf: &mut &[u8]) -> Result<Option<i64>, Sche
             return Err(SchemaError("tagged field beyond the record"));
         }
         let (mut field, rest) = buf.split_at(size);
-        if tag == 0 {
-            previous = Some(get_i64(&mut field)?);
+        match tag {
+            0 => tagged.previous_producer_id = get_i64(&mut field)?,
+            1 => tagged.next_producer_id = get_i64(&mut field)?,
+            2 => tagged.transaction_version = get_i16(&mut field)?,
+            _ => {} // NextProducerEpoch (3) and later ones: not used here
         }
         *buf = rest;
     }
-    Ok(previous)
+    Ok(tagged)
 }
 
 #[cfg(test)]
@@ -156,6 +211,8 @@ mod tests {
             ]),
             last_update_ms: 1_000,
             start_ms: 900,
+            next_producer_id: -1,
+            transaction_version: 0,
         }
     }
 
@@ -204,5 +261,23 @@ mod tests {
         assert_eq!(decoded.previous_producer_id, 3_999);
         assert_eq!(decoded.partitions["a"], BTreeSet::from([0, 2]));
         assert_eq!(decoded.state, TxnState::Ongoing);
+        assert_eq!(decoded.transaction_version, 2);
+        assert_eq!(decoded.next_producer_id, -1);
+    }
+
+    #[test]
+    fn transaction_version_2_states_are_written_as_v1_and_read_back() {
+        let v2 = TxnMetadata {
+            previous_producer_id: 3_999,
+            next_producer_id: 5_000,
+            transaction_version: 2,
+            ..value()
+        };
+        let bytes = encode_value(&v2);
+        assert_eq!(&bytes[..2], &[0, 1], "version 1");
+        assert_eq!(decode_value("tx-1", &bytes).unwrap(), v2);
+        for cut in 0..bytes.len() {
+            assert!(decode_value("tx-1", &bytes[..cut]).is_err(), "cut at {cut}");
+        }
     }
 }

@@ -21,12 +21,17 @@ impl Log {
         producer_id: i64,
         producer_epoch: i16,
         marker: record::control::Marker,
+        transaction_version: i16,
         leader_epoch: i32,
         now_ms: i64,
     ) -> Result<AppendInfo, StorageError> {
         self.check_online()?;
-        self.producers
-            .admit_marker(producer_id, producer_epoch, marker.coordinator_epoch)?;
+        self.producers.admit_marker(
+            producer_id,
+            producer_epoch,
+            marker.coordinator_epoch,
+            transaction_version,
+        )?;
         let batch = record::control::build_marker(producer_id, producer_epoch, marker, now_ms);
         let result = BatchView::new(&batch)
             .map_err(StorageError::from)

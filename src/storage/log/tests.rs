@@ -222,14 +222,14 @@ fn transactions_bound_the_last_stable_offset_and_aborts_are_indexed_across_reloa
         "producer 1's transaction is open"
     );
 
-    log.append_marker(1, 0, marker(MarkerKind::Commit), 0, 1_000)
+    log.append_marker(1, 0, marker(MarkerKind::Commit), 0, 0, 1_000)
         .unwrap(); // 6
     assert_eq!(
         log.last_stable_offset(),
         3,
         "now producer 2's is the first open one"
     );
-    log.append_marker(2, 0, marker(MarkerKind::Abort), 0, 1_000)
+    log.append_marker(2, 0, marker(MarkerKind::Abort), 0, 0, 1_000)
         .unwrap(); // 7
     assert_eq!(log.last_stable_offset(), 8);
     let aborted = log.aborted_transactions(0, 8);
@@ -248,7 +248,7 @@ fn transactions_bound_the_last_stable_offset_and_aborts_are_indexed_across_reloa
         coordinator_epoch: 2,
     };
     assert!(matches!(
-        log.append_marker(2, 0, stale_coordinator, 0, 1_000),
+        log.append_marker(2, 0, stale_coordinator, 0, 0, 1_000),
         Err(StorageError::Producer(
             crate::storage::producer_state::ProducerError::CoordinatorFenced { got: 2, current: 3 }
         ))
@@ -259,7 +259,7 @@ fn transactions_bound_the_last_stable_offset_and_aborts_are_indexed_across_reloa
     log.set_high_watermark(8);
     log.append_as_leader(&checked(transactional(1, 3, 0)), 0, 1_000)
         .unwrap(); // 8
-    log.append_marker(3, 0, marker(MarkerKind::Abort), 0, 1_000)
+    log.append_marker(3, 0, marker(MarkerKind::Abort), 0, 0, 1_000)
         .unwrap(); // 9
     assert_eq!(log.last_stable_offset(), 8);
     log.set_high_watermark(10);
@@ -352,7 +352,7 @@ fn compaction_ignores_aborted_records_and_stops_at_the_last_stable_offset() {
     make_transactional(&mut aborted, 5, 0);
     log.append_as_leader(&checked(aborted.clone()), 0, 1_000)
         .unwrap();
-    log.append_marker(5, 0, abort, 0, 1_000).unwrap();
+    log.append_marker(5, 0, abort, 0, 0, 1_000).unwrap();
     for i in 0..6 {
         log.append_as_leader(&checked(keyed("k3", &format!("early-{i}"))), 0, 1_000)
             .unwrap();
@@ -403,7 +403,7 @@ fn compaction_ignores_aborted_records_and_stops_at_the_last_stable_offset() {
         kind: MarkerKind::Commit,
         coordinator_epoch: 0,
     };
-    log.append_marker(6, 0, commit, 0, 1_000).unwrap();
+    log.append_marker(6, 0, commit, 0, 0, 1_000).unwrap();
     for i in 0..6 {
         log.append_as_leader(&checked(keyed("k4", &format!("fill-{i}"))), 0, 1_000)
             .unwrap();
