@@ -648,7 +648,11 @@ mod tests {
         assert!(state.update(&marker, 2).is_some());
         // The marker moved the producer to its new epoch: a retry of it is let through, a
         // late write of the ended transaction is not.
-        assert_eq!(state.admit_marker(7, 1, 0, 2), Ok(()), "an idempotent retry");
+        assert_eq!(
+            state.admit_marker(7, 1, 0, 2),
+            Ok(()),
+            "an idempotent retry"
+        );
         let late = idempotent(3, 1, 7, 0, 2);
         assert_eq!(
             state.admit(&BatchView::new(&late).unwrap()),
