@@ -281,11 +281,12 @@ impl Server {
         self.broker.share_coordinator().start(shutdown.clone());
         startup::create_topics(&self.broker, &self.startup_topics).await?;
         let config = self.broker.config().clone();
-        // One connection limit across all listeners; both limits follow dynamic changes.
+        // One connection limit across all listeners; both limits follow dynamic changes
+        // (the per-address one is read at each accept).
         let limit = quota::TotalQuota::new(config.max_connections);
-        let per_ip = quota::PerIpQuota::new(config.max_connections_per_ip);
+        let per_ip = quota::PerIpQuota::new();
         {
-            let (limit, per_ip) = (limit.clone(), per_ip.clone());
+            let limit = limit.clone();
             let mut changes = self.broker.watch_config();
             let shutdown = shutdown.clone();
             tracker.spawn(async move {
@@ -296,7 +297,6 @@ impl Server {
                     }
                     let config = changes.borrow_and_update().clone();
                     limit.set_limit(config.max_connections);
-                    per_ip.set_limit(config.max_connections_per_ip);
                 }
             });
         }
@@ -461,7 +461,8 @@ async fn accept_loop(
                     });
                     continue;
                 }
-                let Some(slot) = quotas.per_ip.admit(peer.ip()) else {
+                let per_ip_limit = broker.config().max_connections_per_ip;
+                let Some(slot) = quotas.per_ip.admit(peer.ip(), per_ip_limit) else {
                     tracing::info!(%peer, "closing connection: max.connections.per.ip reached for its address");
                     continue;
                 };

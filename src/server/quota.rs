@@ -3,7 +3,8 @@
 //! `max.connections.per.ip` (Kafka's `ConnectionQuotas`: a connection over its address's
 //! limit is closed as soon as it is accepted, and one line is logged). Both limits are
 //! dynamic broker configs: a new limit holds for connections accepted from then on (a lower
-//! one closes none that are open, as on Kafka).
+//! one closes none that are open, as on Kafka). The per-address limit is read from the
+//! configuration in effect at each accept, so it holds once AlterConfigs has answered.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -73,7 +74,6 @@ impl Drop for TotalSlot {
 /// Connections per client address.
 #[derive(Debug)]
 pub struct PerIpQuota {
-    limit: AtomicUsize,
     counts: Mutex<HashMap<IpAddr, usize>>,
 }
 
@@ -85,23 +85,18 @@ pub struct IpSlot {
 }
 
 impl PerIpQuota {
-    pub fn new(limit: usize) -> Arc<Self> {
+    pub fn new() -> Arc<Self> {
         Arc::new(Self {
-            limit: AtomicUsize::new(limit),
             counts: Mutex::new(HashMap::new()),
         })
     }
 
-    pub fn set_limit(&self, limit: usize) {
-        self.limit.store(limit, Ordering::SeqCst);
-    }
-
     /// A slot for a new connection from `ip`, or `None` when it has `limit` already.
-    pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<IpSlot> {
+    pub fn admit(self: &Arc<Self>, ip: IpAddr, limit: usize) -> Option<IpSlot> {
         // No await while locked: a plain mutex.
         let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
         let count = counts.entry(ip).or_default();
-        if *count >= self.limit.load(Ordering::SeqCst) {
+        if *count >= limit {
             return None;
         }
         *count += 1;
@@ -130,17 +125,18 @@ mod tests {
 
     #[test]
     fn each_address_gets_its_limit_and_slots_come_back() {
-        let quota = PerIpQuota::new(2);
+        let quota = PerIpQuota::new();
         let a: IpAddr = "127.0.0.1".parse().unwrap();
         let b: IpAddr = "127.0.0.2".parse().unwrap();
-        let first = quota.admit(a).unwrap();
-        let _second = quota.admit(a).unwrap();
-        assert!(quota.admit(a).is_none());
-        assert!(quota.admit(b).is_some());
+        let first = quota.admit(a, 2).unwrap();
+        let second = quota.admit(a, 2).unwrap();
+        assert!(quota.admit(a, 2).is_none());
+        assert!(quota.admit(b, 2).is_some());
         drop(first);
-        assert!(quota.admit(a).is_some());
-        quota.set_limit(3);
-        assert!(quota.admit(a).is_some(), "a raised limit admits more");
+        let third = quota.admit(a, 2).unwrap();
+        assert!(quota.admit(a, 3).is_some(), "a raised limit admits more");
+        assert!(quota.admit(a, 1).is_none(), "a lowered one closes none");
+        drop((second, third));
     }
 
     #[tokio::test]

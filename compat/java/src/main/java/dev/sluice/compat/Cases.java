@@ -29,6 +29,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.LogDirDescription;
@@ -38,6 +39,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.SupportedVersionRange;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionListing;
@@ -305,7 +307,8 @@ public final class Cases {
     static void transactionsCommitAbort() throws Exception {
         String topic = topic("txn");
         createTopic(topic, 1);
-        try (KafkaProducer<String, String> p = transactional("java-txn-" + RUN)) {
+        String id = "java-txn-" + RUN;
+        try (KafkaProducer<String, String> p = transactional(id); Admin admin = admin()) {
             p.initTransactions();
             for (String outcome : List.of("commit", "abort", "commit")) {
                 p.beginTransaction();
@@ -313,6 +316,10 @@ public final class Cases {
                 p.flush();
                 if (outcome.equals("commit")) p.commitTransaction(); else p.abortTransaction();
             }
+            // transaction.version 2 (KIP-890): every EndTxn bumps the producer epoch, so after
+            // initTransactions (epoch 0) and three transactions the coordinator holds epoch 3.
+            TransactionDescription d = admin.describeTransactions(List.of(id)).description(id).get(30, TimeUnit.SECONDS);
+            check(d.producerEpoch() == 3, "producer epoch %d after three transactions, expected 3 (transaction.version 2)", d.producerEpoch());
         }
         List<ConsumerRecord<String, String>> committed = readAll(topic, 20, IsolationLevel.READ_COMMITTED);
         check(committed.size() == 20, "read_committed read %d, expected 20", committed.size());
@@ -846,6 +853,10 @@ public final class Cases {
             check(f.finalizedFeatures().containsKey("metadata.version"), "finalized features %s", f.finalizedFeatures());
             check(f.supportedFeatures().containsKey("metadata.version"), "supported features %s", f.supportedFeatures());
             check(f.finalizedFeaturesEpoch().isPresent(), "finalized features epoch");
+            FinalizedVersionRange tv = f.finalizedFeatures().get("transaction.version");
+            check(tv != null && tv.maxVersionLevel() == 2, "finalized transaction.version %s, expected 2", tv);
+            SupportedVersionRange tvSupported = f.supportedFeatures().get("transaction.version");
+            check(tvSupported != null && tvSupported.maxVersion() == 2, "supported transaction.version %s", tvSupported);
         }
     }
 
