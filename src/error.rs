@@ -82,6 +82,9 @@ pub enum Error {
     FencedLeaderEpoch { got: i32, current: i32 },
     #[error("partition epoch {got} is not the current {current}")]
     InvalidUpdateVersion { got: i32, current: i32 },
+    /// An UpdateFeatures the controller refused; the text is Kafka's.
+    #[error("{0}")]
+    FeatureUpdateRefused(String),
     #[error("replica {0} may not join the ISR: {1}")]
     IneligibleReplica(i32, String),
     #[error(
@@ -495,7 +498,9 @@ impl Error {
             Error::DuplicateBrokerRegistration(_) => code::DUPLICATE_BROKER_REGISTRATION,
             Error::InconsistentClusterId { .. } => code::INCONSISTENT_CLUSTER_ID,
             Error::FencedLeaderEpoch { .. } => code::FENCED_LEADER_EPOCH,
-            Error::InvalidUpdateVersion { .. } => code::INVALID_UPDATE_VERSION,
+            Error::InvalidUpdateVersion { .. } | Error::FeatureUpdateRefused(_) => {
+                code::INVALID_UPDATE_VERSION
+            }
             Error::IneligibleReplica(..) => code::INELIGIBLE_REPLICA,
             Error::NotEnoughReplicasAfterAppend { .. } => code::NOT_ENOUGH_REPLICAS_AFTER_APPEND,
             Error::Remote { code, .. } => *code,
@@ -541,6 +546,7 @@ impl Error {
             code::INVALID_REQUEST => Error::InvalidRequest(text),
             code::THROTTLING_QUOTA_EXCEEDED => Error::ThrottlingQuotaExceeded,
             code::POLICY_VIOLATION => Error::PolicyViolation(text),
+            code::INVALID_UPDATE_VERSION => Error::FeatureUpdateRefused(text),
             code::UNSUPPORTED_COMPRESSION_TYPE => Error::UnsupportedCompressionType(text),
             code::TRANSACTIONAL_ID_AUTHORIZATION_FAILED => {
                 Error::TransactionalIdAuthorizationFailed

@@ -5,6 +5,7 @@ use super::{ApiContext, wire_str};
 use crate::broker::Broker;
 use crate::error::{GroupError, code};
 use crate::group::consumer::Assignment;
+use crate::metadata::features::GROUP_VERSION;
 use kafka_protocol::messages::consumer_group_describe_response::{
     Assignment as WireAssignment, DescribedGroup, Member, TopicPartitions,
 };
@@ -40,6 +41,11 @@ pub async fn handle(
             let base = DescribedGroup::default()
                 .with_group_id(group_id.clone())
                 .with_authorized_operations(i32::MIN);
+            if !super::context::feature_enabled(ctx, GROUP_VERSION) {
+                return base
+                    .with_error_code(code::UNSUPPORTED_VERSION)
+                    .with_error_message(Some(wire_str(super::context::FEATURE_DISABLED)));
+            }
             let Ok(coordinator) = &coordinator else {
                 return base.with_error_code(GroupError::CoordinatorNotAvailable.code());
             };

@@ -5,6 +5,7 @@
 use super::{ApiContext, wire_str};
 use crate::error::{GroupError, code};
 use crate::group::consumer::{Assignment, Heartbeat};
+use crate::metadata::features::GROUP_VERSION;
 use kafka_protocol::messages::consumer_group_heartbeat_response::{
     Assignment as WireAssignment, TopicPartitions,
 };
@@ -30,6 +31,14 @@ pub async fn handle(
                 .with_heartbeat_interval_ms(interval),
         )
     };
+    if !super::context::feature_enabled(ctx, GROUP_VERSION) {
+        return Some(
+            ConsumerGroupHeartbeatResponse::default()
+                .with_error_code(code::UNSUPPORTED_VERSION)
+                .with_error_message(Some(wire_str(super::context::FEATURE_DISABLED)))
+                .with_member_epoch(-1),
+        );
+    }
     if version >= 1 && request.member_id.is_empty() {
         return error(GroupError::InvalidRequest);
     }

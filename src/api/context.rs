@@ -287,6 +287,22 @@ pub(crate) async fn coordinator_for<'a>(
     }
 }
 
+/// Whether the APIs of `feature` (`group.version`, `streams.version`, `share.version`) are
+/// served: Kafka keeps listing them in ApiVersions while the feature is finalized at level 0
+/// (`kafka-features disable`) and answers each UNSUPPORTED_VERSION.
+pub(crate) fn feature_enabled(ctx: &ApiContext, feature: &str) -> bool {
+    ctx.broker.feature_level(feature) >= 1
+}
+
+/// Kafka's message for an API whose feature is disabled (`UnsupportedVersionException`'s).
+pub(crate) const FEATURE_DISABLED: &str = "The version of API is not supported.";
+
+/// Whether share groups are served: offered by this cluster and `share.version` not 0.
+pub(crate) fn shares_enabled(ctx: &ApiContext) -> bool {
+    ctx.broker.share_coordinator().offered()
+        && feature_enabled(ctx, crate::metadata::features::SHARE_VERSION)
+}
+
 /// The share coordinator when share groups are offered and this broker coordinates
 /// `group_id`, which must not name a classic or consumer group (Kafka: "not a share group").
 pub(crate) async fn share_coordinator_for<'a>(
@@ -294,7 +310,7 @@ pub(crate) async fn share_coordinator_for<'a>(
     group_id: &str,
 ) -> Result<&'a Arc<crate::share::ShareCoordinator>, crate::error::ShareError> {
     use crate::error::{GroupError, ShareError};
-    if !ctx.broker.share_coordinator().offered() {
+    if !shares_enabled(ctx) {
         return Err(ShareError::Unsupported);
     }
     if group_id.is_empty() {

@@ -120,6 +120,13 @@ impl ErrorCounts for crate::api::fetch::FetchReply {
     }
 }
 
+impl ErrorCounts for UpdateFeaturesResponse {
+    fn error_codes(&self, count: &mut dyn FnMut(i16)) {
+        count(self.error_code);
+        self.results.iter().for_each(|r| count(r.error_code));
+    }
+}
+
 impl ErrorCounts for MetadataResponse {
     fn error_codes(&self, count: &mut dyn FnMut(i16)) {
         for topic in &self.topics {

@@ -43,6 +43,7 @@ const HEARTBEAT_VERSION: i16 = 1;
 const ALTER_PARTITION_VERSION: i16 = 3;
 const DESCRIBE_QUORUM_VERSION: i16 = 2;
 const ALTER_CLIENT_QUOTAS_VERSION: i16 = 1;
+const UPDATE_FEATURES_VERSION: i16 = 2;
 
 /// A failed exchange: the node may have died or stopped leading; the caller finds the
 /// active controller again and retries.
@@ -479,6 +480,25 @@ pub async fn forward(
                 matched.push(of_filter);
             }
             Ok(ControllerReply::AclsDeleted(matched))
+        }
+        ControllerOp::UpdateFeatures {
+            updates,
+            validate_only,
+        } => {
+            let request = super::update_features::request_for(updates, *validate_only)
+                .with_timeout_ms(timeout.as_millis().try_into().unwrap_or(i32::MAX));
+            let response: kafka_protocol::messages::UpdateFeaturesResponse = exchange(
+                connection,
+                ApiKey::UpdateFeatures,
+                UPDATE_FEATURES_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
+            match Error::from_code(response.error_code, message(&response.error_message)) {
+                Some(e) => Err(e),
+                None => Ok(ControllerReply::Done),
+            }
         }
         ControllerOp::SetBrokerConfigs {
             resource,

@@ -228,7 +228,7 @@ pub(super) async fn session_owner<'a>(
     if group.is_empty() || member.is_empty() {
         return Err(ShareError::Group(GroupError::InvalidRequest));
     }
-    if !ctx.broker.share_coordinator().offered() {
+    if !super::context::shares_enabled(ctx) {
         return Err(ShareError::Unsupported);
     }
     let shares = ctx

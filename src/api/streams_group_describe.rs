@@ -8,6 +8,7 @@ use super::{ApiContext, wire_str};
 use crate::error::{GroupError, code};
 use crate::group::streams::topology::TopicInfo;
 use crate::group::streams::{StreamsGroup, TaskOffset, Tasks};
+use crate::metadata::features::STREAMS_VERSION;
 use kafka_protocol::messages::streams_group_describe_response::{
     Assignment, DescribedGroup, Endpoint, KeyValue, Member, Subtopology, TaskIds,
     TaskOffset as WireTaskOffset, TopicInfo as WireTopicInfo, Topology, TopologyDescription,
@@ -183,6 +184,11 @@ pub async fn handle(
             let base = DescribedGroup::default()
                 .with_group_id(group_id.clone())
                 .with_authorized_operations(i32::MIN);
+            if !super::context::feature_enabled(ctx, STREAMS_VERSION) {
+                return base
+                    .with_error_code(code::UNSUPPORTED_VERSION)
+                    .with_error_message(Some(wire_str(super::context::FEATURE_DISABLED)));
+            }
             let Ok(coordinator) = &coordinator else {
                 return base.with_error_code(GroupError::CoordinatorNotAvailable.code());
             };

@@ -11,6 +11,7 @@ use crate::group::streams::topology::{
     CopartitionGroup, Subtopology, TopicInfo, TopicToCreate, Topology,
 };
 use crate::group::streams::{StreamsHeartbeat, TaskOffset, Tasks};
+use crate::metadata::features::STREAMS_VERSION;
 use kafka_protocol::messages::streams_group_heartbeat_request as req;
 use kafka_protocol::messages::streams_group_heartbeat_response::{
     Endpoint, EndpointToPartitions, Status, TaskIds, TopicPartition,
@@ -157,6 +158,12 @@ pub async fn handle(
                 .with_member_epoch(-1),
         )
     };
+    if !super::context::feature_enabled(ctx, STREAMS_VERSION) {
+        return error(
+            code::UNSUPPORTED_VERSION,
+            Some(super::context::FEATURE_DISABLED.to_string()),
+        );
+    }
     let groups = match super::coordinator_for(ctx, &request.group_id).await {
         Ok(groups) => groups,
         Err(e) => return error(e.code(), None),

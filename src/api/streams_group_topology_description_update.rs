@@ -4,6 +4,7 @@
 
 use super::{ApiContext, wire_str};
 use crate::error::code;
+use crate::metadata::features::STREAMS_VERSION;
 use bytes::BytesMut;
 use kafka_protocol::messages::{
     StreamsGroupTopologyDescriptionUpdateRequest, StreamsGroupTopologyDescriptionUpdateResponse,
@@ -26,6 +27,12 @@ pub async fn handle(
                 .with_error_message(message.map(|m| wire_str(&m))),
         )
     };
+    if !super::context::feature_enabled(ctx, STREAMS_VERSION) {
+        return error(
+            code::UNSUPPORTED_VERSION,
+            Some(super::context::FEATURE_DISABLED.to_string()),
+        );
+    }
     let groups = match super::coordinator_for(ctx, &request.group_id).await {
         Ok(groups) => groups,
         Err(e) => return error(e.code(), None),

@@ -90,6 +90,7 @@ throttle_field!(
     m::SyncGroupResponse,
     m::TxnOffsetCommitResponse,
     m::UnregisterBrokerResponse,
+    m::UpdateFeaturesResponse,
 );
 
 macro_rules! no_throttle_field {

@@ -16,6 +16,7 @@
 //! | `topics.rs` | topic and partition administration, partition state, log dirs |
 //! | `txn.rs` | markers, KIP-890 verification, producer ids, transaction timers |
 //! | `acls.rs`, `credentials.rs`, `quotas.rs` | ACLs, SCRAM credentials and client quotas through the controller |
+//! | `features.rs` | feature levels (UpdateFeatures) through the controller |
 //! | `coordinators.rs` | the coordinators' internal topics, created on first use |
 //! | `dynamic.rs` | dynamic broker configs: changes sent to the controller, applied from the metadata |
 
@@ -24,6 +25,7 @@ mod controller_channel;
 mod coordinators;
 mod credentials;
 mod dynamic;
+mod features;
 mod lifecycle;
 mod publisher;
 mod quotas;

@@ -76,6 +76,11 @@ pub enum ControllerOp {
         alterations: Vec<super::control::QuotaAlteration>,
         validate_only: bool,
     },
+    /// UpdateFeatures (KIP-584): feature levels, checked here as Kafka's controller does.
+    UpdateFeatures {
+        updates: Vec<crate::metadata::features::FeatureUpdate>,
+        validate_only: bool,
+    },
     /// ACLs to add (validated by the broker that asks); an ACL that exists already is
     /// left as it is.
     CreateAcls(Vec<crate::metadata::acl::AclBinding>),
@@ -558,6 +563,12 @@ impl Loop {
             } => self
                 .decide(|c, o| c.alter_client_quotas(o, &alterations, validate_only))
                 .map(|(i, results)| (i, ControllerReply::QuotasAltered(results))),
+            ControllerOp::UpdateFeatures {
+                updates,
+                validate_only,
+            } => self
+                .decide(|c, o| c.update_features(o, &updates, validate_only))
+                .map(|(i, ())| (i, ControllerReply::Done)),
             ControllerOp::CreateAcls(acls) => self
                 .decide(|c, o| c.create_acls(o, &acls))
                 .map(|(i, ())| (i, ControllerReply::Done)),

@@ -1,4 +1,7 @@
-//! Transactions (Kafka's transaction coordinator over `__transaction_state`).
+//! Transactions (Kafka's transaction coordinator over `__transaction_state`), both protocols:
+//! transaction version 0–1 (AddPartitionsToTxn, one producer epoch per session) and 2
+//! (KIP-890 part 2: partitions added by Produce, a new epoch from every EndTxn v5), chosen by
+//! the client per request as on Kafka.
 //!
 //! | file | owns |
 //! |---|---|
@@ -11,12 +14,6 @@
 //! (FindCoordinator, InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
 //! TxnOffsetCommit, WriteTxnMarkers, DescribeProducers, DescribeTransactions,
 //! ListTransactions).
-//!
-//! | file | owns |
-//! |---|---|
-//! | `coordinator.rs` | the transaction coordinator |
-//! | `state.rs` | one transactional id's state and the decisions on it |
-//! | `records.rs` | `__transaction_state` record schemas |
 
 pub mod coordinator;
 pub mod records;

@@ -174,6 +174,19 @@ pub fn alter_client_quotas(
     })
 }
 
+/// ALTER on the cluster (Kafka's controller checks it on the forwarded request).
+pub fn update_features(
+    ctx: &ApiContext,
+    request: UpdateFeaturesRequest,
+    _version: i16,
+) -> Gate<UpdateFeaturesRequest, UpdateFeaturesResponse> {
+    cluster_admin(ctx, request, AclOperation::Alter, |_| {
+        UpdateFeaturesResponse::default()
+            .with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+            .with_error_message(Some(crate::api::wire_str("Cluster authorization failed.")))
+    })
+}
+
 pub fn describe_log_dirs(
     ctx: &ApiContext,
     request: DescribeLogDirsRequest,

@@ -779,6 +779,19 @@ fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
             v,
             "alter_client_quotas",
         ),
+        ApiKey::UpdateFeatures => encode(
+            &crate::api::update_features::request_for(
+                &[crate::metadata::features::FeatureUpdate {
+                    name: "transaction.version".into(),
+                    level: 2,
+                    upgrade: crate::metadata::features::UpgradeType::Upgrade,
+                }],
+                // v0 has no validate-only: it sets the level the feature runs at already.
+                v >= 1,
+            ),
+            v,
+            "update_features",
+        ),
         ApiKey::CreateAcls => encode(&CreateAclsRequest::default(), v, "create_acls"),
         ApiKey::DescribeAcls => encode(&DescribeAclsRequest::default(), v, "describe_acls"),
         ApiKey::DeleteAcls => encode(&DeleteAclsRequest::default(), v, "delete_acls"),

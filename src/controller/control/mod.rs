@@ -13,6 +13,7 @@
 //! | `partitions.rs` | AlterPartition, ElectLeaders, elections after fencing |
 //! | `security.rs` | SCRAM credentials and ACLs |
 //! | `quotas.rs` | client quotas |
+//! | `features.rs` | feature levels (UpdateFeatures) |
 
 use crate::error::Error;
 use crate::metadata::image::MetadataImage;
@@ -23,6 +24,7 @@ use uuid::Uuid;
 pub use quotas::QuotaAlteration;
 
 mod brokers;
+mod features;
 mod partitions;
 mod quotas;
 mod security;
