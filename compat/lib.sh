@@ -47,7 +47,8 @@ start_broker() {
 # CN is the principal through ssl.principal.mapping.rules); PLAIN (users admin and alice, from a
 # static JAAS file), SCRAM-SHA-256/512 (alice and admin, from `sluice format --add-scram`) and
 # unsecured OAUTHBEARER; Kafka's StandardAuthorizer with User:admin a super user and
-# allow.everyone.if.no.acl.found=true (a resource is closed once an ACL names it).
+# allow.everyone.if.no.acl.found=true (a resource is closed once an ACL names it); delegation
+# tokens enabled (`delegation.token.secret.key`).
 # Certificates are made now with openssl: $pki/ca.pem, $pki/client.pem, $pki/client.key.
 # Sets $secure_ssl, $secure_sasl_plaintext, $secure_sasl_ssl, $secure_mtls.
 secure_pid=""
@@ -90,6 +91,7 @@ JAAS
     --override "java.security.auth.login.config=$pki/jaas.conf" \
     --override authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer \
     --override super.users=User:admin --override allow.everyone.if.no.acl.found=true \
+    --override delegation.token.secret.key=compat-token-secret \
     --override group.initial.rebalance.delay.ms=0 >"$work/secure-broker.log" 2>&1 &
   secure_pid=$!
   local name

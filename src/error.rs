@@ -114,6 +114,57 @@ pub enum Error {
     Storage(#[from] StorageError),
     #[error(transparent)]
     Record(#[from] RecordError),
+    #[error(transparent)]
+    Token(#[from] TokenError),
+}
+
+/// What the delegation-token APIs (KIP-48) answer besides success, with Kafka's messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum TokenError {
+    #[error("Delegation Token feature is not enabled.")]
+    AuthDisabled,
+    #[error("Delegation Token is not found on server.")]
+    NotFound,
+    #[error("Specified Principal is not valid Owner/Renewer.")]
+    OwnerMismatch,
+    #[error(
+        "Delegation Token requests are not allowed on PLAINTEXT/1-way SSL channels and on delegation token authenticated channels."
+    )]
+    RequestNotAllowed,
+    #[error("Delegation Token authorization failed.")]
+    AuthorizationFailed,
+    #[error("Delegation Token is expired.")]
+    Expired,
+    #[error("Supplied principalType is not supported.")]
+    InvalidPrincipalType,
+}
+
+impl TokenError {
+    const ALL: [TokenError; 7] = [
+        TokenError::AuthDisabled,
+        TokenError::NotFound,
+        TokenError::OwnerMismatch,
+        TokenError::RequestNotAllowed,
+        TokenError::AuthorizationFailed,
+        TokenError::Expired,
+        TokenError::InvalidPrincipalType,
+    ];
+
+    pub fn code(self) -> i16 {
+        match self {
+            TokenError::AuthDisabled => code::DELEGATION_TOKEN_AUTH_DISABLED,
+            TokenError::NotFound => code::DELEGATION_TOKEN_NOT_FOUND,
+            TokenError::OwnerMismatch => code::DELEGATION_TOKEN_OWNER_MISMATCH,
+            TokenError::RequestNotAllowed => code::DELEGATION_TOKEN_REQUEST_NOT_ALLOWED,
+            TokenError::AuthorizationFailed => code::DELEGATION_TOKEN_AUTHORIZATION_FAILED,
+            TokenError::Expired => code::DELEGATION_TOKEN_EXPIRED,
+            TokenError::InvalidPrincipalType => code::INVALID_PRINCIPAL_TYPE,
+        }
+    }
+
+    pub fn from_code(error_code: i16) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.code() == error_code)
+    }
 }
 
 impl From<ConfigError> for Error {
@@ -400,6 +451,13 @@ pub mod code {
     pub const PRODUCER_FENCED: i16 = 90;
     pub const KAFKA_STORAGE_ERROR: i16 = 56;
     pub const LOG_DIR_NOT_FOUND: i16 = 57;
+    pub const DELEGATION_TOKEN_AUTH_DISABLED: i16 = 61;
+    pub const DELEGATION_TOKEN_NOT_FOUND: i16 = 62;
+    pub const DELEGATION_TOKEN_OWNER_MISMATCH: i16 = 63;
+    pub const DELEGATION_TOKEN_REQUEST_NOT_ALLOWED: i16 = 64;
+    pub const DELEGATION_TOKEN_AUTHORIZATION_FAILED: i16 = 65;
+    pub const DELEGATION_TOKEN_EXPIRED: i16 = 66;
+    pub const INVALID_PRINCIPAL_TYPE: i16 = 67;
     pub const NON_EMPTY_GROUP: i16 = 68;
     pub const GROUP_ID_NOT_FOUND: i16 = 69;
     pub const FETCH_SESSION_ID_NOT_FOUND: i16 = 70;
@@ -525,6 +583,7 @@ impl Error {
                 StorageError::UnexpectedAppendOffset { .. } => code::UNKNOWN_SERVER_ERROR,
             },
             Error::Record(r) => record_code(r),
+            Error::Token(e) => e.code(),
         }
     }
 
@@ -559,9 +618,12 @@ impl Error {
             code::NOT_LEADER_OR_FOLLOWER => Error::NotLeaderOrFollower,
             code::BROKER_ID_NOT_REGISTERED => Error::BrokerIdNotRegistered(-1),
             code::DUPLICATE_BROKER_REGISTRATION => Error::DuplicateBrokerRegistration(-1),
-            other => Error::Remote {
-                code: other,
-                message: text,
+            other => match TokenError::from_code(other) {
+                Some(e) => Error::Token(e),
+                None => Error::Remote {
+                    code: other,
+                    message: text,
+                },
             },
         })
     }
@@ -714,6 +776,25 @@ mod tests {
             (code::UNKNOWN_MEMBER_ID, R::UnknownMemberId),
             (code::INVALID_SESSION_TIMEOUT, R::InvalidSessionTimeout),
             (code::REBALANCE_IN_PROGRESS, R::RebalanceInProgress),
+            (
+                code::DELEGATION_TOKEN_AUTH_DISABLED,
+                R::DelegationTokenAuthDisabled,
+            ),
+            (code::DELEGATION_TOKEN_NOT_FOUND, R::DelegationTokenNotFound),
+            (
+                code::DELEGATION_TOKEN_OWNER_MISMATCH,
+                R::DelegationTokenOwnerMismatch,
+            ),
+            (
+                code::DELEGATION_TOKEN_REQUEST_NOT_ALLOWED,
+                R::DelegationTokenRequestNotAllowed,
+            ),
+            (
+                code::DELEGATION_TOKEN_AUTHORIZATION_FAILED,
+                R::DelegationTokenAuthorizationFailed,
+            ),
+            (code::DELEGATION_TOKEN_EXPIRED, R::DelegationTokenExpired),
+            (code::INVALID_PRINCIPAL_TYPE, R::InvalidPrincipalType),
             (code::NON_EMPTY_GROUP, R::NonEmptyGroup),
             (code::GROUP_ID_NOT_FOUND, R::GroupIdNotFound),
             (code::MEMBER_ID_REQUIRED, R::MemberIdRequired),

@@ -26,6 +26,8 @@ pub struct ApiContext {
     pub client_id: StrBytes,
     /// Who the connection authenticated as (`User:ANONYMOUS` without authentication).
     pub principal: Arc<crate::auth::KafkaPrincipal>,
+    /// The connection authenticated with a delegation token (its owner is `principal`).
+    pub token_authenticated: bool,
     /// `authorizer.class.name`'s authorizer, when one is configured.
     pub authorizer: Option<Arc<crate::auth::authorizer::Authorizer>>,
     /// Incremental fetch sessions (KIP-227), one cache for every client listener.
@@ -51,6 +53,7 @@ impl ApiContext {
             client_host: Arc::from(""),
             client_id: StrBytes::default(),
             principal: Arc::new(crate::auth::KafkaPrincipal::anonymous()),
+            token_authenticated: false,
             authorizer: crate::auth::authorizer::Authorizer::from_config(&broker.config())
                 .map(Arc::new),
             fetch_sessions: Arc::new(FetchSessionCache::new(
@@ -285,6 +288,18 @@ pub(crate) async fn coordinator_for<'a>(
     } else {
         Err(crate::error::GroupError::NotCoordinator)
     }
+}
+
+/// Kafka's `allowTokenRequests`: delegation tokens are not created, renewed, expired or
+/// described over PLAINTEXT, over TLS without a client certificate, or by a connection that
+/// authenticated with a delegation token.
+pub(crate) fn token_requests_allowed(ctx: &ApiContext) -> bool {
+    use crate::config::SecurityProtocol;
+    let protocol = ctx.broker.config().protocol_of(&ctx.listener);
+    !(ctx.token_authenticated
+        || protocol == SecurityProtocol::Plaintext
+        || (protocol == SecurityProtocol::Ssl
+            && *ctx.principal == crate::auth::KafkaPrincipal::anonymous()))
 }
 
 /// Whether the APIs of `feature` (`group.version`, `streams.version`, `share.version`) are

@@ -44,6 +44,30 @@ const ALTER_PARTITION_VERSION: i16 = 3;
 const DESCRIBE_QUORUM_VERSION: i16 = 2;
 const ALTER_CLIENT_QUOTAS_VERSION: i16 = 1;
 const UPDATE_FEATURES_VERSION: i16 = 2;
+const CREATE_TOKEN_VERSION: i16 = 3;
+const RENEW_TOKEN_VERSION: i16 = 2;
+const EXPIRE_TOKEN_VERSION: i16 = 2;
+
+/// The tagged field a forwarded delegation-token request names its requester in
+/// (`Type:name`): Kafka forwards in an Envelope with the principal, which Sluice does not
+/// build. Read only on the controller listener, which serves the cluster's own nodes only.
+const REQUESTER_TAG: i32 = 10_000;
+
+/// The requester a forwarding broker named (see [`REQUESTER_TAG`]).
+pub fn forwarded_requester(
+    fields: &std::collections::BTreeMap<i32, bytes::Bytes>,
+) -> Option<String> {
+    let bytes = fields.get(&REQUESTER_TAG)?;
+    String::from_utf8(bytes.to_vec()).ok()
+}
+
+fn requester_field(requester: &str) -> std::collections::BTreeMap<i32, bytes::Bytes> {
+    [(
+        REQUESTER_TAG,
+        bytes::Bytes::copy_from_slice(requester.as_bytes()),
+    )]
+    .into()
+}
 
 /// A failed exchange: the node may have died or stopped leading; the caller finds the
 /// active controller again and retries.
@@ -498,6 +522,102 @@ pub async fn forward(
             match Error::from_code(response.error_code, message(&response.error_message)) {
                 Some(e) => Err(e),
                 None => Ok(ControllerReply::Done),
+            }
+        }
+        ControllerOp::CreateDelegationToken(token_request) => {
+            use kafka_protocol::messages::create_delegation_token_request::CreatableRenewers;
+            let (owner_type, owner_name) =
+                super::create_delegation_token::split_principal(&token_request.owner);
+            let request = kafka_protocol::messages::CreateDelegationTokenRequest::default()
+                .with_owner_principal_type(Some(owner_type))
+                .with_owner_principal_name(Some(owner_name))
+                .with_renewers(
+                    token_request
+                        .renewers
+                        .iter()
+                        .map(|r| {
+                            let (principal_type, principal_name) =
+                                super::create_delegation_token::split_principal(r);
+                            CreatableRenewers::default()
+                                .with_principal_type(principal_type)
+                                .with_principal_name(principal_name)
+                        })
+                        .collect(),
+                )
+                .with_max_lifetime_ms(token_request.max_lifetime_ms)
+                .with_unknown_tagged_fields(requester_field(&token_request.requester));
+            let response: kafka_protocol::messages::CreateDelegationTokenResponse = exchange(
+                connection,
+                ApiKey::CreateDelegationToken,
+                CREATE_TOKEN_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
+            if let Some(e) = Error::from_code(response.error_code, None) {
+                return Err(e);
+            }
+            let principal = |t: &str, n: &str| format!("{t}:{n}");
+            Ok(ControllerReply::TokenCreated(
+                crate::controller::control::CreatedToken {
+                    token: crate::metadata::records::DelegationTokenData {
+                        token_id: response.token_id.to_string(),
+                        owner: principal(&response.principal_type, &response.principal_name),
+                        requester: principal(
+                            &response.token_requester_principal_type,
+                            &response.token_requester_principal_name,
+                        ),
+                        renewers: token_request.renewers.clone(),
+                        issue_timestamp_ms: response.issue_timestamp_ms,
+                        max_timestamp_ms: response.max_timestamp_ms,
+                        expiry_timestamp_ms: response.expiry_timestamp_ms,
+                    },
+                    hmac: response.hmac.to_vec(),
+                },
+            ))
+        }
+        ControllerOp::RenewDelegationToken {
+            requester,
+            hmac,
+            period_ms,
+        } => {
+            let request = kafka_protocol::messages::RenewDelegationTokenRequest::default()
+                .with_hmac(bytes::Bytes::copy_from_slice(hmac))
+                .with_renew_period_ms(*period_ms)
+                .with_unknown_tagged_fields(requester_field(requester));
+            let response: kafka_protocol::messages::RenewDelegationTokenResponse = exchange(
+                connection,
+                ApiKey::RenewDelegationToken,
+                RENEW_TOKEN_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
+            match Error::from_code(response.error_code, None) {
+                Some(e) => Err(e),
+                None => Ok(ControllerReply::TokenExpiry(response.expiry_timestamp_ms)),
+            }
+        }
+        ControllerOp::ExpireDelegationToken {
+            requester,
+            hmac,
+            period_ms,
+        } => {
+            let request = kafka_protocol::messages::ExpireDelegationTokenRequest::default()
+                .with_hmac(bytes::Bytes::copy_from_slice(hmac))
+                .with_expiry_time_period_ms(*period_ms)
+                .with_unknown_tagged_fields(requester_field(requester));
+            let response: kafka_protocol::messages::ExpireDelegationTokenResponse = exchange(
+                connection,
+                ApiKey::ExpireDelegationToken,
+                EXPIRE_TOKEN_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
+            match Error::from_code(response.error_code, None) {
+                Some(e) => Err(e),
+                None => Ok(ControllerReply::TokenExpiry(response.expiry_timestamp_ms)),
             }
         }
         ControllerOp::SetBrokerConfigs {

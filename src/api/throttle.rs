@@ -91,6 +91,10 @@ throttle_field!(
     m::TxnOffsetCommitResponse,
     m::UnregisterBrokerResponse,
     m::UpdateFeaturesResponse,
+    m::RenewDelegationTokenResponse,
+    m::ExpireDelegationTokenResponse,
+    m::DescribeDelegationTokenResponse,
+    m::CreateDelegationTokenResponse,
 );
 
 macro_rules! no_throttle_field {

@@ -13,6 +13,7 @@
 //! | `tls_reload.rs` | a listener's TLS side that dynamic configs replace |
 //! | `sasl.rs` | a SASL listener's mechanisms, PLAIN, session lifetimes |
 //! | `scram.rs` | SCRAM-SHA-256/512 server and client |
+//! | `delegation_token.rs` | delegation tokens: hmacs, settings, the SCRAM credentials of live tokens |
 //! | `oauthbearer.rs` | OAUTHBEARER: unsecured and signed tokens |
 //! | `jwks.rs` | the OAUTHBEARER validator's keys from a file or an endpoint |
 //! | `principal.rs` | `KafkaPrincipal`, SSL principal mapping rules |
@@ -23,6 +24,7 @@
 
 pub mod acl;
 pub mod authorizer;
+pub mod delegation_token;
 pub mod jwks;
 pub mod oauthbearer;
 pub mod principal;

@@ -6,7 +6,9 @@
 //! [`SaslFailure`] whose message is what Kafka tells the client; it never holds a secret.
 
 use super::principal::KafkaPrincipal;
-use super::scram::{ScramCredential, ScramError, ScramMechanism, ScramServer, ServerStep};
+use super::scram::{
+    ScramCredential, ScramError, ScramLogin, ScramMechanism, ScramServer, ServerStep,
+};
 use crate::config::BrokerConfig;
 use crate::config::jaas;
 use std::collections::BTreeMap;
@@ -52,9 +54,34 @@ pub struct SaslConfigError {
     pub reason: String,
 }
 
-/// Where SCRAM credentials are looked up (the metadata image).
+/// Where SCRAM credentials are looked up (the metadata image; delegation tokens in the
+/// token cache).
 pub trait ScramCredentials {
     fn scram_credential(&self, user: &str, mechanism: ScramMechanism) -> Option<ScramCredential>;
+
+    /// The credential of a live delegation token (`tokenauth=true`), if there is one.
+    fn token_login(&self, _token_id: &str, _mechanism: ScramMechanism) -> Option<ScramLogin> {
+        None
+    }
+}
+
+/// A node's credentials: SCRAM users from the metadata image, delegation tokens from the
+/// token cache.
+pub struct NodeCredentials {
+    pub image: std::sync::Arc<crate::metadata::image::MetadataImage>,
+    pub tokens: Option<std::sync::Arc<super::delegation_token::TokenCache>>,
+}
+
+impl ScramCredentials for NodeCredentials {
+    fn scram_credential(&self, user: &str, mechanism: ScramMechanism) -> Option<ScramCredential> {
+        self.image.scram_credential(user, mechanism)
+    }
+
+    fn token_login(&self, token_id: &str, mechanism: ScramMechanism) -> Option<ScramLogin> {
+        self.tokens
+            .as_ref()?
+            .credential(token_id, mechanism, crate::types::now_ms())
+    }
 }
 
 impl ScramCredentials for crate::metadata::image::MetadataImage {
@@ -267,6 +294,8 @@ pub enum SaslStep {
         principal: KafkaPrincipal,
         response: Vec<u8>,
         session_lifetime: Option<Duration>,
+        /// Authenticated with a delegation token (which may not ask for more tokens).
+        token_authenticated: bool,
     },
 }
 
@@ -322,6 +351,7 @@ impl SaslExchange {
                     principal: KafkaPrincipal::user(user),
                     response: Vec::new(),
                     session_lifetime: lifetime,
+                    token_authenticated: false,
                 })
             }
             ExchangeState::OAuthBearer => {
@@ -336,6 +366,7 @@ impl SaslExchange {
                         session_lifetime: Some(
                             lifetime.map_or(accepted.lifetime, |l| l.min(accepted.lifetime)),
                         ),
+                        token_authenticated: false,
                     }),
                     Err(refused) => {
                         tracing::info!("OAUTHBEARER token refused: {refused}");
@@ -349,16 +380,48 @@ impl SaslExchange {
                 let Mechanism::Scram(mechanism) = self.mechanism else {
                     return Err(generic());
                 };
-                match server.step(token, |user| scram.scram_credential(user, mechanism)) {
+                let lookup = |user: &str, token_auth: bool| {
+                    if token_auth {
+                        scram.token_login(user, mechanism)
+                    } else {
+                        scram
+                            .scram_credential(user, mechanism)
+                            .map(ScramLogin::user)
+                    }
+                };
+                match server.step(token, lookup) {
                     Ok(ServerStep::Challenge(challenge)) => Ok(SaslStep::Challenge(challenge)),
                     Ok(ServerStep::Authenticated {
                         user,
                         final_message,
+                        token: None,
                     }) => Ok(SaslStep::Authenticated {
                         principal: KafkaPrincipal::user(user),
                         response: final_message,
                         session_lifetime: lifetime,
+                        token_authenticated: false,
                     }),
+                    // A delegation token: its owner, for no longer than the token lives
+                    // (Kafka's credential lifetime, KIP-368).
+                    Ok(ServerStep::Authenticated {
+                        final_message,
+                        token: Some(token),
+                        ..
+                    }) => {
+                        let remaining_ms = token
+                            .expiry_timestamp_ms
+                            .saturating_sub(crate::types::now_ms())
+                            .max(1);
+                        let until_expiry = Duration::from_millis(remaining_ms as u64);
+                        Ok(SaslStep::Authenticated {
+                            principal: token.owner,
+                            response: final_message,
+                            session_lifetime: Some(
+                                lifetime.map_or(until_expiry, |l| l.min(until_expiry)),
+                            ),
+                            token_authenticated: true,
+                        })
+                    }
                     Err(ScramError::Refused(reason)) => {
                         Err(SaslFailure(format!("Authentication failed: {reason}")))
                     }
@@ -547,6 +610,7 @@ mod tests {
                 principal: KafkaPrincipal::user("alice"),
                 response: Vec::new(),
                 session_lifetime: Some(Duration::from_millis(5000)),
+                token_authenticated: false,
             })
         );
         assert!(step(b"alice\0alice\0alice-secret").is_ok());

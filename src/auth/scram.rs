@@ -105,6 +105,30 @@ pub struct ScramUpsertion {
     pub iterations: i32,
 }
 
+/// The credential an exchange is checked against: a user's own, or a delegation token's
+/// (`tokenauth=true`; the session's principal is then the token's owner).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScramLogin {
+    pub credential: ScramCredential,
+    pub token: Option<TokenLogin>,
+}
+
+impl ScramLogin {
+    pub fn user(credential: ScramCredential) -> Self {
+        Self {
+            credential,
+            token: None,
+        }
+    }
+}
+
+/// Who a delegation token stands for, and until when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenLogin {
+    pub owner: super::principal::KafkaPrincipal,
+    pub expiry_timestamp_ms: i64,
+}
+
 /// What the broker keeps of a SCRAM password.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScramCredential {
@@ -288,7 +312,7 @@ enum ServerState {
         gs2_header: String,
         nonce: String,
         user: String,
-        credential: ScramCredential,
+        login: ScramLogin,
     },
     Done,
 }
@@ -305,10 +329,12 @@ pub struct ScramServer {
 pub enum ServerStep {
     /// Send these bytes and wait for the client's next message.
     Challenge(Vec<u8>),
-    /// Authenticated as `user`; send the server-final message.
+    /// Authenticated as `user` (with a delegation token: as its owner, `token`); send the
+    /// server-final message.
     Authenticated {
         user: String,
         final_message: Vec<u8>,
+        token: Option<TokenLogin>,
     },
 }
 
@@ -320,11 +346,12 @@ impl ScramServer {
         }
     }
 
-    /// One client message. `lookup` gives the credential of a user, if it has one.
+    /// One client message. `lookup` gives the credential of a user, or with `tokenauth`
+    /// (its second argument) of a delegation token by id, if there is one.
     pub fn step(
         &mut self,
         message: &[u8],
-        lookup: impl FnOnce(&str) -> Option<ScramCredential>,
+        lookup: impl FnOnce(&str, bool) -> Option<ScramLogin>,
     ) -> Result<ServerStep, ScramError> {
         let message = std::str::from_utf8(message)
             .map_err(|_| ScramError::Malformed("message is not UTF-8"))?;
@@ -332,10 +359,8 @@ impl ScramServer {
         match std::mem::replace(&mut self.state, ServerState::Done) {
             ServerState::Start => {
                 let first = parse_client_first(message)?;
-                if first.token_auth {
-                    return Err(ScramError::Refused("delegation tokens are not supported"));
-                }
-                let credential = lookup(&first.user).ok_or(invalid)?;
+                let login = lookup(&first.user, first.token_auth).ok_or(invalid)?;
+                let credential = &login.credential;
                 let nonce = format!("{}{}", first.nonce, nonce()?);
                 let server_first = format!(
                     "r={nonce},s={},i={}",
@@ -349,7 +374,7 @@ impl ScramServer {
                     gs2_header: first.gs2_header,
                     nonce,
                     user: first.user,
-                    credential,
+                    login,
                 };
                 Ok(ServerStep::Challenge(challenge))
             }
@@ -359,8 +384,9 @@ impl ScramServer {
                 gs2_header,
                 nonce,
                 user,
-                credential,
+                login,
             } => {
+                let credential = &login.credential;
                 let (without_proof, proof) = message
                     .rsplit_once(",p=")
                     .ok_or(ScramError::Malformed("missing proof"))?;
@@ -406,6 +432,7 @@ impl ScramServer {
                 Ok(ServerStep::Authenticated {
                     user,
                     final_message: format!("v={}", BASE64.encode(server_signature)).into_bytes(),
+                    token: login.token,
                 })
             }
             ServerState::Done => Err(ScramError::Malformed("exchange already finished")),
@@ -534,8 +561,8 @@ mod tests {
         // client and server against each other and the key derivation against the RFC.
         let client_first = b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO";
         let ServerStep::Challenge(challenge) = server
-            .step(client_first, |user| {
-                (user == "user").then(|| credential.clone())
+            .step(client_first, |user, _| {
+                (user == "user").then(|| ScramLogin::user(credential.clone()))
             })
             .unwrap()
         else {
@@ -574,18 +601,20 @@ mod tests {
         let mut client = ScramClient::new(mechanism, "al,i=ce", password).unwrap();
         let mut server = ScramServer::new(mechanism);
         let first = client.first();
-        let ServerStep::Challenge(challenge) = server.step(&first, |user| {
+        let ServerStep::Challenge(challenge) = server.step(&first, |user, token_auth| {
             assert_eq!(user, "al,i=ce");
-            Some(stored.clone())
+            assert!(!token_auth);
+            Some(ScramLogin::user(stored.clone()))
         })?
         else {
             panic!("expected a challenge");
         };
         let client_final = client.step(&challenge)?.unwrap();
-        match server.step(&client_final, |_| None)? {
+        match server.step(&client_final, |_, _| None)? {
             ServerStep::Authenticated {
                 user,
                 final_message,
+                token: None,
             } => {
                 assert_eq!(client.step(&final_message)?, None);
                 Ok(user)
@@ -615,8 +644,8 @@ mod tests {
         let mut server = ScramServer::new(mechanism);
         let client_first_bare = "n=u,r=abc";
         let ServerStep::Challenge(challenge) = server
-            .step(format!("n,,{client_first_bare}").as_bytes(), |_| {
-                Some(stored.clone())
+            .step(format!("n,,{client_first_bare}").as_bytes(), |_, _| {
+                Some(ScramLogin::user(stored.clone()))
             })
             .unwrap()
         else {
@@ -641,8 +670,68 @@ mod tests {
             .collect();
         let client_final = format!("{without_proof},p={}", BASE64.encode(proof));
         assert!(matches!(
-            server.step(client_final.as_bytes(), |_| None),
+            server.step(client_final.as_bytes(), |_, _| None),
             Ok(ServerStep::Authenticated { .. })
+        ));
+    }
+
+    /// A delegation token's exchange as Kafka's client runs it: the token id as user name,
+    /// `tokenauth=true` after the nonce (part of the signed message), the base64 hmac as
+    /// password; the server looks the id up as a token and names its owner.
+    #[test]
+    fn a_token_exchange_authenticates_as_its_owner() {
+        let mechanism = ScramMechanism::Sha512;
+        let password = "aG1hYw==";
+        let stored = ScramCredential::from_password(mechanism, password, 4096).unwrap();
+        let owner = super::super::principal::KafkaPrincipal::user("alice");
+        let login = ScramLogin {
+            credential: stored.clone(),
+            token: Some(TokenLogin {
+                owner: owner.clone(),
+                expiry_timestamp_ms: 99,
+            }),
+        };
+        let mut server = ScramServer::new(mechanism);
+        let bare = "n=token-id,r=abc,tokenauth=true";
+        let ServerStep::Challenge(challenge) = server
+            .step(format!("n,,{bare}").as_bytes(), |user, token_auth| {
+                assert_eq!((user, token_auth), ("token-id", true));
+                Some(login.clone())
+            })
+            .unwrap()
+        else {
+            panic!("expected a challenge")
+        };
+        let server_first = String::from_utf8(challenge).unwrap();
+        let nonce = server_first
+            .split(',')
+            .next()
+            .unwrap()
+            .strip_prefix("r=")
+            .unwrap();
+        let without_proof = format!("c=biws,r={nonce}");
+        let auth_message = format!("{bare},{server_first},{without_proof}");
+        let salted = mechanism.salted_password(password.as_bytes(), &stored.salt, 4096);
+        let client_key = mechanism.hmac(&salted, b"Client Key");
+        let signature = mechanism.hmac(&mechanism.hash(&client_key), auth_message.as_bytes());
+        let proof: Vec<u8> = client_key
+            .iter()
+            .zip(&signature)
+            .map(|(k, s)| k ^ s)
+            .collect();
+        let client_final = format!("{without_proof},p={}", BASE64.encode(proof));
+        match server.step(client_final.as_bytes(), |_, _| None).unwrap() {
+            ServerStep::Authenticated { user, token, .. } => {
+                assert_eq!(user, "token-id");
+                assert_eq!(token.unwrap().owner, owner);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        // An unknown token fails as a wrong password does.
+        let mut server = ScramServer::new(mechanism);
+        assert!(matches!(
+            server.step(format!("n,,{bare}").as_bytes(), |_, _| None),
+            Err(ScramError::InvalidCredentials(_))
         ));
     }
 
@@ -652,7 +741,9 @@ mod tests {
         let stored = ScramCredential::from_password(mechanism, "pw", 4096).unwrap();
         let challenge = |server: &mut ScramServer| {
             let ServerStep::Challenge(c) = server
-                .step(b"n,,n=u,r=abc", |_| Some(stored.clone()))
+                .step(b"n,,n=u,r=abc", |_, _| {
+                    Some(ScramLogin::user(stored.clone()))
+                })
                 .unwrap()
             else {
                 panic!()
@@ -664,18 +755,18 @@ mod tests {
         let nonce = c.split(',').next().unwrap().strip_prefix("r=").unwrap();
         let tampered = format!("c=biws,r={nonce}x,p=AAAA");
         assert_eq!(
-            server.step(tampered.as_bytes(), |_| None),
+            server.step(tampered.as_bytes(), |_, _| None),
             Err(ScramError::InvalidCredentials("SCRAM-SHA-256"))
         );
         let mut server = ScramServer::new(mechanism);
         challenge(&mut server);
         assert!(matches!(
-            server.step(b"c=eSws,r=abc,p=AAAA", |_| None),
+            server.step(b"c=eSws,r=abc,p=AAAA", |_, _| None),
             Err(ScramError::InvalidCredentials(_))
         ));
         let mut server = ScramServer::new(mechanism);
         assert_eq!(
-            server.step(b"n,,n=nobody,r=abc", |_| None),
+            server.step(b"n,,n=nobody,r=abc", |_, _| None),
             Err(ScramError::InvalidCredentials("SCRAM-SHA-256"))
         );
         for garbage in [
@@ -690,7 +781,7 @@ mod tests {
             let mut server = ScramServer::new(mechanism);
             assert!(
                 matches!(
-                    server.step(garbage, |_| Some(stored.clone())),
+                    server.step(garbage, |_, _| Some(ScramLogin::user(stored.clone()))),
                     Err(ScramError::Malformed(_))
                 ),
                 "{garbage:?}"
@@ -698,7 +789,9 @@ mod tests {
         }
         let mut server = ScramServer::new(mechanism);
         assert_eq!(
-            server.step(b"n,a=other,n=u,r=a", |_| Some(stored.clone())),
+            server.step(b"n,a=other,n=u,r=a", |_, _| Some(ScramLogin::user(
+                stored.clone()
+            ))),
             Err(ScramError::Refused(
                 "authorization id must equal the user name"
             ))

@@ -17,6 +17,7 @@
 //! | `txn.rs` | markers, KIP-890 verification, producer ids, transaction timers |
 //! | `acls.rs`, `credentials.rs`, `quotas.rs` | ACLs, SCRAM credentials and client quotas through the controller |
 //! | `features.rs` | feature levels (UpdateFeatures) through the controller |
+//! | `tokens.rs` | delegation tokens through the controller, and the credentials of live ones |
 //! | `coordinators.rs` | the coordinators' internal topics, created on first use |
 //! | `dynamic.rs` | dynamic broker configs: changes sent to the controller, applied from the metadata |
 
@@ -32,6 +33,7 @@ mod quotas;
 mod replication;
 #[cfg(test)]
 mod tests;
+mod tokens;
 mod topics;
 mod txn;
 
@@ -161,6 +163,9 @@ pub struct Broker {
     stats: crate::stats::BrokerStats,
     /// Client quotas, from the metadata, and what requests recorded against them.
     client_quotas: crate::auth::quota::ClientQuotas,
+    /// `delegation.token.*`, and the SCRAM credentials of live delegation tokens.
+    token_settings: crate::auth::delegation_token::TokenSettings,
+    token_cache: Arc<crate::auth::delegation_token::TokenCache>,
     cluster_id: Mutex<String>,
     logs: Arc<LogManager>,
     replicas: Arc<ReplicaManager>,
@@ -248,6 +253,7 @@ impl Broker {
                     .get("unclean.leader.election.enable")
                     .and_then(|v| v.value.as_deref())
                     .is_some_and(|v| v.eq_ignore_ascii_case("true")),
+                tokens: crate::auth::delegation_token::TokenSettings::from_config(&config),
             },
             cluster_id: bootstrap_cluster_id.clone(),
             bootstrap: metadata::bootstrap::read(&config.log_dir)?,
@@ -312,6 +318,8 @@ impl Broker {
                 config.quota_windows,
                 config.controller_quota_windows,
             ),
+            token_settings: crate::auth::delegation_token::TokenSettings::from_config(&config),
+            token_cache: Arc::default(),
             config,
             producer_id_expiration_ms: Arc::new(AtomicI64::new(
                 effective.producer_id_expiration_ms,

@@ -171,6 +171,10 @@ impl Broker {
         if first || old.client_quotas != image.client_quotas {
             self.client_quotas.update(&image.client_quotas);
         }
+        if first || old.delegation_tokens != image.delegation_tokens {
+            self.token_cache
+                .update(&self.token_settings, &image.delegation_tokens);
+        }
         // Config changes of topics hosted here.
         for (name, topic) in &image.topics {
             let before = old.topic(name).filter(|t| t.id == topic.id);

@@ -81,6 +81,20 @@ pub enum ControllerOp {
         updates: Vec<crate::metadata::features::FeatureUpdate>,
         validate_only: bool,
     },
+    /// CreateDelegationToken (KIP-48): who may ask is checked by the broker that asks.
+    CreateDelegationToken(super::control::TokenRequest),
+    /// RenewDelegationToken: the token whose hmac is `hmac`, by `requester` (`Type:name`).
+    RenewDelegationToken {
+        requester: String,
+        hmac: Vec<u8>,
+        period_ms: i64,
+    },
+    /// ExpireDelegationToken, likewise (a negative period removes the token at once).
+    ExpireDelegationToken {
+        requester: String,
+        hmac: Vec<u8>,
+        period_ms: i64,
+    },
     /// ACLs to add (validated by the broker that asks); an ACL that exists already is
     /// left as it is.
     CreateAcls(Vec<crate::metadata::acl::AclBinding>),
@@ -130,6 +144,9 @@ pub enum ControllerReply {
     /// The ACLs each DeleteAcls filter removed, in filter order.
     AclsDeleted(Vec<Vec<crate::metadata::acl::AclBinding>>),
     Quorum(super::quorum_view::QuorumDescription),
+    TokenCreated(super::control::CreatedToken),
+    /// A delegation token's new expiry timestamp.
+    TokenExpiry(i64),
     Done,
 }
 
@@ -237,6 +254,8 @@ struct Loop {
     publish_to: Option<Arc<ImageSlot>>,
     status: watch::Sender<QuorumStatus>,
     next_session_check: Instant,
+    /// When the active controller next removes expired delegation tokens.
+    next_token_sweep: Instant,
 }
 
 /// Opens the metadata log, applies the entries it knows to be committed, and starts the
@@ -279,6 +298,7 @@ pub fn start(
         publish_to,
         status: status_tx,
         next_session_check: Instant::now(),
+        next_token_sweep: Instant::now(),
     };
     let thread = std::thread::Builder::new()
         .name("controller".into())
@@ -401,6 +421,12 @@ impl Loop {
             self.next_session_check = Instant::now() + SESSION_CHECK_EVERY;
             // Fencings are proposed here and go out with the next round.
             let _ = self.decide(|control, offset| control.tick(offset, now_ms()));
+        }
+        if self.control.is_some() && Instant::now() >= self.next_token_sweep {
+            let interval = self.settings.control.tokens.expiry_check_interval_ms;
+            self.next_token_sweep =
+                Instant::now() + Duration::from_millis(u64::try_from(interval).unwrap_or(1).max(1));
+            let _ = self.decide(|control, offset| control.sweep_expired_tokens(offset, now_ms()));
         }
         let status = QuorumStatus {
             leader: self.quorum.leader_id(),
@@ -569,6 +595,23 @@ impl Loop {
             } => self
                 .decide(|c, o| c.update_features(o, &updates, validate_only))
                 .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::CreateDelegationToken(request) => self
+                .decide(|c, o| c.create_delegation_token(o, now, &request))
+                .map(|(i, created)| (i, ControllerReply::TokenCreated(created))),
+            ControllerOp::RenewDelegationToken {
+                requester,
+                hmac,
+                period_ms,
+            } => self
+                .decide(|c, o| c.renew_delegation_token(o, now, &requester, &hmac, period_ms))
+                .map(|(i, expiry)| (i, ControllerReply::TokenExpiry(expiry))),
+            ControllerOp::ExpireDelegationToken {
+                requester,
+                hmac,
+                period_ms,
+            } => self
+                .decide(|c, o| c.expire_delegation_token(o, now, &requester, &hmac, period_ms))
+                .map(|(i, expiry)| (i, ControllerReply::TokenExpiry(expiry))),
             ControllerOp::CreateAcls(acls) => self
                 .decide(|c, o| c.create_acls(o, &acls))
                 .map(|(i, ())| (i, ControllerReply::Done)),
@@ -682,6 +725,7 @@ mod tests {
                         default_partitions: 1,
                         default_replication_factor: 1,
                         unclean_leader_election: false,
+                        tokens: crate::auth::delegation_token::TokenSettings::default(),
                     },
                     cluster_id: format!("cluster-from-{id}"),
                     bootstrap: Vec::new(),

@@ -84,6 +84,8 @@ pub struct MetadataImage {
     pub client_quotas: super::quota::ClientQuotas,
     /// Feature levels set by UpdateFeatures, by name (the others run at their defaults).
     pub feature_levels: BTreeMap<String, i16>,
+    /// Delegation tokens (KIP-48) by token id.
+    pub delegation_tokens: BTreeMap<String, super::records::DelegationTokenData>,
 }
 
 impl MetadataImage {
@@ -215,6 +217,11 @@ impl MetadataImage {
             records.push(MetadataRecord::FeatureLevel {
                 name: name.clone(),
                 level: *level,
+            });
+        }
+        for token in self.delegation_tokens.values() {
+            records.push(MetadataRecord::DelegationToken {
+                token: token.clone(),
             });
         }
         if self.next_producer_id > 0 {
@@ -432,6 +439,13 @@ impl MetadataImage {
             MetadataRecord::NoOp => {}
             MetadataRecord::FeatureLevel { name, level } => {
                 self.feature_levels.insert(name.clone(), *level);
+            }
+            MetadataRecord::DelegationToken { token } => {
+                self.delegation_tokens
+                    .insert(token.token_id.clone(), token.clone());
+            }
+            MetadataRecord::RemoveDelegationToken { token_id } => {
+                self.delegation_tokens.remove(token_id);
             }
             MetadataRecord::UserScramCredential {
                 name,

@@ -140,6 +140,48 @@ pub enum MetadataRecord {
         name: String,
         level: i16,
     },
+    /// KRaft's `DelegationTokenRecord`: a delegation token (KIP-48) created, or its expiry
+    /// moved (renew, expire). Replaces an earlier one of the same id.
+    DelegationToken {
+        token: DelegationTokenData,
+    },
+    /// KRaft's `RemoveDelegationTokenRecord`: a token expired or was expired at once.
+    RemoveDelegationToken {
+        token_id: String,
+    },
+}
+
+/// What the cluster keeps of a delegation token, as KRaft's record: never its hmac, which
+/// every node derives from the token id and `delegation.token.secret.key`. Principals are
+/// `Type:name`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DelegationTokenData {
+    pub token_id: String,
+    pub owner: String,
+    pub requester: String,
+    pub renewers: Vec<String>,
+    pub issue_timestamp_ms: i64,
+    pub max_timestamp_ms: i64,
+    pub expiry_timestamp_ms: i64,
+}
+
+impl DelegationTokenData {
+    /// Whether the token has passed its expiry or its maximum lifetime at `now_ms`.
+    pub fn expired(&self, now_ms: i64) -> bool {
+        self.max_timestamp_ms < now_ms || self.expiry_timestamp_ms < now_ms
+    }
+
+    /// Kafka's `ownerOrRenewer`: the owner, the requester and the renewers may see it.
+    pub fn owner_or_renewer(&self, principal: &str) -> bool {
+        self.owner == principal
+            || self.requester == principal
+            || self.renewers.iter().any(|r| r == principal)
+    }
+
+    /// Kafka's `allowedToRenew`: the owner or a renewer.
+    pub fn may_renew(&self, principal: &str) -> bool {
+        self.owner == principal || self.renewers.iter().any(|r| r == principal)
+    }
 }
 
 /// What the cluster keeps of a SCRAM password (RFC 5802's salt, iteration count, stored key

@@ -12,6 +12,7 @@ use super::session::Authenticated;
 use crate::api::frame::ResponseFrame;
 use crate::api::{ApiContext, DispatchError};
 use crate::auth::KafkaPrincipal;
+use crate::auth::sasl::NodeCredentials;
 use crate::controller::service::ControllerHandle;
 use crate::controller::transport;
 use crate::metadata::image::MetadataImage;
@@ -60,16 +61,19 @@ impl FrameHandler for ControllerFrames {
 }
 
 impl Authenticated for ControllerFrames {
-    fn authenticated(&mut self, principal: KafkaPrincipal) {
+    fn authenticated(&mut self, principal: KafkaPrincipal, token_authenticated: bool) {
         if let Some(api) = &mut self.api {
-            api.authenticated(principal);
+            api.authenticated(principal, token_authenticated);
         }
     }
 
-    fn credentials(&self) -> Arc<MetadataImage> {
+    fn credentials(&self) -> NodeCredentials {
         match &self.api {
             Some(api) => api.credentials(),
-            None => Arc::new(MetadataImage::default()),
+            None => NodeCredentials {
+                image: Arc::new(MetadataImage::default()),
+                tokens: None,
+            },
         }
     }
 
@@ -180,6 +184,7 @@ mod tests {
                     default_partitions: 1,
                     default_replication_factor: 1,
                     unclean_leader_election: false,
+                    tokens: crate::auth::delegation_token::TokenSettings::default(),
                 },
                 cluster_id: "over-tcp".into(),
                 bootstrap: Vec::new(),

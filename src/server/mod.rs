@@ -522,7 +522,7 @@ pub(crate) async fn serve_client<H: session::Authenticated>(
     // On SSL the certificate says who the client is; on SASL_SSL, SASL does.
     if security.sasl.is_none() {
         match tls.principal(stream.get_ref().1.peer_certificates()) {
-            Ok(principal) => ctx.authenticated(principal),
+            Ok(principal) => ctx.authenticated(principal, false),
             Err(reason) => {
                 tracing::info!(%peer, "closing connection: {reason}");
                 return;

@@ -48,9 +48,10 @@ enum State {
 /// What sits behind a secured connection (the API layer, or the controller listener's
 /// frames): told who the connection is once it has proved it.
 pub trait Authenticated: FrameHandler {
-    fn authenticated(&mut self, principal: KafkaPrincipal);
-    /// Where SCRAM credentials are looked up.
-    fn credentials(&self) -> Arc<crate::metadata::image::MetadataImage>;
+    /// The connection proved it is `principal` (with a delegation token: its owner).
+    fn authenticated(&mut self, principal: KafkaPrincipal, token_authenticated: bool);
+    /// Where SCRAM credentials (and delegation tokens) are looked up.
+    fn credentials(&self) -> crate::auth::sasl::NodeCredentials;
     /// Where the SASL requests the gate answers itself are counted (Kafka's request metrics).
     fn request_stats(&self) -> Option<Arc<crate::stats::requests::RequestStats>> {
         None
@@ -58,12 +59,16 @@ pub trait Authenticated: FrameHandler {
 }
 
 impl Authenticated for ApiContext {
-    fn authenticated(&mut self, principal: KafkaPrincipal) {
+    fn authenticated(&mut self, principal: KafkaPrincipal, token_authenticated: bool) {
         *self = self.with_principal(principal);
+        self.token_authenticated = token_authenticated;
     }
 
-    fn credentials(&self) -> Arc<crate::metadata::image::MetadataImage> {
-        self.broker.metadata().image()
+    fn credentials(&self) -> crate::auth::sasl::NodeCredentials {
+        crate::auth::sasl::NodeCredentials {
+            image: self.broker.metadata().image(),
+            tokens: Some(self.broker.token_cache().clone()),
+        }
     }
 
     fn request_stats(&self) -> Option<Arc<crate::stats::requests::RequestStats>> {
@@ -142,8 +147,8 @@ impl<H: Authenticated> SaslGate<H> {
         else {
             return Err(self.refuse("SASL token outside an authentication".into()));
         };
-        let image = self.inner.credentials();
-        let step = exchange.step(&token, &self.listener, image.as_ref());
+        let credentials = self.inner.credentials();
+        let step = exchange.step(&token, &self.listener, &credentials);
         let mechanism = exchange.mechanism();
         let step = match (step, previous.as_ref()) {
             (Ok(SaslStep::Authenticated { principal, .. }), Some(previous))
@@ -162,9 +167,11 @@ impl<H: Authenticated> SaslGate<H> {
                 principal,
                 response,
                 session_lifetime,
+                token_authenticated,
             }) => {
-                tracing::debug!(peer = %self.peer, %principal, mechanism = mechanism.name(), "authenticated");
-                self.inner.authenticated(principal.clone());
+                tracing::debug!(peer = %self.peer, %principal, mechanism = mechanism.name(), token_authenticated, "authenticated");
+                self.inner
+                    .authenticated(principal.clone(), token_authenticated);
                 self.state = State::Authenticated(Session {
                     principal,
                     mechanism,

@@ -21,16 +21,19 @@
 //! | `txn.rs` | producer and transaction APIs |
 //! | `cluster.rs` | cluster administration, ACLs, SCRAM, the controller listener |
 //! | `share.rs` | share-group APIs (KIP-932) |
+//! | `tokens.rs` | delegation-token APIs (KIP-48) |
 
 mod cluster;
 mod groups;
 mod share;
+mod tokens;
 mod topics;
 mod txn;
 
 pub use cluster::*;
 pub use groups::*;
 pub use share::*;
+pub use tokens::*;
 pub use topics::*;
 pub use txn::*;
 

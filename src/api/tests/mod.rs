@@ -792,6 +792,30 @@ fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
             v,
             "update_features",
         ),
+        ApiKey::CreateDelegationToken => encode(
+            &CreateDelegationTokenRequest::default().with_max_lifetime_ms(60_000),
+            v,
+            "create_delegation_token",
+        ),
+        ApiKey::RenewDelegationToken => encode(
+            &RenewDelegationTokenRequest::default()
+                .with_hmac(Bytes::from_static(b"no such token"))
+                .with_renew_period_ms(1_000),
+            v,
+            "renew_delegation_token",
+        ),
+        ApiKey::ExpireDelegationToken => encode(
+            &ExpireDelegationTokenRequest::default()
+                .with_hmac(Bytes::from_static(b"no such token"))
+                .with_expiry_time_period_ms(-1),
+            v,
+            "expire_delegation_token",
+        ),
+        ApiKey::DescribeDelegationToken => encode(
+            &DescribeDelegationTokenRequest::default().with_owners(None),
+            v,
+            "describe_delegation_token",
+        ),
         ApiKey::CreateAcls => encode(&CreateAclsRequest::default(), v, "create_acls"),
         ApiKey::DescribeAcls => encode(&DescribeAclsRequest::default(), v, "describe_acls"),
         ApiKey::DeleteAcls => encode(&DeleteAclsRequest::default(), v, "delete_acls"),

@@ -14,6 +14,7 @@
 //! | `security.rs` | SCRAM credentials and ACLs |
 //! | `quotas.rs` | client quotas |
 //! | `features.rs` | feature levels (UpdateFeatures) |
+//! | `tokens.rs` | delegation tokens: create, renew, expire, the expiry sweep |
 
 use crate::error::Error;
 use crate::metadata::image::MetadataImage;
@@ -22,6 +23,7 @@ use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
 pub use quotas::QuotaAlteration;
+pub use tokens::{CreatedToken, TokenRequest};
 
 mod brokers;
 mod features;
@@ -30,6 +32,7 @@ mod quotas;
 mod security;
 #[cfg(test)]
 mod tests;
+mod tokens;
 mod topics;
 
 /// Producer ids are handed to brokers in blocks of this many (KRaft's block size).
@@ -56,6 +59,8 @@ pub struct ControlConfig {
     pub default_replication_factor: i32,
     /// `unclean.leader.election.enable` for topics that do not override it.
     pub unclean_leader_election: bool,
+    /// The `delegation.token.*` properties.
+    pub tokens: crate::auth::delegation_token::TokenSettings,
 }
 
 /// A topic to create, as CreateTopics asks for it; `-1` means the default.

@@ -21,6 +21,7 @@ impl Harness {
             default_partitions: 1,
             default_replication_factor: 1,
             unclean_leader_election: unclean,
+            tokens: crate::auth::delegation_token::TokenSettings::default(),
         };
         let mut control = ClusterControl::activate(config, MetadataImage::default(), 0);
         control.bootstrap(1, "cluster-a", &[]).unwrap();
