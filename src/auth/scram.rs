@@ -312,7 +312,7 @@ enum ServerState {
         gs2_header: String,
         nonce: String,
         user: String,
-        login: ScramLogin,
+        login: Box<ScramLogin>,
     },
     Done,
 }
@@ -374,7 +374,7 @@ impl ScramServer {
                     gs2_header: first.gs2_header,
                     nonce,
                     user: first.user,
-                    login,
+                    login: Box::new(login),
                 };
                 Ok(ServerStep::Challenge(challenge))
             }
