@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `control/` | the active controller's decisions |
 //! | `metadata_log.rs` | the `__cluster_metadata` log as raft-rs storage |
+//! | `ops.rs` | the commands for the active controller and their answers |
 //! | `quorum.rs` | one voter: raft-rs over the metadata log |
 //! | `quorum_view.rs` | the quorum as its leader describes it (DescribeQuorum) |
 //! | `service.rs` | the controller's event loop and its handle |
@@ -14,6 +15,7 @@
 
 pub mod control;
 pub mod metadata_log;
+pub mod ops;
 pub mod quorum;
 pub mod quorum_view;
 pub mod service;

@@ -8,6 +8,7 @@
 //! | `records.rs` | the `__transaction_state` key/value schemas |
 //! | `state.rs` | one transactional id's state machine, as pure decisions |
 //! | `coordinator.rs` | the ids this broker coordinates: state written to the log, markers, completion, timeouts, reloading |
+//! | `coordinator_tests.rs` | the coordinator's unit tests |
 //!
 //! The partition side (markers, last stable offset, aborted transactions) lives in `storage`
 //! and `replica`; offsets committed in transactions in `group`; the Kafka APIs in `api`

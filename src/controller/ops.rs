@@ -1,0 +1,132 @@
+//! What a command asks of the active controller ([`ControllerOp`]) and its answer
+//! ([`ControllerReply`]): the vocabulary between brokers, the controller listener and the
+//! event loop in `service`, which re-exports both.
+
+use super::control::{
+    BrokerRegistrationRequest, Election, HeartbeatReply, HeartbeatRequest, ImportedTopic,
+    IsrChange, TopicRequest,
+};
+use crate::metadata::image::PartitionRegistration;
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+/// What a command asks of the active controller.
+#[derive(Debug, Clone)]
+pub enum ControllerOp {
+    RegisterBroker(BrokerRegistrationRequest),
+    Heartbeat(HeartbeatRequest),
+    UnregisterBroker(i32),
+    CreateTopic {
+        request: TopicRequest,
+        validate_only: bool,
+    },
+    DeleteTopic(String),
+    CreatePartitions {
+        name: String,
+        count: i32,
+        assignments: Option<Vec<Vec<i32>>>,
+        validate_only: bool,
+    },
+    SetTopicConfigs {
+        name: String,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    },
+    /// A group's configs become exactly `configs` (validated by the broker that asks).
+    SetGroupConfigs {
+        group: String,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    },
+    /// The dynamic configs of a broker resource (`""`: the cluster defaults, else a broker
+    /// id) become exactly `configs` (validated by the broker that asks).
+    SetBrokerConfigs {
+        resource: String,
+        configs: BTreeMap<String, String>,
+        validate_only: bool,
+    },
+    /// KIP-554 credential changes, validated by the broker that asks (mechanisms, iteration
+    /// counts, nothing named twice). A user whose deletion names a credential it does not have
+    /// is left unchanged and reported.
+    AlterScramCredentials {
+        upsertions: Vec<crate::auth::scram::ScramUpsertion>,
+        deletions: Vec<(String, crate::auth::scram::ScramMechanism)>,
+    },
+    /// KIP-546 client quota changes, validated here as Kafka's controller does.
+    AlterClientQuotas {
+        alterations: Vec<super::control::QuotaAlteration>,
+        validate_only: bool,
+    },
+    /// UpdateFeatures (KIP-584): feature levels, checked here as Kafka's controller does.
+    UpdateFeatures {
+        updates: Vec<crate::metadata::features::FeatureUpdate>,
+        validate_only: bool,
+    },
+    /// CreateDelegationToken (KIP-48): who may ask is checked by the broker that asks.
+    CreateDelegationToken(super::control::TokenRequest),
+    /// RenewDelegationToken: the token whose hmac is `hmac`, by `requester` (`Type:name`).
+    RenewDelegationToken {
+        requester: String,
+        hmac: Vec<u8>,
+        period_ms: i64,
+    },
+    /// ExpireDelegationToken, likewise (a negative period removes the token at once).
+    ExpireDelegationToken {
+        requester: String,
+        hmac: Vec<u8>,
+        period_ms: i64,
+    },
+    /// ACLs to add (validated by the broker that asks); an ACL that exists already is
+    /// left as it is.
+    CreateAcls(Vec<crate::metadata::acl::AclBinding>),
+    /// ACLs to remove: every ACL matching any of the filters.
+    DeleteAcls(Vec<crate::auth::acl::AclFilter>),
+    AlterPartition(IsrChange),
+    ElectLeader {
+        topic: String,
+        partition: i32,
+        election: Election,
+    },
+    AllocateProducerIds {
+        broker: i32,
+        broker_epoch: i64,
+    },
+    ImportTopics {
+        broker: i32,
+        topics: Vec<ImportedTopic>,
+        next_producer_id: i64,
+    },
+    /// The quorum's state, answered at once by its leader (nothing is proposed).
+    DescribeQuorum,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ControllerReply {
+    BrokerEpoch(i64),
+    Heartbeat(HeartbeatReply),
+    TopicCreated {
+        topic_id: Uuid,
+        partitions: i32,
+    },
+    TopicDeleted(Uuid),
+    Partition(PartitionRegistration),
+    ProducerIds {
+        first: i64,
+        count: i64,
+    },
+    /// The users of an AlterScramCredentials left unchanged: a deletion named a credential
+    /// they do not have.
+    ScramAltered {
+        missing: Vec<String>,
+    },
+    /// Each AlterClientQuotas alteration's outcome, in order (`Err`: INVALID_REQUEST's
+    /// message).
+    QuotasAltered(Vec<Result<(), String>>),
+    /// The ACLs each DeleteAcls filter removed, in filter order.
+    AclsDeleted(Vec<Vec<crate::metadata::acl::AclBinding>>),
+    Quorum(super::quorum_view::QuorumDescription),
+    TokenCreated(super::control::CreatedToken),
+    /// A delegation token's new expiry timestamp.
+    TokenExpiry(i64),
+    Done,
+}
