@@ -36,20 +36,23 @@ fn text(value: &str) -> StrBytes {
     StrBytes::from_string(value.to_string())
 }
 
-/// A broker with a PLAINTEXT and a SASL_PLAINTEXT listener (PLAIN users admin, alice, bob,
-/// eve; SCRAM for tokens); returns it with the SASL listener's address.
+/// The listeners and SASL settings of [`broker`]: a PLAINTEXT and a SASL_PLAINTEXT listener
+/// (PLAIN users admin, alice, bob, eve; SCRAM for tokens).
+const SASL_OVERRIDES: [(&str, &str); 3] = [
+    (
+        "listeners",
+        "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+    ),
+    (
+        "sasl.enabled.mechanisms",
+        "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+    ),
+    ("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS),
+];
+
+/// A broker with [`SASL_OVERRIDES`] and `extra`; returns it with the SASL listener's address.
 fn broker(extra: &[(&str, &str)]) -> (Broker, String) {
-    let mut overrides = vec![
-        (
-            "listeners",
-            "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
-        ),
-        (
-            "sasl.enabled.mechanisms",
-            "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-        ),
-        ("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS),
-    ];
+    let mut overrides = SASL_OVERRIDES.to_vec();
     overrides.extend_from_slice(extra);
     let broker = Broker::start(&overrides);
     let sasl = listener_address(&broker, "SASL_PLAINTEXT");
@@ -294,17 +297,7 @@ fn tokens_are_made_renewed_expired_and_authenticate_as_their_owner() {
     let dir = broker.dir().to_path_buf();
     let mut broker = broker;
     broker.stop();
-    let mut overrides = vec![
-        (
-            "listeners",
-            "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
-        ),
-        (
-            "sasl.enabled.mechanisms",
-            "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
-        ),
-        ("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS),
-    ];
+    let mut overrides = SASL_OVERRIDES.to_vec();
     overrides.push(("delegation.token.secret.key", SECRET));
     let restarted = Broker::start_in(&dir, &overrides);
     let sasl = listener_address(&restarted, "SASL_PLAINTEXT");

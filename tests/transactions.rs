@@ -18,9 +18,6 @@ use kafka_protocol::messages::write_txn_markers_request::{
 };
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
 use rdkafka::config::ClientConfig;
 use std::time::Duration;
 
@@ -44,36 +41,7 @@ fn create_topic(bootstrap: &str, topic: &str) {
 /// A batch of `values` from `producer_id` (epoch 0, sequences from `sequence`), in a
 /// transaction when `transactional`.
 fn batch(values: &[&str], producer_id: i64, sequence: i32, transactional: bool) -> bytes::Bytes {
-    let records: Vec<Record> = values
-        .iter()
-        .enumerate()
-        .map(|(i, value)| Record {
-            transactional,
-            control: false,
-            partition_leader_epoch: -1,
-            producer_id,
-            producer_epoch: 0,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            sequence: sequence + i as i32,
-            timestamp: 1_000,
-            key: None,
-            value: Some(bytes::Bytes::from(value.to_string())),
-            headers: Default::default(),
-            delete_horizon: false,
-        })
-        .collect();
-    let mut buf = bytes::BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        &records,
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::None,
-        },
-    )
-    .unwrap();
-    buf.freeze()
+    common::raw::producer_batch(values, producer_id, 0, sequence, transactional)
 }
 
 fn produce(bootstrap: &str, topic: &str, records: bytes::Bytes) {

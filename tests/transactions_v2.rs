@@ -18,9 +18,6 @@ use kafka_protocol::messages::txn_offset_commit_request::{
 };
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
 use std::time::Duration;
 
 const TOPIC: &str = "tv2";
@@ -41,36 +38,7 @@ fn txn_id() -> TransactionalId {
 
 /// A transactional batch of `values` from `producer_id` at `epoch`, sequences from `sequence`.
 fn batch(values: &[&str], producer_id: i64, epoch: i16, sequence: i32) -> bytes::Bytes {
-    let records: Vec<Record> = values
-        .iter()
-        .enumerate()
-        .map(|(i, value)| Record {
-            transactional: true,
-            control: false,
-            partition_leader_epoch: -1,
-            producer_id,
-            producer_epoch: epoch,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            sequence: sequence + i as i32,
-            timestamp: 1_000,
-            key: None,
-            value: Some(bytes::Bytes::from(value.to_string())),
-            headers: Default::default(),
-            delete_horizon: false,
-        })
-        .collect();
-    let mut buf = bytes::BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        &records,
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::None,
-        },
-    )
-    .unwrap();
-    buf.freeze()
+    common::raw::producer_batch(values, producer_id, epoch, sequence, true)
 }
 
 /// Produce v12 (a producer of transaction version 2) to partition 0; its error code.

@@ -5,7 +5,7 @@
 //! the controller listener names the requester in a tagged field of its own (Kafka wraps
 //! forwarded requests in an Envelope carrying the principal; Sluice has no Envelope).
 
-use super::forward::forwarded_requester;
+use super::renew_delegation_token::requester;
 use super::{ApiContext, wire_str};
 use crate::controller::control::TokenRequest;
 use crate::error::{TokenError, code};
@@ -18,12 +18,7 @@ pub async fn handle(
     version: i16,
 ) -> Option<CreateDelegationTokenResponse> {
     let forwarded = ctx.is_controller_listener();
-    let requester = if forwarded {
-        forwarded_requester(&request.unknown_tagged_fields)
-    } else {
-        Some(ctx.principal.to_string())
-    };
-    let Some(requester) = requester else {
+    let Some(requester) = requester(ctx, &request.unknown_tagged_fields) else {
         return Some(failed(code::INVALID_REQUEST, "", "", version));
     };
     let owner = owner_of(&request).unwrap_or_else(|| requester.clone());

@@ -3,8 +3,7 @@
 //! on connections that may not ask for tokens (see CreateDelegationToken).
 
 use super::ApiContext;
-use super::forward::forwarded_requester;
-use crate::error::{TokenError, code};
+use super::renew_delegation_token::{Change, change_expiry};
 use kafka_protocol::messages::{ExpireDelegationTokenRequest, ExpireDelegationTokenResponse};
 
 pub async fn handle(
@@ -12,35 +11,17 @@ pub async fn handle(
     request: ExpireDelegationTokenRequest,
     _version: i16,
 ) -> Option<ExpireDelegationTokenResponse> {
-    let answer = |error_code: i16, expiry: i64| {
-        Some(
-            ExpireDelegationTokenResponse::default()
-                .with_error_code(error_code)
-                .with_expiry_timestamp_ms(expiry),
-        )
-    };
-    let forwarded = ctx.is_controller_listener();
-    let requester = if forwarded {
-        forwarded_requester(&request.unknown_tagged_fields)
-    } else {
-        Some(ctx.principal.to_string())
-    };
-    let Some(requester) = requester else {
-        return answer(code::INVALID_REQUEST, 0);
-    };
-    if !forwarded && !super::context::token_requests_allowed(ctx) {
-        return answer(TokenError::RequestNotAllowed.code(), -1);
-    }
-    match ctx
-        .broker
-        .expire_delegation_token(
-            requester,
-            request.hmac.to_vec(),
-            request.expiry_time_period_ms,
-        )
-        .await
-    {
-        Ok(expiry) => answer(code::NONE, expiry),
-        Err(e) => answer(e.code(), 0),
-    }
+    let (error_code, expiry) = change_expiry(
+        ctx,
+        &request.unknown_tagged_fields,
+        &request.hmac,
+        request.expiry_time_period_ms,
+        Change::Expire,
+    )
+    .await;
+    Some(
+        ExpireDelegationTokenResponse::default()
+            .with_error_code(error_code)
+            .with_expiry_timestamp_ms(expiry),
+    )
 }

@@ -61,6 +61,14 @@ pub fn forwarded_requester(
     String::from_utf8(bytes.to_vec()).ok()
 }
 
+/// A renewed or expired token's answer from another node.
+fn token_expiry(error_code: i16, expiry: i64) -> Result<ControllerReply, Error> {
+    match Error::from_code(error_code, None) {
+        Some(e) => Err(e),
+        None => Ok(ControllerReply::TokenExpiry(expiry)),
+    }
+}
+
 fn requester_field(requester: &str) -> std::collections::BTreeMap<i32, bytes::Bytes> {
     [(
         REQUESTER_TAG,
@@ -593,10 +601,7 @@ pub async fn forward(
                 timeout,
             )
             .await?;
-            match Error::from_code(response.error_code, None) {
-                Some(e) => Err(e),
-                None => Ok(ControllerReply::TokenExpiry(response.expiry_timestamp_ms)),
-            }
+            token_expiry(response.error_code, response.expiry_timestamp_ms)
         }
         ControllerOp::ExpireDelegationToken {
             requester,
@@ -615,10 +620,7 @@ pub async fn forward(
                 timeout,
             )
             .await?;
-            match Error::from_code(response.error_code, None) {
-                Some(e) => Err(e),
-                None => Ok(ControllerReply::TokenExpiry(response.expiry_timestamp_ms)),
-            }
+            token_expiry(response.error_code, response.expiry_timestamp_ms)
         }
         ControllerOp::SetBrokerConfigs {
             resource,

@@ -46,15 +46,12 @@ impl Broker {
         hmac: Vec<u8>,
         period_ms: i64,
     ) -> Result<i64, Error> {
-        self.tokens_enabled()?;
         let op = ControllerOp::RenewDelegationToken {
             requester,
             hmac: hmac.clone(),
             period_ms,
         };
-        let expiry = self.token_expiry(op).await?;
-        self.await_token(&hmac, expiry).await;
-        Ok(expiry)
+        self.change_token_expiry(op, &hmac).await
     }
 
     /// Expires the token of `hmac` (a negative period: at once); its new expiry timestamp.
@@ -64,14 +61,29 @@ impl Broker {
         hmac: Vec<u8>,
         period_ms: i64,
     ) -> Result<i64, Error> {
-        self.tokens_enabled()?;
         let op = ControllerOp::ExpireDelegationToken {
             requester,
             hmac: hmac.clone(),
             period_ms,
         };
-        let expiry = self.token_expiry(op).await?;
-        self.await_token(&hmac, expiry).await;
+        self.change_token_expiry(op, &hmac).await
+    }
+
+    /// Has the active controller renew or expire the token of `hmac`; answers once this
+    /// broker's image shows the new expiry (or the token gone).
+    async fn change_token_expiry(&self, op: ControllerOp, hmac: &[u8]) -> Result<i64, Error> {
+        self.tokens_enabled()?;
+        let expiry = match self.call_active_controller(op).await? {
+            ControllerReply::TokenExpiry(expiry) => expiry,
+            other => return Err(unexpected(other)),
+        };
+        let settings = self.token_settings.clone();
+        self.await_visible(|image| {
+            settings
+                .token_for_hmac(&image.delegation_tokens, hmac)
+                .is_none_or(|t| t.expiry_timestamp_ms == expiry)
+        })
+        .await;
         Ok(expiry)
     }
 
@@ -91,25 +103,6 @@ impl Broker {
         } else {
             Err(TokenError::AuthDisabled.into())
         }
-    }
-
-    async fn token_expiry(&self, op: ControllerOp) -> Result<i64, Error> {
-        match self.call_active_controller(op).await? {
-            ControllerReply::TokenExpiry(expiry) => Ok(expiry),
-            other => Err(unexpected(other)),
-        }
-    }
-
-    /// Waits until this broker's image shows the token of `hmac` with `expiry`, or without
-    /// it (removed).
-    async fn await_token(&self, hmac: &[u8], expiry: i64) {
-        let settings = self.token_settings.clone();
-        self.await_visible(|image| {
-            settings
-                .token_for_hmac(&image.delegation_tokens, hmac)
-                .is_none_or(|t| t.expiry_timestamp_ms == expiry)
-        })
-        .await;
     }
 }
 

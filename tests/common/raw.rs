@@ -306,3 +306,44 @@ pub fn fetch(
     assert_eq!(response.error_code, 0);
     response.responses[0].partitions[0].clone()
 }
+
+/// One v2 batch of `values` from `producer_id` at `epoch`, sequences from `sequence`, in a
+/// transaction when `transactional` (uncompressed, timestamps 1000).
+pub fn producer_batch(
+    values: &[&str],
+    producer_id: i64,
+    epoch: i16,
+    sequence: i32,
+    transactional: bool,
+) -> Bytes {
+    let records: Vec<Record> = values
+        .iter()
+        .enumerate()
+        .map(|(i, value)| Record {
+            transactional,
+            control: false,
+            partition_leader_epoch: -1,
+            producer_id,
+            producer_epoch: epoch,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: sequence + i as i32,
+            timestamp: 1_000,
+            key: None,
+            value: Some(Bytes::from(value.to_string())),
+            headers: Default::default(),
+            delete_horizon: false,
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        &records,
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .unwrap();
+    buf.freeze()
+}
