@@ -6,11 +6,10 @@
 //! forwarded requests in an Envelope carrying the principal; Sluice has no Envelope).
 
 use super::renew_delegation_token::requester;
-use super::{ApiContext, wire_str};
+use super::{ApiContext, split_principal, wire_str};
 use crate::controller::control::TokenRequest;
 use crate::error::{TokenError, code};
 use kafka_protocol::messages::{CreateDelegationTokenRequest, CreateDelegationTokenResponse};
-use kafka_protocol::protocol::StrBytes;
 
 pub async fn handle(
     ctx: &ApiContext,
@@ -119,12 +118,4 @@ fn with_principals(
     response
         .with_token_requester_principal_type(requester_type)
         .with_token_requester_principal_name(requester_name)
-}
-
-/// `Type:name` as the response's two fields.
-pub fn split_principal(principal: &str) -> (StrBytes, StrBytes) {
-    match principal.split_once(':') {
-        Some((principal_type, name)) => (wire_str(principal_type), wire_str(name)),
-        None => (StrBytes::default(), wire_str(principal)),
-    }
 }

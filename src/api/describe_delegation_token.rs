@@ -5,8 +5,7 @@
 //! DESCRIBE_TOKENS (its owner), as Kafka's `filterToken`; without one every token is shown,
 //! as on Kafka.
 
-use super::{ApiContext, wire_str};
-use crate::api::create_delegation_token::split_principal;
+use super::{ApiContext, split_principal, wire_str};
 use crate::error::TokenError;
 use kafka_protocol::messages::describe_delegation_token_response::{
     DescribedDelegationToken, DescribedDelegationTokenRenewer,

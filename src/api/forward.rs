@@ -534,8 +534,7 @@ pub async fn forward(
         }
         ControllerOp::CreateDelegationToken(token_request) => {
             use kafka_protocol::messages::create_delegation_token_request::CreatableRenewers;
-            let (owner_type, owner_name) =
-                super::create_delegation_token::split_principal(&token_request.owner);
+            let (owner_type, owner_name) = super::split_principal(&token_request.owner);
             let request = kafka_protocol::messages::CreateDelegationTokenRequest::default()
                 .with_owner_principal_type(Some(owner_type))
                 .with_owner_principal_name(Some(owner_name))
@@ -544,8 +543,7 @@ pub async fn forward(
                         .renewers
                         .iter()
                         .map(|r| {
-                            let (principal_type, principal_name) =
-                                super::create_delegation_token::split_principal(r);
+                            let (principal_type, principal_name) = super::split_principal(r);
                             CreatableRenewers::default()
                                 .with_principal_type(principal_type)
                                 .with_principal_name(principal_name)

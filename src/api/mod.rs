@@ -200,3 +200,11 @@ pub(crate) const TOPIC_OPERATIONS: &[i8] = &[3, 4, 5, 6, 7, 8, 10, 11];
 pub(crate) const CLUSTER_OPERATIONS: &[i8] = &[5, 7, 8, 9, 10, 11, 12, 13, 14];
 /// The "not requested" value of an authorized-operations field.
 pub(crate) const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
+
+/// `Type:name` as the response's two fields.
+pub(crate) fn split_principal(principal: &str) -> (StrBytes, StrBytes) {
+    match principal.split_once(':') {
+        Some((principal_type, name)) => (wire_str(principal_type), wire_str(name)),
+        None => (StrBytes::default(), wire_str(principal)),
+    }
+}
