@@ -15,7 +15,7 @@ use crate::record::control::Marker;
 use crate::record::produced::{CheckedBatch, ProducedBatch};
 use crate::record::validate::ValidationPolicy;
 use crate::stats::topics::{TopicCounter, TopicStats};
-use crate::storage::log::AppendInfo;
+use crate::storage::log::{AppendInfo, Log};
 use crate::storage::manager::lock;
 use crate::types::{TopicPartition, now_ms};
 use std::future::Future;
@@ -162,6 +162,22 @@ fn count_failed_append(stats: &TopicStats, error: &Error, batch_bytes: u64) {
     }
 }
 
+/// A client's transactional batch on its way to the log: its producer, and the verification
+/// guard its coordinator's answer gave (`None`: its transaction was open here already).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TxnAppend {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub guard: Option<u64>,
+}
+
+/// Whether `producer_id` has a transaction open on this log at `producer_epoch`.
+fn transaction_open_at(log: &Log, producer_id: i64, producer_epoch: i16) -> bool {
+    log.producer_state()
+        .entry(producer_id)
+        .is_some_and(|e| e.txn_first_offset.is_some() && e.epoch == producer_epoch)
+}
+
 impl Partition {
     /// A client's batch, from the leader's checks to the append.
     async fn check_and_append(
@@ -180,7 +196,7 @@ impl Partition {
             {
                 let view = checked.view();
                 let (producer_id, producer_epoch) = (view.producer_id(), view.producer_epoch());
-                partition
+                let guard = partition
                     .verify_transaction_start(
                         verifier,
                         id,
@@ -188,8 +204,12 @@ impl Partition {
                         producer_epoch,
                         settings.transaction_check,
                     )
-                    .await?
-                    .map(|guard| (producer_id, guard))
+                    .await?;
+                Some(TxnAppend {
+                    producer_id,
+                    producer_epoch,
+                    guard,
+                })
             }
             _ => None,
         };
@@ -238,7 +258,7 @@ impl Partition {
         producer_epoch: i16,
         check: TxnPartitionCheck,
     ) -> Result<Option<u64>, Error> {
-        let Some(guard) = self.start_transaction_verification(producer_id) else {
+        let Some(guard) = self.start_transaction_verification(producer_id, producer_epoch) else {
             return Ok(None);
         };
         let verified = verifier
@@ -256,16 +276,20 @@ impl Partition {
         verified.map(|()| Some(guard))
     }
 
-    /// A verification guard if a transactional batch of `producer_id` would begin a
-    /// transaction here (its coordinator must confirm the partition is in it), `None` if the
-    /// producer's transaction is already open on this partition.
-    pub(super) fn start_transaction_verification(&self, producer_id: i64) -> Option<u64> {
+    /// A verification guard if a transactional batch of `producer_id` at `producer_epoch`
+    /// would begin a transaction here (its coordinator must confirm the partition is in it),
+    /// `None` if the producer's transaction of that epoch is already open on this partition.
+    /// The epoch counts (Kafka's `UnifiedLog.hasOngoingTransaction`): with transaction version
+    /// 2 the next transaction has the epoch its EndTxn bumped to, and its first batch may
+    /// arrive before the marker ending the previous one, still open here at the older epoch;
+    /// joining it would let that marker commit the new transaction's records.
+    pub(super) fn start_transaction_verification(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+    ) -> Option<u64> {
         let log = lock(&self.log);
-        if log
-            .producer_state()
-            .entry(producer_id)
-            .is_some_and(|e| e.txn_first_offset.is_some())
-        {
+        if transaction_open_at(&log, producer_id, producer_epoch) {
             return None;
         }
         let guard = self.next_guard.fetch_add(1, Ordering::Relaxed);
@@ -298,15 +322,16 @@ impl Partition {
         self.append_checked(batch, acks, None)
     }
 
-    /// Appends a checked batch as leader; `verified` (producer id, guard) for a transactional
-    /// batch its coordinator confirmed: unless the producer's transaction is open here
-    /// already, the guard must still be the producer's (no marker ended the transaction
-    /// meanwhile).
+    /// Appends a checked batch as leader; `txn` for a client's transactional batch: unless
+    /// the producer's transaction of the batch's epoch is open here, the verification guard
+    /// must still be the producer's (no marker ended the transaction meanwhile). A batch that
+    /// found its transaction open, and finds it ended now, is refused as Kafka refuses a batch
+    /// missing its verification.
     pub(super) fn append_checked(
         &self,
         batch: &CheckedBatch,
         acks: i16,
-        verified: Option<(i64, u64)>,
+        txn: Option<TxnAppend>,
     ) -> Result<AppendInfo, Error> {
         let leadership = match self.leadership() {
             Some(l) if l.leader == self.node_id => l,
@@ -327,14 +352,13 @@ impl Partition {
                     required,
                 });
             }
-            if let Some((producer_id, guard)) = verified {
-                let open = log
-                    .producer_state()
-                    .entry(producer_id)
-                    .is_some_and(|e| e.txn_first_offset.is_some());
+            if let Some(txn) = txn {
+                let open = transaction_open_at(&log, txn.producer_id, txn.producer_epoch);
                 // Used once: after this append the open transaction is what counts.
-                let current = self.take_verification(producer_id);
-                if !open && current != Some(guard) {
+                let current = txn
+                    .guard
+                    .and_then(|_| self.take_verification(txn.producer_id));
+                if !open && (txn.guard.is_none() || current != txn.guard) {
                     return Err(Error::NotInTransaction);
                 }
             }

@@ -20,17 +20,17 @@ fn a_verified_batch_cannot_begin_a_transaction_ended_after_its_verification() {
     let log = Log::create(dir.path(), tp.clone(), config, 0).unwrap();
     let partition = Partition::leader_for_test(tp, Uuid::new_v4(), Arc::new(Mutex::new(log)));
     let first = crate::record::test_support::transactional(2, 7, 0);
-    let guard = partition.start_transaction_verification(7).unwrap();
+    let guard = partition.start_transaction_verification(7, 0).unwrap();
     partition
-        .append_checked(&checked(first.clone()), -1, Some((7, guard)))
+        .append_checked(&checked(first.clone()), -1, Some(with_guard(7, guard)))
         .unwrap();
     assert_eq!(
-        partition.start_transaction_verification(7),
+        partition.start_transaction_verification(7, 0),
         None,
         "open here: later batches need no verification"
     );
 
-    let stale = partition.start_transaction_verification(8).unwrap();
+    let stale = partition.start_transaction_verification(8, 0).unwrap();
     let abort = Marker {
         kind: MarkerKind::Abort,
         coordinator_epoch: 0,
@@ -39,15 +39,67 @@ fn a_verified_batch_cannot_begin_a_transaction_ended_after_its_verification() {
     partition.append_marker(8, 0, abort, 0).unwrap();
     let late = crate::record::test_support::transactional(1, 8, 0);
     assert!(matches!(
-        partition.append_checked(&checked(late.clone()), -1, Some((8, stale))),
+        partition.append_checked(&checked(late.clone()), -1, Some(with_guard(8, stale))),
         Err(Error::NotInTransaction)
     ));
-    let fresh = partition.start_transaction_verification(8).unwrap();
+    let fresh = partition.start_transaction_verification(8, 0).unwrap();
     assert!(
         partition
-            .append_checked(&checked(late.clone()), -1, Some((8, fresh)))
+            .append_checked(&checked(late.clone()), -1, Some(with_guard(8, fresh)))
             .is_ok()
     );
+}
+
+fn with_guard(producer_id: i64, guard: u64) -> produce::TxnAppend {
+    produce::TxnAppend {
+        producer_id,
+        producer_epoch: 0,
+        guard: Some(guard),
+    }
+}
+
+/// Transaction version 2: EndTxn bumps the epoch and the producer begins its next
+/// transaction at once, so its first batch can reach a partition before the marker that
+/// ends the previous transaction (still open there at the older epoch). That batch must be
+/// verified like any batch beginning a transaction, not join the open one: the marker
+/// would commit it with the previous transaction.
+#[test]
+fn a_batch_of_a_newer_epoch_does_not_join_the_transaction_open_at_the_older_one() {
+    use crate::record::control::{Marker, MarkerKind};
+    let dir = tempfile::tempdir().unwrap();
+    let broker = BrokerConfig::with_overrides(&[]).unwrap();
+    let config = LogConfig::resolve(&broker.topic_defaults, &Default::default());
+    let tp = TopicPartition::new("t", 0);
+    let log = Log::create(dir.path(), tp.clone(), config, 0).unwrap();
+    let partition = Partition::leader_for_test(tp, Uuid::new_v4(), Arc::new(Mutex::new(log)));
+    let first = crate::record::test_support::transactional(2, 9, 0);
+    let guard = partition.start_transaction_verification(9, 0).unwrap();
+    partition
+        .append_checked(&checked(first), -1, Some(with_guard(9, guard)))
+        .unwrap();
+    assert_eq!(partition.start_transaction_verification(9, 0), None);
+    assert!(
+        partition.start_transaction_verification(9, 1).is_some(),
+        "epoch 1 begins a new transaction: its coordinator must be asked"
+    );
+
+    // A batch of epoch 0 found the transaction open (no guard), and the marker (epoch 1,
+    // transaction version 2) ended it before the batch was appended: refused.
+    let commit = Marker {
+        kind: MarkerKind::Commit,
+        coordinator_epoch: 0,
+    };
+    partition.append_marker(9, 1, commit, 2).unwrap();
+    let late = crate::record::test_support::transactional(1, 9, 2);
+    let unverified = produce::TxnAppend {
+        producer_id: 9,
+        producer_epoch: 0,
+        guard: None,
+    };
+    assert!(matches!(
+        partition.append_checked(&checked(late), -1, Some(unverified)),
+        Err(Error::NotInTransaction)
+    ));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
