@@ -570,7 +570,7 @@ fn held_to_byte_rates(bootstrap: &str) {
 
 #[test]
 fn a_mutation_quota_refuses_topics_past_its_burst() {
-    let broker = Broker::start(&[]);
+    let broker = Broker::start(&[("http.listener", "127.0.0.1:0")]);
     let mut stream = connect(&broker);
     assert_eq!(
         alter(
@@ -601,6 +601,34 @@ fn a_mutation_quota_refuses_topics_past_its_burst() {
         (5_000..=9_000).contains(&throttle),
         "throttle time {throttle} ms for 9 partitions over at 1/s"
     );
+
+    // The sensor in Kafka's quota metrics (the default-user quota applies, so the MBean is
+    // `kafka.server:type=ControllerMutation,user=ANONYMOUS`), as the JMX exporter names it.
+    let metrics = ureq::get(format!("http://{}/metrics", broker.http_address()))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    let value = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("no {name} in:\n{metrics}"))
+            .parse()
+            .unwrap()
+    };
+    let family = "kafka_server_controllermutation_user_anonymous";
+    assert!(value(&format!("{family}_mutation_rate")) > 0.0);
+    let average_throttle = value(&format!("{family}_throttle_time"));
+    assert!(
+        (5_000.0..=9_000.0).contains(&average_throttle),
+        "{average_throttle}"
+    );
+    assert!(value(&format!("{family}_tokens")) < 0.0);
+    assert!(metrics.contains(&format!(
+        "# HELP {family}_tokens Tracking remaining tokens in the token bucket per user/client-id kafka.server:name=null,type=ControllerMutation,attribute=tokens"
+    )));
 }
 
 #[test]

@@ -54,6 +54,16 @@ impl QuotaType {
         self as usize
     }
 
+    /// The `type` of its sensors' MBeans in Kafka's metrics.
+    pub fn mbean_type(self) -> &'static str {
+        match self {
+            QuotaType::Produce => "Produce",
+            QuotaType::Fetch => "Fetch",
+            QuotaType::Request => "Request",
+            QuotaType::ControllerMutation => "ControllerMutation",
+        }
+    }
+
     /// The quota key that configures it.
     pub fn key(self) -> &'static str {
         match self {
@@ -92,16 +102,49 @@ enum Measure {
     Bucket(TokenBucket),
 }
 
-impl Measure {
+/// One sensor: the measure its quota is checked against, and what Kafka's quota metrics
+/// report beside it (`throttle-time`, an average; a mutation quota's `mutation-rate`).
+#[derive(Debug)]
+struct SensorState {
+    measure: Measure,
+    /// The throttle times this sensor's quota gave, averaged over the quota's samples.
+    throttle_times: Rate,
+    /// Partitions created or deleted (mutation quotas only; the bucket holds credits).
+    mutations: Rate,
+    /// The mutation quota the bucket was last measured against.
+    mutation_limit: f64,
+}
+
+impl SensorState {
+    fn new(measure: Measure) -> Self {
+        Self {
+            measure,
+            throttle_times: Rate::default(),
+            mutations: Rate::default(),
+            mutation_limit: 0.0,
+        }
+    }
+
     fn last_active_ms(&self) -> i64 {
-        match self {
+        match &self.measure {
             Measure::Rate(rate) => rate.last_event_ms().unwrap_or(0),
             Measure::Bucket(bucket) => bucket.last_update_ms(),
         }
     }
 }
 
-type Sensor = Arc<Mutex<Measure>>;
+type Sensor = Arc<Mutex<SensorState>>;
+
+/// One user/client-id sensor as Kafka's quota metrics show it: the MBean
+/// `kafka.server:type=<kind>,user=<user>,client-id=<client_id>` (an empty tag left out) and
+/// its attributes, e.g. `byte-rate` and `throttle-time`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuotaMetrics {
+    pub kind: QuotaType,
+    pub user: String,
+    pub client_id: String,
+    pub attributes: Vec<(&'static str, f64)>,
+}
 
 #[derive(Debug, Default)]
 struct Sensors {
@@ -226,7 +269,7 @@ impl ClientQuotas {
     fn sensor(&self, key: SensorKey, now_ms: i64) -> Sensor {
         let Ok(mut sensors) = self.sensors.lock() else {
             // A poisoned map (a panic elsewhere): measure on a fresh sensor rather than fail.
-            return Arc::new(Mutex::new(Measure::Rate(Rate::default())));
+            return Arc::new(Mutex::new(SensorState::new(Measure::Rate(Rate::default()))));
         };
         let span = self
             .windows
@@ -252,7 +295,7 @@ impl ClientQuotas {
                     } => Measure::Bucket(TokenBucket::default()),
                     _ => Measure::Rate(Rate::default()),
                 };
-                Arc::new(Mutex::new(measure))
+                Arc::new(Mutex::new(SensorState::new(measure)))
             })
             .clone()
     }
@@ -267,24 +310,28 @@ impl ClientQuotas {
         let applied = self.applied(kind, user, client_id);
         let now = self.now_ms();
         let sensor = self.sensor(applied.key, now);
-        let Ok(mut measure) = sensor.lock() else {
+        let Ok(mut state) = sensor.lock() else {
             return 0;
         };
-        let Measure::Rate(rate) = &mut *measure else {
+        let Measure::Rate(rate) = &mut state.measure else {
             return 0;
         };
         rate.record(self.windows, value, now);
-        let throttle_ms = match applied.limit {
+        let mut throttle_ms = match applied.limit {
             Some(limit) => rate.throttle_ms(self.windows, limit, now),
             None => 0,
         };
         if kind == QuotaType::Request {
             // Kafka bounds a request-time throttle by one window.
             let window = u32::try_from(self.windows.window_ms).unwrap_or(u32::MAX);
-            throttle_ms.min(window)
-        } else {
-            throttle_ms
+            throttle_ms = throttle_ms.min(window);
         }
+        if throttle_ms > 0 {
+            state
+                .throttle_times
+                .record(self.windows, f64::from(throttle_ms), now);
+        }
+        throttle_ms
     }
 
     /// Takes back what [`record`](Self::record) counted for a response that is not sent
@@ -296,8 +343,8 @@ impl ClientQuotas {
         let applied = self.applied(kind, user, client_id);
         let now = self.now_ms();
         let sensor = self.sensor(applied.key, now);
-        if let Ok(mut measure) = sensor.lock()
-            && let Measure::Rate(rate) = &mut *measure
+        if let Ok(mut state) = sensor.lock()
+            && let Measure::Rate(rate) = &mut state.measure
         {
             rate.record(self.windows, -value, now);
         }
@@ -341,6 +388,69 @@ impl ClientQuotas {
         }
     }
 
+    /// Every user/client-id sensor as Kafka's quota metrics report it, sorted by kind, user
+    /// and client id: `byte-rate` (produce, fetch), `request-time` (request), `mutation-rate`
+    /// and `tokens` (controller mutations), and `throttle-time` for all (NaN until throttled).
+    pub fn metrics(&self) -> Vec<QuotaMetrics> {
+        let now = self.now_ms();
+        let sensors: Vec<(SensorKey, Sensor)> = match self.sensors.lock() {
+            Ok(sensors) => sensors
+                .by_key
+                .iter()
+                .map(|(k, s)| (k.clone(), s.clone()))
+                .collect(),
+            Err(_) => return Vec::new(),
+        };
+        let mut out: Vec<QuotaMetrics> = sensors
+            .into_iter()
+            .filter_map(|(key, sensor)| {
+                let SensorKey::Client {
+                    kind,
+                    user,
+                    client_id,
+                } = key
+                else {
+                    return None;
+                };
+                let mut state = sensor.lock().ok()?;
+                let state = &mut *state;
+                let windows = match kind {
+                    QuotaType::ControllerMutation => self.controller_windows,
+                    _ => self.windows,
+                };
+                let throttle = state.throttle_times.average(windows, now);
+                let attributes = match &mut state.measure {
+                    Measure::Rate(rate) => {
+                        let name = if kind == QuotaType::Request {
+                            "request-time"
+                        } else {
+                            "byte-rate"
+                        };
+                        vec![
+                            (name, rate.measure(windows, now)),
+                            ("throttle-time", throttle),
+                        ]
+                    }
+                    Measure::Bucket(bucket) => vec![
+                        ("mutation-rate", state.mutations.measure(windows, now)),
+                        ("throttle-time", throttle),
+                        ("tokens", bucket.measure(windows, state.mutation_limit, now)),
+                    ],
+                };
+                Some(QuotaMetrics {
+                    kind,
+                    user,
+                    client_id,
+                    attributes,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            (a.kind.index(), &a.user, &a.client_id).cmp(&(b.kind.index(), &b.user, &b.client_id))
+        });
+        out
+    }
+
     /// Counts a new connection from `address` against its `connection_creation_rate`; over
     /// the rate, the time to hold the connection before closing it (Kafka's
     /// `ConnectionThrottledException`: the connection is not counted then).
@@ -357,8 +467,8 @@ impl ClientQuotas {
             .copied()?;
         let now = self.now_ms();
         let sensor = self.sensor(SensorKey::Ip(name), now);
-        let mut measure = sensor.lock().ok()?;
-        let Measure::Rate(rate) = &mut *measure else {
+        let mut state = sensor.lock().ok()?;
+        let Measure::Rate(rate) = &mut state.measure else {
             return None;
         };
         rate.record(self.windows, 1.0, now);
@@ -392,10 +502,12 @@ impl MutationQuota {
             return Ok(());
         };
         let now = i64::try_from(self.origin.elapsed().as_millis()).unwrap_or(i64::MAX);
-        let Ok(mut measure) = sensor.lock() else {
+        let Ok(mut state) = sensor.lock() else {
             return Ok(());
         };
-        let Measure::Bucket(bucket) = &mut *measure else {
+        let state = &mut *state;
+        state.mutation_limit = *quota;
+        let Measure::Bucket(bucket) = &mut state.measure else {
             return Ok(());
         };
         if self.strict {
@@ -403,6 +515,9 @@ impl MutationQuota {
             if tokens < 0.0 {
                 let throttle = TokenBucket::throttle_ms(tokens, *quota);
                 self.throttle = Some((throttle, Instant::now()));
+                state
+                    .throttle_times
+                    .record(self.windows, f64::from(throttle), now);
                 return Err(throttle);
             }
             bucket.record(self.windows, *quota, permits, now);
@@ -410,9 +525,14 @@ impl MutationQuota {
             bucket.record(self.windows, *quota, permits, now);
             let tokens = bucket.measure(self.windows, *quota, now);
             if tokens < 0.0 {
-                self.throttle = Some((TokenBucket::throttle_ms(tokens, *quota), Instant::now()));
+                let throttle = TokenBucket::throttle_ms(tokens, *quota);
+                self.throttle = Some((throttle, Instant::now()));
+                state
+                    .throttle_times
+                    .record(self.windows, f64::from(throttle), now);
             }
         }
+        state.mutations.record(self.windows, permits, now);
         Ok(())
     }
 
@@ -504,6 +624,34 @@ mod tests {
             manager.max_value_in_window(QuotaType::Produce, "u", "c"),
             10_000.0
         );
+    }
+
+    #[test]
+    fn sensors_report_their_rate_and_average_throttle_time_under_kafkas_tags() {
+        let manager = quotas(&[(entity(Some(None), None), PRODUCER_BYTE_RATE, 1000.0)]);
+        assert_eq!(manager.record(QuotaType::Produce, "u", "c", 10_000.0), 0);
+        assert_eq!(
+            manager.record(QuotaType::Produce, "u", "c", 10_000.0),
+            10_000
+        );
+        let metrics = manager.metrics();
+        assert_eq!(metrics.len(), 1);
+        // A default-user quota: the user tag, no client id (Kafka's `quotaMetricTags`).
+        assert_eq!(
+            (metrics[0].user.as_str(), metrics[0].client_id.as_str()),
+            ("u", "")
+        );
+        let attribute = |name: &str| {
+            metrics[0]
+                .attributes
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| *v)
+                .unwrap()
+        };
+        assert_eq!(attribute("byte-rate"), 2000.0);
+        // One throttled response of 10 s: the average of the throttled ones.
+        assert_eq!(attribute("throttle-time"), 10_000.0);
     }
 
     #[test]

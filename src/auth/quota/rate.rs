@@ -1,7 +1,8 @@
 //! The two measures Kafka's quotas are checked against, as its metrics library computes them:
 //! [`Rate`] (a `SampledStat` sum over `quota.window.num` windows of `quota.window.size.seconds`,
 //! divided by the elapsed window — Kafka's `Rate`) and [`TokenBucket`] (controller mutations).
-//! Same arithmetic, so a client is throttled for as long as on Kafka.
+//! Same arithmetic, so a client is throttled for as long as on Kafka. The same samples give
+//! Kafka's `Avg` ([`Rate::average`]), which the throttle-time metrics use.
 
 pub use crate::config::QuotaWindows as Windows;
 
@@ -10,6 +11,7 @@ struct Sample {
     start_ms: i64,
     last_event_ms: i64,
     value: f64,
+    events: u64,
 }
 
 impl Sample {
@@ -18,6 +20,7 @@ impl Sample {
             start_ms: now_ms,
             last_event_ms: now_ms,
             value: 0.0,
+            events: 0,
         }
     }
 }
@@ -40,6 +43,7 @@ impl Rate {
         }
         let sample = &mut self.samples[self.current];
         sample.value += value;
+        sample.events += 1;
         sample.last_event_ms = now_ms;
     }
 
@@ -101,6 +105,17 @@ impl Rate {
         ((measured - bound) / bound * window)
             .round()
             .clamp(0.0, f64::from(u32::MAX)) as u32
+    }
+
+    /// Kafka's `Avg` over the same samples: the mean of what was recorded in the span, NaN
+    /// when nothing was (as Kafka reports an average of no events).
+    pub fn average(&mut self, windows: Windows, now_ms: i64) -> f64 {
+        self.purge_obsolete(windows, now_ms);
+        let events: u64 = self.samples.iter().map(|s| s.events).sum();
+        if events == 0 {
+            return f64::NAN;
+        }
+        self.samples.iter().map(|s| s.value).sum::<f64>() / events as f64
     }
 
     /// When this rate last counted something: a rate idle for a whole span measures nothing.
@@ -189,6 +204,16 @@ mod tests {
         assert!((1800.0..=2200.0).contains(&measured), "{measured}");
         // After a whole span without events, nothing is left.
         assert_eq!(rate.measure(WINDOWS, 29_000 + 11_000), 0.0);
+    }
+
+    #[test]
+    fn the_average_is_the_mean_of_the_span_and_nan_without_events() {
+        let mut avg = Rate::default();
+        assert!(avg.average(WINDOWS, 0).is_nan());
+        avg.record(WINDOWS, 100.0, 0);
+        avg.record(WINDOWS, 300.0, 2_500);
+        assert_eq!(avg.average(WINDOWS, 3_000), 200.0);
+        assert!(avg.average(WINDOWS, 2_500 + 11_000).is_nan());
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! | `topics.rs` | `kafka_server_brokertopicmetrics_*` |
 //! | `partitions.rs` | `kafka_server_replicamanager_*`, `kafka_log_log_*`, `kafka_cluster_partition_*` |
 //! | `cluster.rs` | `kafka_controller_kafkacontroller_*`, `kafka_server_raft_metrics_*` |
+//! | `quotas.rs` | client quota sensors: `kafka_server_{produce,fetch,request,controllermutation}_<tags>_*` |
 //! | `groups.rs` | `kafka_coordinator_group_groupmetadatamanager_*`, consumer group lag as kafka_exporter names it |
 //! | `process.rs` | `process_*`: CPU, memory, descriptors, start time |
 
@@ -20,6 +21,7 @@ mod cluster;
 mod groups;
 mod partitions;
 mod process;
+mod quotas;
 mod requests;
 mod topics;
 
@@ -75,6 +77,7 @@ impl Collector for BrokerCollector {
         partitions::encode(broker, per_partition, &mut encoder)?;
         cluster::encode(broker, &mut encoder)?;
         groups::encode(broker, per_partition, &mut encoder)?;
+        quotas::encode(broker, &mut encoder)?;
         process::encode(&mut encoder)?;
         Ok(())
     }
