@@ -437,3 +437,123 @@ fn after_a_restart_members_rejoin_and_keep_their_offsets() {
     let partitions = &fetched.groups[0].topics[0].partitions;
     assert_eq!(partitions[0].committed_offset, 17);
 }
+
+/// Kafka's `handleStreamsGroupHeartbeat`: the coordinator creates a group's internal topics
+/// only when the member may create all of them (CREATE on the cluster, or on each topic);
+/// otherwise the heartbeat's MISSING_INTERNAL_TOPICS status names the topics it may not create,
+/// and nothing is created until it may.
+#[test]
+fn internal_topics_are_created_only_with_create_permission() {
+    use create_acls_request::AclCreation;
+    let broker = Broker::start(&[
+        ("group.streams.initial.rebalance.delay.ms", "0"),
+        (
+            "authorizer.class.name",
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        ),
+        ("allow.everyone.if.no.acl.found", "true"),
+    ]);
+    let mut stream = connect(&broker);
+    // CREATE denied on the cluster and on topics named `app-*`: the internal topics. A
+    // resource named by an ACL is closed to everything else (allow.everyone.if.no.acl.found
+    // no longer applies to it), so what the test needs is allowed: DESCRIBE on the topics for
+    // the heartbeat, ALTER on the cluster for DeleteAcls.
+    let acl = |resource_type: i8, name: &str, pattern_type: i8, operation: i8, permission: i8| {
+        AclCreation::default()
+            .with_resource_type(resource_type)
+            .with_resource_name(s(name))
+            .with_resource_pattern_type(pattern_type)
+            .with_principal(s("User:ANONYMOUS"))
+            .with_host(s("*"))
+            .with_operation(operation)
+            .with_permission_type(permission)
+    };
+    let (topic, cluster, literal, prefixed) = (2, 4, 3, 4);
+    let (create, alter, describe, deny, allow) = (5, 7, 8, 2, 3);
+    let created: CreateAclsResponse = call(
+        &mut stream,
+        ApiKey::CreateAcls,
+        3,
+        &CreateAclsRequest::default().with_creations(vec![
+            acl(cluster, "kafka-cluster", literal, create, deny),
+            acl(cluster, "kafka-cluster", literal, alter, allow),
+            acl(topic, "app-", prefixed, create, deny),
+            acl(topic, "app-", prefixed, describe, allow),
+        ]),
+    );
+    assert!(created.results.iter().all(|r| r.error_code == 0));
+    // `in` is named by no ACL: anyone may create it.
+    create_topic(&mut stream, "in", 2, &[]);
+
+    let mut epoch = 0;
+    let mut detail = String::new();
+    assert!(wait_until(Duration::from_secs(30), || {
+        let _: FindCoordinatorResponse = call(
+            &mut stream,
+            ApiKey::FindCoordinator,
+            1,
+            &FindCoordinatorRequest::default().with_key(s("app")),
+        );
+        let request = if epoch == 0 {
+            join("a")
+        } else {
+            beat("a", epoch, None)
+        };
+        let r = heartbeat(&mut stream, 1, &request);
+        if matches!(r.error_code, 14..=16) {
+            return false;
+        }
+        assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+        epoch = r.member_epoch;
+        detail = r
+            .status
+            .iter()
+            .flatten()
+            .find(|st| st.status_code == MISSING_INTERNAL_TOPICS)
+            .map(|st| st.status_detail.to_string())
+            .unwrap_or_default();
+        detail.contains("Unauthorized")
+    }));
+    assert!(
+        detail.ends_with(
+            "; Unauthorized to CREATE on topics app-count-changelog, app-count-repartition."
+        ),
+        "{detail}"
+    );
+    assert_eq!(topic_partitions(&mut stream, "app-count-changelog"), None);
+    assert_eq!(topic_partitions(&mut stream, "app-count-repartition"), None);
+
+    // Once the member may create them (the DENY gone, CREATE allowed on `app-*`), the next
+    // heartbeats create them.
+    let deleted: DeleteAclsResponse = call(
+        &mut stream,
+        ApiKey::DeleteAcls,
+        3,
+        &DeleteAclsRequest::default().with_filters(vec![
+            delete_acls_request::DeleteAclsFilter::default()
+                .with_resource_type_filter(topic)
+                .with_resource_name_filter(Some(s("app-")))
+                .with_pattern_type_filter(prefixed)
+                .with_principal_filter(Some(s("User:ANONYMOUS")))
+                .with_host_filter(Some(s("*")))
+                .with_operation(create)
+                .with_permission_type(deny),
+        ]),
+    );
+    assert_eq!(deleted.filter_results[0].error_code, 0);
+    let allowed: CreateAclsResponse = call(
+        &mut stream,
+        ApiKey::CreateAcls,
+        3,
+        &CreateAclsRequest::default()
+            .with_creations(vec![acl(topic, "app-", prefixed, create, allow)]),
+    );
+    assert!(allowed.results.iter().all(|r| r.error_code == 0));
+    assert!(wait_until(Duration::from_secs(30), || {
+        let r = heartbeat(&mut stream, 1, &beat("a", epoch, None));
+        assert_eq!(r.error_code, 0, "{:?}", r.error_message);
+        epoch = r.member_epoch;
+        topic_partitions(&mut stream, "app-count-changelog").is_some()
+            && topic_partitions(&mut stream, "app-count-repartition").is_some()
+    }));
+}

@@ -8,7 +8,7 @@ use super::{ApiContext, wire_str};
 use crate::broker::NewTopic;
 use crate::error::{StreamsError, code};
 use crate::group::streams::topology::{
-    CopartitionGroup, Subtopology, TopicInfo, TopicToCreate, Topology,
+    CopartitionGroup, StatusCode, Subtopology, TopicInfo, TopicToCreate, Topology,
 };
 use crate::group::streams::{StreamsHeartbeat, TaskOffset, Tasks};
 use crate::metadata::features::STREAMS_VERSION;
@@ -211,8 +211,29 @@ pub async fn handle(
         Err(e) => return error(e.code(), e.message()),
     };
     let config = groups.streams_config(&request.group_id);
-    let result = outcome.result;
-    create_internal_topics(ctx, &request.group_id, result.to_create);
+    let mut result = outcome.result;
+    // Internal topics are created only when the member may create every one of them;
+    // otherwise the status says which it may not (Kafka's wording), and none is created.
+    let mut refused = super::authorize::topics_not_creatable(
+        ctx,
+        result.to_create.iter().map(|t| t.name.as_str()),
+    );
+    if refused.is_empty() {
+        create_internal_topics(ctx, &request.group_id, result.to_create);
+    } else {
+        refused.sort();
+        let unauthorized = format!("Unauthorized to CREATE on topics {}.", refused.join(", "));
+        match result
+            .status
+            .iter_mut()
+            .find(|(status, _)| *status == StatusCode::MissingInternalTopics)
+        {
+            Some((_, detail)) => *detail = format!("{detail}; {unauthorized}"),
+            None => result
+                .status
+                .push((StatusCode::MissingInternalTopics, unauthorized)),
+        }
+    }
     let status = (!result.status.is_empty()).then(|| {
         result
             .status

@@ -244,6 +244,26 @@ pub fn offset_for_leader_epoch(
     )
 }
 
+/// Of the topics a handler is about to create for the request (a streams group's internal
+/// topics), those its principal may not create: CREATE on the cluster covers all, else CREATE
+/// on each topic (Kafka's `handleStreamsGroupHeartbeat`). None without an authorizer.
+pub fn topics_not_creatable<'a>(
+    ctx: &ApiContext,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Vec<String> {
+    let Some(authz) = Authz::of(ctx) else {
+        return Vec::new();
+    };
+    if authz.cluster(AclOperation::Create) {
+        return Vec::new();
+    }
+    names
+        .into_iter()
+        .filter(|name| !authz.topic(AclOperation::Create, name))
+        .map(str::to_string)
+        .collect()
+}
+
 pub fn create_topics(
     ctx: &ApiContext,
     mut request: CreateTopicsRequest,
