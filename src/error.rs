@@ -338,6 +338,10 @@ pub enum StreamsError {
     GroupMaxSizeReached(String),
     #[error("{0}")]
     GroupIdNotFound(String),
+    #[error("{0}")]
+    FencedInstanceId(String),
+    #[error("{0}")]
+    UnreleasedInstanceId(String),
 }
 
 impl StreamsError {
@@ -351,6 +355,8 @@ impl StreamsError {
             StreamsError::UnknownMemberId(_) => code::UNKNOWN_MEMBER_ID,
             StreamsError::GroupMaxSizeReached(_) => code::GROUP_MAX_SIZE_REACHED,
             StreamsError::GroupIdNotFound(_) => code::GROUP_ID_NOT_FOUND,
+            StreamsError::FencedInstanceId(_) => code::FENCED_INSTANCE_ID,
+            StreamsError::UnreleasedInstanceId(_) => code::UNRELEASED_INSTANCE_ID,
         }
     }
 

@@ -1,7 +1,8 @@
 //! The way to the active controller (Kafka's `NodeToControllerChannelManager`): this node's
 //! own controller when it is the active one, else the voter leading the quorum over its
 //! controller listener ([`ControllerForwarder`], which the API layer implements);
-//! NOT_CONTROLLER (an election under way) is retried for a while.
+//! NOT_CONTROLLER (an election under way) is retried for a while, and a command waiting on a
+//! leader that the quorum has since replaced goes to the new one.
 
 use super::{Broker, CONTROLLER_REQUEST_WAIT, LIFECYCLE_RETRY};
 use crate::controller::service::{ControllerOp, ControllerReply};
@@ -44,7 +45,23 @@ impl Broker {
             let outcome = if status.active {
                 self.controller.call(op.clone()).await
             } else if let Some(leader) = status.leader.filter(|l| *l != node) {
-                self.forward_to(leader, &op).await
+                // A leader cut off from the network may leave a forwarded command without an
+                // answer until the socket timeout; once the quorum has moved on, the command
+                // goes to the new leader instead (Kafka's channel manager resends to a new
+                // controller too). A command the old leader could not commit is refused there.
+                let mut status_changes = self.controller.status();
+                let moved_on = async move {
+                    let moved = |s: &crate::controller::service::QuorumStatus| {
+                        s.active || s.leader != Some(leader)
+                    };
+                    if status_changes.wait_for(moved).await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                };
+                tokio::select! {
+                    outcome = self.forward_to(leader, &op) => outcome,
+                    () = moved_on => Err(Error::NotController),
+                }
             } else {
                 Err(Error::NotController)
             };

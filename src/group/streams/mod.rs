@@ -202,6 +202,8 @@ pub struct StreamsGroup {
     initial_assignment_at: Option<Instant>,
     /// Members whose session the coordinator is timing.
     pub watched: BTreeSet<String>,
+    /// Static members: instance id -> the member holding it.
+    pub static_members: HashMap<String, String>,
     /// The topology description last sent by a member (KIP-1331), as its wire bytes.
     pub topology_description: Option<(i32, bytes::Bytes)>,
     /// Internal topics whose creation was asked for, and when: asked again only after
@@ -230,6 +232,7 @@ impl StreamsGroup {
             last_standby_replicas: 0,
             initial_assignment_at: None,
             watched: BTreeSet::new(),
+            static_members: HashMap::new(),
             topology_description: None,
             creation_requested: BTreeMap::new(),
         }
@@ -287,11 +290,29 @@ impl StreamsGroup {
         }
         let session = Duration::from_millis(config.session_timeout_ms.max(0) as u64);
         if hb.member_epoch == LEAVE_EPOCH || hb.member_epoch == LEAVE_STATIC_EPOCH {
-            if !self.members.contains_key(&hb.member_id) {
-                return Err(StreamsError::UnknownMemberId(format!(
-                    "Member {} is not a member of group {}.",
-                    hb.member_id, self.id
-                )));
+            match &hb.instance_id {
+                None if !self.members.contains_key(&hb.member_id) => {
+                    return Err(StreamsError::UnknownMemberId(format!(
+                        "Member {} is not a member of group {}.",
+                        hb.member_id, self.id
+                    )));
+                }
+                None => {}
+                Some(instance) => {
+                    self.check_static_member(instance, &hb.member_id)?;
+                    if hb.member_epoch == LEAVE_STATIC_EPOCH {
+                        self.leave_temporarily(&hb.member_id);
+                        return Ok(StreamsHeartbeatResult {
+                            member_id: hb.member_id,
+                            member_epoch: LEAVE_STATIC_EPOCH,
+                            assignment: None,
+                            status: Vec::new(),
+                            to_create: Vec::new(),
+                            endpoint_information_epoch: self.endpoint_information_epoch,
+                            partitions_by_endpoint: None,
+                        });
+                    }
+                }
             }
             self.remove_member(&hb.member_id, now_ms);
             return Ok(StreamsHeartbeatResult {
@@ -306,7 +327,15 @@ impl StreamsGroup {
         }
         let joining = hb.member_epoch == 0;
         let mut bump = false;
-        if joining {
+        let replaced = match (&hb.instance_id, joining) {
+            (Some(instance), true) => self.replace_static_member(instance, &hb.member_id, now)?,
+            (Some(instance), false) => {
+                self.check_static_member(instance, &hb.member_id)?;
+                false
+            }
+            (None, _) => false,
+        };
+        if joining && !replaced {
             if !self.members.contains_key(&hb.member_id) {
                 if self.members.len() >= config.max_size {
                     return Err(StreamsError::GroupMaxSizeReached(format!(
@@ -321,6 +350,10 @@ impl StreamsGroup {
                 }
                 self.members
                     .insert(hb.member_id.clone(), new_member(&hb, now + session));
+                if let Some(instance) = &hb.instance_id {
+                    self.static_members
+                        .insert(instance.clone(), hb.member_id.clone());
+                }
                 self.state_timestamp = now_ms;
                 bump = true;
             } else if let Some(existing) = self.members.get_mut(&hb.member_id) {
@@ -332,7 +365,7 @@ impl StreamsGroup {
                 existing.revocation_deadline = None;
                 existing.last_sent = None;
             }
-        } else {
+        } else if !joining {
             let member = self.members.get(&hb.member_id).ok_or_else(|| {
                 StreamsError::UnknownMemberId(format!(
                     "Member {} is not a member of group {}.",
@@ -515,7 +548,12 @@ impl StreamsGroup {
 
     /// Removes a member (leave, session expiry, revocation timeout); its tasks become free.
     pub fn remove_member(&mut self, member_id: &str, now_ms: i64) {
-        if self.members.remove(member_id).is_some() {
+        if let Some(member) = self.members.remove(member_id) {
+            if let Some(instance) = &member.instance_id
+                && self.static_members.get(instance).map(String::as_str) == Some(member_id)
+            {
+                self.static_members.remove(instance);
+            }
             self.target.remove(member_id);
             self.watched.remove(member_id);
             self.group_epoch += 1;
@@ -529,6 +567,74 @@ impl StreamsGroup {
                 self.shutdown_requested_by = None;
             }
         }
+    }
+
+    /// A static member's heartbeat (not a join): the instance id must be known and held by
+    /// this member (Kafka's `throwIfStaticMemberIsUnknown` and `throwIfInstanceIdIsFenced`).
+    fn check_static_member(&self, instance: &str, member_id: &str) -> Result<(), StreamsError> {
+        let holder = self.static_members.get(instance).ok_or_else(|| {
+            StreamsError::UnknownMemberId(format!("Instance id {instance} is unknown."))
+        })?;
+        if holder != member_id {
+            return Err(StreamsError::FencedInstanceId(format!(
+                "Static member {member_id} with instance id {instance} was fenced by member {holder}."
+            )));
+        }
+        Ok(())
+    }
+
+    /// A static member leaving with epoch -2 (a restart to come): it stays in the group with
+    /// its tasks, no one else gets them, until it comes back under a new member id or its
+    /// session times out (Kafka's `streamsGroupStaticMemberGroupLeave`).
+    fn leave_temporarily(&mut self, member_id: &str) {
+        if let Some(member) = self.members.get_mut(member_id) {
+            member.member_epoch = LEAVE_STATIC_EPOCH;
+            member.pending_revocation.clear();
+            member.revocation_deadline = None;
+        }
+    }
+
+    /// A static member joining: with no member holding its instance id it joins as any new
+    /// member; if the holder left temporarily (epoch -2), the joining member takes its place —
+    /// its tasks, its target, no new group epoch; if the holder is still active, the instance
+    /// id is not released (Kafka's `getOrMaybeCreateStaticStreamsGroupMember`). Returns
+    /// whether a member was replaced.
+    fn replace_static_member(
+        &mut self,
+        instance: &str,
+        member_id: &str,
+        now: Instant,
+    ) -> Result<bool, StreamsError> {
+        let Some(holder_id) = self.static_members.get(instance).cloned() else {
+            return Ok(false);
+        };
+        let Some(holder) = self.members.get(&holder_id) else {
+            self.static_members.remove(instance);
+            return Ok(false);
+        };
+        if holder.member_epoch != LEAVE_STATIC_EPOCH {
+            return Err(StreamsError::UnreleasedInstanceId(format!(
+                "Static member {member_id} with instance id {instance} cannot join the group because the instance id is owned by {holder_id} member."
+            )));
+        }
+        let Some(mut member) = self.members.remove(&holder_id) else {
+            return Ok(false);
+        };
+        member.member_id = member_id.to_string();
+        member.member_epoch = 0;
+        member.previous_member_epoch = 0;
+        member.state = MemberState::Stable;
+        member.last_sent = None;
+        member.session_deadline = now;
+        if let Some(target) = self.target.remove(&holder_id) {
+            self.target.insert(member_id.to_string(), target);
+        }
+        self.watched.remove(&holder_id);
+        self.members.insert(member_id.to_string(), member);
+        self.static_members
+            .insert(instance.to_string(), member_id.to_string());
+        tracing::info!(group = %self.id, member = member_id, instance, replaced = %holder_id, "static streams member re-joined and replaced its previous member");
+        Ok(true)
     }
 
     /// Fences members whose session or revocation deadline passed. Returns those removed.

@@ -69,12 +69,17 @@ fn join(member: &str, process: &str) -> StreamsHeartbeat {
     }
 }
 
+/// A heartbeat; with `active`, the other task kinds are sent empty (all or none, as Kafka
+/// requires).
 fn beat(member: &str, epoch: i32, active: Option<Tasks>) -> StreamsHeartbeat {
+    let others = active.as_ref().map(|_| Tasks::new());
     StreamsHeartbeat {
         member_id: member.into(),
         member_epoch: epoch,
         rebalance_timeout_ms: -1,
         active,
+        standby: others.clone(),
+        warmup: others,
         ..Default::default()
     }
 }
@@ -295,4 +300,113 @@ fn the_first_assignment_waits_for_the_initial_delay() {
         .unwrap();
     assert_eq!(count(&a2.assignment.unwrap().active), 2);
     assert_eq!(count(&b2.assignment.unwrap().active), 2);
+}
+
+/// Static membership as Kafka 4.4's `getOrMaybeCreateStaticStreamsGroupMember` and
+/// `streamsGroupLeave` do it: a member leaving with epoch -2 keeps its tasks; the instance's
+/// next incarnation takes them over under its new member id without a new group epoch; an
+/// instance id still held, or held by another member, is refused.
+#[test]
+fn a_static_member_comes_back_to_its_tasks_without_a_rebalance() {
+    let topics = Topics(RefCell::new(
+        [
+            ("in".to_string(), 2),
+            ("rep".to_string(), 2),
+            ("log".to_string(), 2),
+        ]
+        .into_iter()
+        .collect(),
+    ));
+    let mut g = StreamsGroup::new("app", Default::default(), 0);
+    let now = Instant::now();
+    let static_join = |member: &str| StreamsHeartbeat {
+        instance_id: Some("i-1".into()),
+        ..join(member, "p1")
+    };
+    let a = g
+        .heartbeat(static_join("a"), &config(), &topics, now, 0)
+        .unwrap();
+    let tasks = a.assignment.unwrap().active;
+    assert_eq!(count(&tasks), 4);
+    let group_epoch = g.group_epoch;
+
+    // The instance id is held: another member cannot join with it, nor heartbeat as it.
+    let refused = g.heartbeat(static_join("b"), &config(), &topics, now, 0);
+    assert_eq!(
+        refused.unwrap_err().to_string(),
+        "Static member b with instance id i-1 cannot join the group because the instance id is owned by a member."
+    );
+    let mut stray = beat("b", 1, None);
+    stray.instance_id = Some("i-1".into());
+    let fenced = g.heartbeat(stray, &config(), &topics, now, 0).unwrap_err();
+    assert_eq!(fenced.code(), crate::error::code::FENCED_INSTANCE_ID);
+    assert_eq!(
+        fenced.to_string(),
+        "Static member b with instance id i-1 was fenced by member a."
+    );
+    let mut unknown = beat("c", 1, None);
+    unknown.instance_id = Some("i-9".into());
+    assert_eq!(
+        g.heartbeat(unknown, &config(), &topics, now, 0)
+            .unwrap_err()
+            .to_string(),
+        "Instance id i-9 is unknown."
+    );
+
+    // Leaving with -2: still a member, tasks kept, nothing reassigned.
+    let mut leave = beat("a", LEAVE_STATIC_EPOCH, None);
+    leave.instance_id = Some("i-1".into());
+    let left = g.heartbeat(leave, &config(), &topics, now, 0).unwrap();
+    assert_eq!(left.member_epoch, LEAVE_STATIC_EPOCH);
+    assert_eq!(g.members["a"].member_epoch, LEAVE_STATIC_EPOCH);
+    assert_eq!(g.members["a"].assigned.active, tasks);
+    assert_eq!(g.group_epoch, group_epoch);
+
+    // The next incarnation (a new member id) takes the tasks over, in the same group epoch.
+    let back = g
+        .heartbeat(static_join("a2"), &config(), &topics, now, 0)
+        .unwrap();
+    assert!(!g.members.contains_key("a"));
+    assert_eq!(back.assignment.unwrap().active, tasks);
+    assert_eq!(back.member_epoch, g.group_epoch);
+    assert_eq!(g.group_epoch, group_epoch);
+    assert_eq!(g.static_members["i-1"], "a2");
+
+    // A -2 member whose session runs out is removed, and the instance id freed.
+    let mut leave = beat("a2", back.member_epoch, None);
+    leave.member_epoch = LEAVE_STATIC_EPOCH;
+    leave.instance_id = Some("i-1".into());
+    g.heartbeat(leave, &config(), &topics, now, 0).unwrap();
+    let expired = g.expire(now + Duration::from_secs(46), 0);
+    assert_eq!(expired, vec!["a2".to_string()]);
+    assert!(g.static_members.is_empty());
+    assert!(g.group_epoch > group_epoch);
+}
+
+#[test]
+fn heartbeats_are_checked_as_kafka_checks_them() {
+    let mut leave = beat("a", LEAVE_STATIC_EPOCH, None);
+    assert_eq!(
+        validate::validate(&leave).unwrap_err().to_string(),
+        "InstanceId can't be null."
+    );
+    leave.member_epoch = -3;
+    assert_eq!(
+        validate::validate(&leave).unwrap_err().to_string(),
+        "MemberEpoch is -3, but must be greater than or equal to -2."
+    );
+    let mut partial = beat("a", 1, Some(Tasks::new()));
+    partial.warmup = None;
+    assert_eq!(
+        validate::validate(&partial).unwrap_err().to_string(),
+        "If one task-type is non-null, all must be non-null."
+    );
+    let mut leaving_with_topology = beat("a", -1, None);
+    leaving_with_topology.topology = Some(word_count());
+    assert_eq!(
+        validate::validate(&leaving_with_topology)
+            .unwrap_err()
+            .to_string(),
+        "Topology can only be provided when (re-)joining."
+    );
 }

@@ -40,9 +40,21 @@ pub(super) fn validate(hb: &StreamsHeartbeat) -> Result<(), StreamsError> {
             None => return invalid("Topology must be non-null when (re-)joining."),
             Some(t) => validate_topology(t)?,
         }
+    } else if hb.member_epoch == LEAVE_STATIC_EPOCH {
+        if hb.instance_id.is_none() {
+            return invalid("InstanceId can't be null.");
+        }
     } else if hb.member_epoch < LEAVE_STATIC_EPOCH {
-        return invalid("MemberEpoch is invalid.");
-    } else if hb.member_epoch > 0 && hb.topology.is_some() {
+        return invalid(&format!(
+            "MemberEpoch is {}, but must be greater than or equal to -2.",
+            hb.member_epoch
+        ));
+    }
+    let kinds = [&hb.active, &hb.standby, &hb.warmup];
+    if kinds.iter().any(|t| t.is_some()) && kinds.iter().any(|t| t.is_none()) {
+        return invalid("If one task-type is non-null, all must be non-null.");
+    }
+    if hb.member_epoch != 0 && hb.topology.is_some() {
         return invalid("Topology can only be provided when (re-)joining.");
     }
     if hb.process_id.as_deref() == Some("") {
