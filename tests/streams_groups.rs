@@ -343,11 +343,12 @@ fn a_streams_group_assigns_tasks_and_creates_its_internal_topics() {
     assert_eq!(delete(&mut stream), 0);
 }
 
-/// A streams group lives in its coordinator's memory: after a restart its members are told
-/// they are unknown (Kafka Streams then rejoins; GROUP_ID_NOT_FOUND would be fatal to it), the
-/// rejoined member gets its tasks back, and the offsets it committed are still there.
+/// A streams group is kept in `__consumer_offsets` as Kafka's `StreamsGroup*` records: after
+/// a restart the group is there with its topology, epochs and members, the member goes on
+/// with its epoch and tasks without rejoining, and its committed offsets are there too. A
+/// member that leaves then is gone after another restart.
 #[test]
-fn after_a_restart_members_rejoin_and_keep_their_offsets() {
+fn after_a_restart_the_group_and_its_members_go_on() {
     let overrides = [("group.streams.initial.rebalance.delay.ms", "0")];
     let mut broker = Broker::start(&overrides);
     let mut stream = connect(&broker);
@@ -399,7 +400,7 @@ fn after_a_restart_members_rejoin_and_keep_their_offsets() {
 
     let dir = broker.dir().to_path_buf();
     assert_eq!(broker.stop(), Some(0));
-    let restarted = Broker::start_in(&dir, &overrides);
+    let mut restarted = Broker::start_in(&dir, &overrides);
     let mut stream = connect(&restarted);
     let mut after = StreamsGroupHeartbeatResponse::default();
     assert!(wait_until(Duration::from_secs(30), || {
@@ -412,23 +413,29 @@ fn after_a_restart_members_rejoin_and_keep_their_offsets() {
         after = heartbeat(&mut stream, 1, &beat("a", epoch, Some(as_request(&owned))));
         !matches!(after.error_code, 14..=16)
     }));
-    assert_eq!(after.error_code, UNKNOWN_MEMBER_ID);
-    let mut rejoined = BTreeSet::new();
-    let mut epoch = 0;
-    assert!(wait_until(Duration::from_secs(30), || {
-        let request = if epoch == 0 {
-            join("a")
-        } else {
-            beat("a", epoch, None)
-        };
-        let r = heartbeat(&mut stream, 1, &request);
-        assert_eq!(r.error_code, 0, "{:?}", r.error_message);
-        epoch = r.member_epoch;
-        if let Some(active) = &r.active_tasks {
-            rejoined = tasks(active);
-        }
-        rejoined == owned
-    }));
+    assert_eq!(after.error_code, 0, "{:?}", after.error_message);
+    assert_eq!(after.member_epoch, epoch, "the same epoch: no rebalance");
+    // The member is told its assignment again (the new coordinator has not sent it yet).
+    assert_eq!(
+        tasks(&after.active_tasks.clone().unwrap_or_default()),
+        owned
+    );
+
+    let described: StreamsGroupDescribeResponse = call(
+        &mut stream,
+        ApiKey::StreamsGroupDescribe,
+        0,
+        &StreamsGroupDescribeRequest::default().with_group_ids(vec![GroupId(s("app"))]),
+    );
+    let group = &described.groups[0];
+    assert_eq!(group.error_code, 0);
+    assert_eq!(group.group_state.as_str(), "Stable");
+    assert_eq!(group.group_epoch, epoch);
+    assert_eq!(group.members.len(), 1);
+    assert_eq!(group.members[0].process_id.as_str(), "process-a");
+    let topology = group.topology.as_ref().unwrap();
+    assert_eq!(topology.subtopologies.as_ref().unwrap().len(), 2);
+
     let fetched: OffsetFetchResponse = call(
         &mut stream,
         ApiKey::OffsetFetch,
@@ -441,6 +448,32 @@ fn after_a_restart_members_rejoin_and_keep_their_offsets() {
     );
     let partitions = &fetched.groups[0].topics[0].partitions;
     assert_eq!(partitions[0].committed_offset, 17);
+
+    // The member leaves; after another restart it is unknown, the group empty but there.
+    let left = heartbeat(&mut stream, 1, &beat("a", -1, None));
+    assert_eq!(left.error_code, 0);
+    assert_eq!(restarted.stop(), Some(0));
+    let again = Broker::start_in(&dir, &overrides);
+    let mut stream = connect(&again);
+    let mut gone = StreamsGroupHeartbeatResponse::default();
+    assert!(wait_until(Duration::from_secs(30), || {
+        let _: FindCoordinatorResponse = call(
+            &mut stream,
+            ApiKey::FindCoordinator,
+            1,
+            &FindCoordinatorRequest::default().with_key(s("app")),
+        );
+        gone = heartbeat(&mut stream, 1, &beat("a", epoch, None));
+        !matches!(gone.error_code, 14..=16)
+    }));
+    assert_eq!(gone.error_code, UNKNOWN_MEMBER_ID);
+    let described: StreamsGroupDescribeResponse = call(
+        &mut stream,
+        ApiKey::StreamsGroupDescribe,
+        0,
+        &StreamsGroupDescribeRequest::default().with_group_ids(vec![GroupId(s("app"))]),
+    );
+    assert_eq!(described.groups[0].group_state.as_str(), "Empty");
 }
 
 /// Kafka's `handleStreamsGroupHeartbeat`: the coordinator creates a group's internal topics

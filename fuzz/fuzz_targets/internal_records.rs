@@ -1,6 +1,6 @@
 //! Keys and values of the internal topics' records, as the group, transaction and share
 //! coordinators decode them when loading `__consumer_offsets`, `__transaction_state` and
-//! `__share_group_state`.
+//! `__share_group_state` (streams groups' values included).
 //! The first byte picks the schema; refusing is fine, a panic or an abort is not.
 #![no_main]
 
@@ -13,7 +13,8 @@ fuzz_target!(|input: &[u8]| {
     let Some((&which, bytes)) = input.split_first() else {
         return;
     };
-    match which % 9 {
+    use sluice::group::streams::records as streams;
+    match which % 14 {
         0 => drop(RecordKey::decode(bytes)),
         1 => drop(OffsetValue::decode(bytes)),
         2 => drop(GroupValue::decode(bytes)),
@@ -22,6 +23,11 @@ fuzz_target!(|input: &[u8]| {
         5 => drop(sluice::txn::records::decode_key(bytes)),
         6 => drop(sluice::txn::records::decode_value("id", bytes)),
         7 => drop(sluice::share::state::StateKey::decode(bytes)),
-        _ => drop(sluice::share::state::Snapshot::decode(bytes)),
+        8 => drop(sluice::share::state::Snapshot::decode(bytes)),
+        9 => drop(streams::MemberValue::decode(bytes)),
+        10 => drop(streams::CurrentAssignmentValue::decode(bytes)),
+        11 => drop(streams::decode_target(bytes)),
+        12 => drop(streams::decode_topology(bytes)),
+        _ => drop(streams::decode_group_epoch(bytes)),
     }
 });

@@ -11,7 +11,7 @@ use super::offsets::{PendingOffset, committed_from};
 use super::records::{GroupValue, OffsetValue, RecordKey};
 use super::{
     GroupCoordinator, OFFSETS_TOPIC, SharedConsumerGroup, SharedGroup, classic, lock_consumer,
-    lock_group, records,
+    lock_group, records, streams,
 };
 use crate::storage::StorageError;
 use crate::types::now_ms;
@@ -111,6 +111,22 @@ impl GroupCoordinator {
                 }
             }
         }
+        let streams_groups: Vec<streams::SharedStreamsGroup> = self
+            .streams_groups()
+            .iter()
+            .filter(|(id, _)| which(id))
+            .map(|(_, g)| g.clone())
+            .collect();
+        for group in streams_groups {
+            let mut g = streams::lock_streams(&group);
+            let group_id = g.id.clone();
+            let members: Vec<String> = g.members.keys().cloned().collect();
+            for member_id in members {
+                if g.watched.insert(member_id.clone()) {
+                    self.watch_session(Self::streams_group, group_id.clone(), member_id);
+                }
+            }
+        }
     }
 
     /// Rebuilds the groups and offsets stored in `partition` of `__consumer_offsets`, with
@@ -174,6 +190,24 @@ impl GroupCoordinator {
     }
 
     fn replay(&self, key: RecordKey, value: Option<&[u8]>) {
+        if let RecordKey::Streams {
+            kind,
+            group,
+            member,
+        } = &key
+        {
+            let mut replaying = self
+                .streams_replay
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let replayed = replaying
+                .entry(group.clone())
+                .or_insert_with(|| streams::Replayed::new(group));
+            if let Err(e) = replayed.apply(*kind, member.as_deref(), value) {
+                tracing::warn!(group, error = %e, "skipping unreadable streams group record");
+            }
+            return;
+        }
         if self.replay_consumer(&key, value) {
             return;
         }
@@ -276,7 +310,7 @@ impl GroupCoordinator {
                     Some(Err(e)) => warn(e),
                 }
             }
-            RecordKey::Group { .. } => return false,
+            RecordKey::Group { .. } | RecordKey::Streams { .. } => return false,
             RecordKey::ConsumerGroup { group } => match value.map(records::decode_epoch_value) {
                 None => {
                     self.consumer_groups().remove(group.as_str());
@@ -366,8 +400,47 @@ impl GroupCoordinator {
         self.finish_loading_where(|_| true);
     }
 
+    /// Builds the streams groups whose records were replayed (those `which` selects): each
+    /// takes the offsets replayed for its id, its members' sessions starting now.
+    fn finish_streams_loading(&self, which: &impl Fn(&str) -> bool) {
+        let replayed: Vec<streams::Replayed> = {
+            let mut replaying = self
+                .streams_replay
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let ids: Vec<String> = replaying.keys().filter(|id| which(id)).cloned().collect();
+            ids.iter().filter_map(|id| replaying.remove(id)).collect()
+        };
+        for group in replayed {
+            if group.is_deleted() {
+                continue;
+            }
+            let id = group.group_id().to_string();
+            let offsets = self
+                .groups()
+                .remove(&id)
+                .map(|g| std::mem::take(&mut lock_group(&g).offsets))
+                .unwrap_or_default();
+            let config = self.streams_config(&id);
+            let session = Duration::from_millis(config.session_timeout_ms.max(0) as u64);
+            if let Some(restored) = streams::StreamsGroup::restore(
+                group,
+                offsets,
+                config.num_standby_replicas,
+                session,
+                self.topics.as_ref(),
+                Instant::now(),
+                now_ms(),
+            ) {
+                self.streams_groups()
+                    .insert(id, Arc::new(Mutex::new(restored)));
+            }
+        }
+    }
+
     /// [`GroupCoordinator::finish_loading`] for the groups whose id passes `which`.
     fn finish_loading_where(&self, which: impl Fn(&str) -> bool) {
+        self.finish_streams_loading(&which);
         let groups: Vec<SharedGroup> = self
             .groups()
             .iter()

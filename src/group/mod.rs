@@ -113,6 +113,8 @@ pub struct GroupCoordinator {
     topics: Arc<MetadataCache>,
     /// Members of groups loaded at startup, watched once the runtime starts the coordinator.
     loaded_members: Mutex<Vec<(String, String)>>,
+    /// Streams groups' records while their partition is replayed (built when it is done).
+    streams_replay: Mutex<HashMap<String, streams::Replayed>>,
     /// The runtime has started the coordinator: members loaded later are watched at once.
     started: std::sync::atomic::AtomicBool,
     /// The runtime `start` ran on. Session and join timers are spawned on it: groups are
@@ -150,6 +152,7 @@ impl GroupCoordinator {
             consumer_groups: Mutex::new(HashMap::new()),
             streams_groups: Mutex::new(HashMap::new()),
             loaded_members: Mutex::new(Vec::new()),
+            streams_replay: Mutex::new(HashMap::new()),
             started: std::sync::atomic::AtomicBool::new(false),
             runtime: std::sync::OnceLock::new(),
             loading: Mutex::new(Default::default()),

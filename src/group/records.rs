@@ -31,6 +31,7 @@
 //!       pending_revocation: [topic partitions]
 //! ```
 //! (Key 4, ConsumerGroupPartitionMetadata, is not written: Kafka 4.1 replaced it by a hash.)
+//! Streams groups' keys (17, 19–23: group, and member for 19, 21, 22) are [`RecordKey::Streams`].
 //!
 //! A null value (tombstone) deletes the key.
 
@@ -67,6 +68,46 @@ pub enum RecordKey {
         group: String,
         member: String,
     },
+    /// Streams groups (KIP-1071; values in `streams/records.rs`): record types 17, 19–23.
+    Streams {
+        kind: StreamsRecord,
+        group: String,
+        /// The member, for the per-member kinds.
+        member: Option<String>,
+    },
+}
+
+/// The streams group record kinds and their record types (key versions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StreamsRecord {
+    Metadata = 17,
+    Member = 19,
+    TargetMetadata = 20,
+    TargetMember = 21,
+    CurrentAssignment = 22,
+    Topology = 23,
+}
+
+impl StreamsRecord {
+    fn of_version(version: i16) -> Option<Self> {
+        Some(match version {
+            17 => Self::Metadata,
+            19 => Self::Member,
+            20 => Self::TargetMetadata,
+            21 => Self::TargetMember,
+            22 => Self::CurrentAssignment,
+            23 => Self::Topology,
+            _ => return None,
+        })
+    }
+
+    /// Whether the key names a member besides the group.
+    pub fn per_member(self) -> bool {
+        matches!(
+            self,
+            Self::Member | Self::TargetMember | Self::CurrentAssignment
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,6 +184,17 @@ impl RecordKey {
                 put_string(&mut buf, group);
                 put_string(&mut buf, member);
             }
+            RecordKey::Streams {
+                kind,
+                group,
+                member,
+            } => {
+                buf.put_i16(*kind as i16);
+                put_string(&mut buf, group);
+                if let Some(member) = member {
+                    put_string(&mut buf, member);
+                }
+            }
         }
         buf.freeze()
     }
@@ -174,7 +226,22 @@ impl RecordKey {
                     _ => RecordKey::CurrentAssignment { group, member },
                 }))
             }
-            _ => Ok(None),
+            other => match StreamsRecord::of_version(other) {
+                Some(kind) => {
+                    let group = get_string(&mut buf)?;
+                    let member = if kind.per_member() {
+                        Some(get_string(&mut buf)?)
+                    } else {
+                        None
+                    };
+                    Ok(Some(RecordKey::Streams {
+                        kind,
+                        group,
+                        member,
+                    }))
+                }
+                None => Ok(None),
+            },
         }
     }
 }

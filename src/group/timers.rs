@@ -16,6 +16,8 @@ pub(super) trait SessionTimed {
     fn unwatch(&mut self, member_id: &str);
     /// Fences the members whose deadline passed.
     fn expire(&mut self, now: Instant, now_ms: i64) -> Vec<String>;
+    /// Writes what the expiry changed, for groups whose state is kept in records this way.
+    fn persist(&mut self, _coordinator: &GroupCoordinator) {}
 }
 
 impl SessionTimed for ConsumerGroup {
@@ -135,10 +137,10 @@ impl GroupCoordinator {
                 let Some(group) = lookup(&this, &group_id) else {
                     return;
                 };
-                group
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .expire(Instant::now(), now_ms());
+                let mut g = group.lock().unwrap_or_else(|p| p.into_inner());
+                if !g.expire(Instant::now(), now_ms()).is_empty() {
+                    g.persist(&this);
+                }
             }
         });
     }

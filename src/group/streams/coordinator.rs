@@ -2,11 +2,10 @@
 //! StreamsGroupTopologyDescriptionUpdate against the group's state machine, the members'
 //! session timers, and the group's dynamic `streams.*` configs.
 //!
-//! Streams groups live in memory on the coordinator: after a coordinator move or restart the
-//! members rejoin (their heartbeats meet UNKNOWN_MEMBER_ID / GROUP_ID_NOT_FOUND and Kafka
-//! Streams rejoins with epoch 0), while committed offsets are in `__consumer_offsets` as for
-//! every group. Kafka also writes the group's topology, members and assignments there
-//! (`StreamsGroup*` records); that is not done here yet.
+//! Each change of a group is written to `__consumer_offsets` as Kafka's `StreamsGroup*`
+//! records (what differs from the last write, `persist.rs`), so a coordinator that restarts
+//! or takes the partition over has the group, its topology, members and assignments, and the
+//! members go on with their epochs. A write that fails is retried with the next change.
 
 use super::{StreamsGroup, StreamsGroupConfig, StreamsHeartbeat, StreamsHeartbeatResult};
 use crate::error::{GroupError, StreamsError};
@@ -29,6 +28,9 @@ impl crate::group::timers::SessionTimed for StreamsGroup {
     }
     fn expire(&mut self, now: Instant, now_ms: i64) -> Vec<String> {
         StreamsGroup::expire(self, now, now_ms)
+    }
+    fn persist(&mut self, coordinator: &GroupCoordinator) {
+        coordinator.persist_streams(self);
     }
 }
 
@@ -133,6 +135,7 @@ impl GroupCoordinator {
             Instant::now(),
             now_ms(),
         )?;
+        self.persist_streams(&mut g);
         if g.members.contains_key(&result.member_id) && g.watched.insert(result.member_id.clone()) {
             tracing::info!(group = group_id, member = %result.member_id, epoch = g.group_epoch, "streams protocol member joined");
             self.watch_session(
@@ -207,6 +210,21 @@ impl GroupCoordinator {
             .collect()
     }
 
+    /// Writes what changed in `g` since its last write (Kafka's records); a failed write is
+    /// logged and retried with the next change.
+    pub(crate) fn persist_streams(&self, g: &mut StreamsGroup) {
+        let (records, entries) = g.changed_records();
+        if entries.is_empty() {
+            return;
+        }
+        match self.write(&g.id, &entries) {
+            Ok(()) => g.written(records),
+            Err(e) => {
+                tracing::warn!(group = %g.id, error = %e, "streams group records not written; retried with the next change")
+            }
+        }
+    }
+
     /// DeleteGroups of a streams group (`None`: there is none of that id): only an empty one
     /// goes, with its offsets.
     pub(crate) fn delete_streams_group(&self, group_id: &str) -> Option<Result<(), GroupError>> {
@@ -215,8 +233,9 @@ impl GroupCoordinator {
         if !g.is_empty() {
             return Some(Err(GroupError::NonEmptyGroup));
         }
-        let entries: Vec<(RecordKey, Option<Bytes>)> =
+        let mut entries: Vec<(RecordKey, Option<Bytes>)> =
             offset_tombstones(group_id, g.offsets.keys());
+        entries.extend(g.tombstones());
         if let Err(e) = self.write(group_id, &entries) {
             return Some(Err(e));
         }
@@ -270,6 +289,10 @@ impl GroupCoordinator {
             let expired = self.expire_empty_group_offsets(&id, &mut g.offsets, since_empty, now);
             total += expired;
             if expired > 0 && g.offsets.is_empty() {
+                if let Err(e) = self.write(&id, &g.tombstones()) {
+                    tracing::warn!(group = %id, error = %e, "the records of an expired streams group could not be removed");
+                    continue;
+                }
                 drop(g);
                 self.streams_groups().remove(&id);
             }

@@ -24,14 +24,19 @@
 //! | `assignor.rs` | the sticky task assignor (active and standby tasks) |
 //! | `validate.rs` | Kafka's checks of a heartbeat: fields, topology, member epoch, tasks |
 //! | `coordinator.rs` | the group coordinator's streams groups: requests, timers, internal topics |
+//! | `persist.rs` | the group as records in `__consumer_offsets`, and rebuilt from them |
+//! | `records.rs` | Kafka's `StreamsGroup*Value` record formats |
 
 pub mod assignor;
 mod coordinator;
+mod persist;
+pub mod records;
 pub mod topology;
 mod validate;
 
 pub(crate) use coordinator::lock_streams;
 pub use coordinator::{SharedStreamsGroup, StreamsHeartbeatOutcome};
+pub use persist::Replayed;
 
 use super::classic::Offsets;
 use super::consumer::{Assignment, TopicsView};
@@ -204,6 +209,8 @@ pub struct StreamsGroup {
     pub watched: BTreeSet<String>,
     /// Static members: instance id -> the member holding it.
     pub static_members: HashMap<String, String>,
+    /// The group's records as last written to `__consumer_offsets`.
+    persisted: BTreeMap<crate::group::records::RecordKey, bytes::Bytes>,
     /// The topology description last sent by a member (KIP-1331), as its wire bytes.
     pub topology_description: Option<(i32, bytes::Bytes)>,
     /// Internal topics whose creation was asked for, and when: asked again only after
@@ -233,6 +240,7 @@ impl StreamsGroup {
             initial_assignment_at: None,
             watched: BTreeSet::new(),
             static_members: HashMap::new(),
+            persisted: BTreeMap::new(),
             topology_description: None,
             creation_requested: BTreeMap::new(),
         }
