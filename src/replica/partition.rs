@@ -82,10 +82,11 @@ pub struct Partition {
     /// One fsync at a time per log; appenders queued here share the next one (group commit).
     /// A tokio mutex because it is held across the awaited fsync.
     pub(super) flush_turn: tokio::sync::Mutex<()>,
-    /// KIP-890 verification guards: per producer id, the guard of the latest verification of
-    /// a batch that would begin a transaction here. A marker for the producer clears it, so a
-    /// batch verified before its transaction was ended cannot start one after it.
-    pub(super) verifications: Mutex<HashMap<i64, u64>>,
+    /// KIP-890 verification guards: per producer id, the guard shared by its batches being
+    /// verified to begin a transaction here, and when it was made. A marker for the producer
+    /// or the append of one of them clears it, so a batch verified before its transaction was
+    /// ended cannot start one after it.
+    pub(super) verifications: Mutex<HashMap<i64, (u64, std::time::Instant)>>,
     pub(super) next_guard: std::sync::atomic::AtomicU64,
     /// Its topic's `BrokerTopicMetrics` counters (set when the replica manager hosts it).
     pub(super) stats: TopicStats,

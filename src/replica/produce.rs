@@ -162,6 +162,10 @@ fn count_failed_append(stats: &TopicStats, error: &Error, batch_bytes: u64) {
     }
 }
 
+/// Verification guards kept before old ones are swept, and how old a guard must be to go.
+const MAX_VERIFICATIONS: usize = 1024;
+const VERIFICATION_KEPT: Duration = Duration::from_secs(120);
+
 /// A client's transactional batch on its way to the log: its producer, and the verification
 /// guard its coordinator's answer gave (`None`: its transaction was open here already).
 #[derive(Debug, Clone, Copy)]
@@ -270,9 +274,8 @@ impl Partition {
                 check,
             )
             .await;
-        if verified.is_err() {
-            self.forget_verification(producer_id, guard);
-        }
+        // A refused verification leaves the guard: batches of the producer verifying at the
+        // same time share it, and one of them may still be confirmed.
         verified.map(|()| Some(guard))
     }
 
@@ -292,20 +295,22 @@ impl Partition {
         if transaction_open_at(&log, producer_id, producer_epoch) {
             return None;
         }
-        let guard = self.next_guard.fetch_add(1, Ordering::Relaxed);
-        self.verifications
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(producer_id, guard);
-        Some(guard)
-    }
-
-    /// Drops `guard` if it is still `producer_id`'s (its verification was refused).
-    fn forget_verification(&self, producer_id: i64, guard: u64) {
+        // Batches of the producer verifying at the same time (up to five requests in
+        // flight) share one guard, as they share Kafka's `VerificationStateEntry`: a new one
+        // for each would leave all but the last refused once the first is appended.
         let mut verifications = self.verifications.lock().unwrap_or_else(|p| p.into_inner());
-        if verifications.get(&producer_id) == Some(&guard) {
-            verifications.remove(&producer_id);
+        if verifications.len() >= MAX_VERIFICATIONS {
+            // Guards of verifications that were refused and never followed up (producers that
+            // went away): a verification is long over after this.
+            verifications.retain(|_, (_, made)| made.elapsed() < VERIFICATION_KEPT);
         }
+        let (guard, _) = *verifications.entry(producer_id).or_insert_with(|| {
+            (
+                self.next_guard.fetch_add(1, Ordering::Relaxed),
+                std::time::Instant::now(),
+            )
+        });
+        Some(guard)
     }
 
     /// Drops `producer_id`'s verification guard (used, or ended by a marker); returns it.
@@ -314,6 +319,7 @@ impl Partition {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&producer_id)
+            .map(|(guard, _)| guard)
     }
 
     /// Appends a batch a coordinator built (its internal topic's records) as leader.

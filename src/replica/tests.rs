@@ -10,15 +10,20 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use uuid::Uuid;
 
+/// The leader of partition `t-0`, its log new in `dir`.
+fn leader_of_new_log(dir: &std::path::Path) -> Partition {
+    let broker = BrokerConfig::with_overrides(&[]).unwrap();
+    let config = LogConfig::resolve(&broker.topic_defaults, &Default::default());
+    let tp = TopicPartition::new("t", 0);
+    let log = Log::create(dir, tp.clone(), config, 0).unwrap();
+    Partition::leader_for_test(tp, Uuid::new_v4(), Arc::new(Mutex::new(log)))
+}
+
 #[test]
 fn a_verified_batch_cannot_begin_a_transaction_ended_after_its_verification() {
     use crate::record::control::{Marker, MarkerKind};
     let dir = tempfile::tempdir().unwrap();
-    let broker = BrokerConfig::with_overrides(&[]).unwrap();
-    let config = LogConfig::resolve(&broker.topic_defaults, &Default::default());
-    let tp = TopicPartition::new("t", 0);
-    let log = Log::create(dir.path(), tp.clone(), config, 0).unwrap();
-    let partition = Partition::leader_for_test(tp, Uuid::new_v4(), Arc::new(Mutex::new(log)));
+    let partition = leader_of_new_log(dir.path());
     let first = crate::record::test_support::transactional(2, 7, 0);
     let guard = partition.start_transaction_verification(7, 0).unwrap();
     partition
@@ -67,11 +72,7 @@ fn with_guard(producer_id: i64, guard: u64) -> produce::TxnAppend {
 fn a_batch_of_a_newer_epoch_does_not_join_the_transaction_open_at_the_older_one() {
     use crate::record::control::{Marker, MarkerKind};
     let dir = tempfile::tempdir().unwrap();
-    let broker = BrokerConfig::with_overrides(&[]).unwrap();
-    let config = LogConfig::resolve(&broker.topic_defaults, &Default::default());
-    let tp = TopicPartition::new("t", 0);
-    let log = Log::create(dir.path(), tp.clone(), config, 0).unwrap();
-    let partition = Partition::leader_for_test(tp, Uuid::new_v4(), Arc::new(Mutex::new(log)));
+    let partition = leader_of_new_log(dir.path());
     let first = crate::record::test_support::transactional(2, 9, 0);
     let guard = partition.start_transaction_verification(9, 0).unwrap();
     partition
@@ -323,4 +324,30 @@ async fn a_follower_with_a_divergent_tail_is_told_where_to_truncate() {
         Some((4, 5)),
         "ahead of the leader's end"
     );
+}
+
+/// Up to five produce requests of a producer are in flight: batches that would begin its
+/// transaction on a partition are verified at the same time and share one guard (Kafka's
+/// `VerificationStateEntry`), so the first appended does not leave the others refused.
+#[test]
+fn batches_verified_together_share_their_guard() {
+    let dir = tempfile::tempdir().unwrap();
+    let partition = leader_of_new_log(dir.path());
+    let first = partition.start_transaction_verification(5, 0).unwrap();
+    let second = partition.start_transaction_verification(5, 0).unwrap();
+    assert_eq!(first, second);
+    partition
+        .append_checked(
+            &checked(crate::record::test_support::transactional(1, 5, 0)),
+            -1,
+            Some(with_guard(5, first)),
+        )
+        .unwrap();
+    partition
+        .append_checked(
+            &checked(crate::record::test_support::transactional(1, 5, 1)),
+            -1,
+            Some(with_guard(5, second)),
+        )
+        .unwrap();
 }

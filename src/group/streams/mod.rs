@@ -421,14 +421,7 @@ impl StreamsGroup {
         }
         // Configure the topology when it or the topics it needs changed.
         if let Some(topology) = &self.topology {
-            let metadata: BTreeMap<String, Option<i32>> = topology
-                .required_topics(topics)
-                .into_iter()
-                .map(|t| {
-                    let n = topics.partitions_of(&t);
-                    (t, n)
-                })
-                .collect();
+            let metadata = topology.required_partition_counts(topics);
             if self.configured.is_none() || metadata != self.metadata {
                 let was_ready = self.configured.as_ref().map(ConfiguredTopology::is_ready);
                 let configured = topology.configure(topics);

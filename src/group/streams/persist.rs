@@ -160,14 +160,7 @@ impl StreamsGroup {
         g.topology = replayed.topology;
         // The topology against the topics as they are: a restart alone starts no new epoch.
         if let Some(topology) = &g.topology {
-            g.metadata = topology
-                .required_topics(topics)
-                .into_iter()
-                .map(|t| {
-                    let n = topics.partitions_of(&t);
-                    (t, n)
-                })
-                .collect();
+            g.metadata = topology.required_partition_counts(topics);
             g.configured = Some(topology.configure(topics));
         }
         for (id, parts) in replayed.members {

@@ -87,6 +87,20 @@ impl ConfiguredTopology {
 }
 
 impl Topology {
+    /// The partition count of each topic the topology needs (`None`: the topic is missing);
+    /// a change of it means the topology must be configured again.
+    pub fn required_partition_counts(
+        &self,
+        topics: &dyn TopicsView,
+    ) -> BTreeMap<String, Option<i32>> {
+        self.required_topics(topics)
+            .into_iter()
+            .map(|t| {
+                let n = topics.partitions_of(&t);
+                (t, n)
+            })
+            .collect()
+    }
     /// Every source topic, regexes resolved against the topics there are.
     pub fn source_topics(&self, topics: &dyn TopicsView) -> BTreeSet<String> {
         let names = topics.topic_names();
