@@ -83,10 +83,10 @@ pub struct Partition {
     /// A tokio mutex because it is held across the awaited fsync.
     pub(super) flush_turn: tokio::sync::Mutex<()>,
     /// KIP-890 verification guards: per producer id, the guard shared by its batches being
-    /// verified to begin a transaction here, and when it was made. A marker for the producer
-    /// or the append of one of them clears it, so a batch verified before its transaction was
-    /// ended cannot start one after it.
-    pub(super) verifications: Mutex<HashMap<i64, (u64, std::time::Instant)>>,
+    /// verified to begin a transaction here. A marker ending that transaction, or the append
+    /// of one of them, clears it, so a batch verified before its transaction was ended cannot
+    /// start one after it.
+    pub(super) verifications: Mutex<HashMap<i64, super::produce::Verification>>,
     pub(super) next_guard: std::sync::atomic::AtomicU64,
     /// Its topic's `BrokerTopicMetrics` counters (set when the replica manager hosts it).
     pub(super) stats: TopicStats,

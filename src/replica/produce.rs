@@ -162,6 +162,16 @@ fn count_failed_append(stats: &TopicStats, error: &Error, batch_bytes: u64) {
     }
 }
 
+/// A verification guard: batches of one producer verified together to begin its transaction
+/// on a partition share it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Verification {
+    guard: u64,
+    /// The producer epoch of the batches (of the transaction they would begin).
+    epoch: i16,
+    made: std::time::Instant,
+}
+
 /// Verification guards kept before old ones are swept, and how old a guard must be to go.
 const MAX_VERIFICATIONS: usize = 1024;
 const VERIFICATION_KEPT: Duration = Duration::from_secs(120);
@@ -302,15 +312,27 @@ impl Partition {
         if verifications.len() >= MAX_VERIFICATIONS {
             // Guards of verifications that were refused and never followed up (producers that
             // went away): a verification is long over after this.
-            verifications.retain(|_, (_, made)| made.elapsed() < VERIFICATION_KEPT);
+            verifications.retain(|_, v| v.made.elapsed() < VERIFICATION_KEPT);
         }
-        let (guard, _) = *verifications.entry(producer_id).or_insert_with(|| {
-            (
-                self.next_guard.fetch_add(1, Ordering::Relaxed),
-                std::time::Instant::now(),
-            )
-        });
-        Some(guard)
+        let verification = verifications
+            .entry(producer_id)
+            .or_insert_with(|| Verification {
+                guard: self.next_guard.fetch_add(1, Ordering::Relaxed),
+                epoch: producer_epoch,
+                made: std::time::Instant::now(),
+            });
+        // Batches of a newer epoch begin a newer transaction: the guard becomes theirs. A
+        // batch of an older epoch gets one that no append can match (it is fenced anyway).
+        if producer_epoch > verification.epoch {
+            *verification = Verification {
+                guard: self.next_guard.fetch_add(1, Ordering::Relaxed),
+                epoch: producer_epoch,
+                made: std::time::Instant::now(),
+            };
+        } else if producer_epoch < verification.epoch {
+            return Some(self.next_guard.fetch_add(1, Ordering::Relaxed));
+        }
+        Some(verification.guard)
     }
 
     /// Drops `producer_id`'s verification guard (used, or ended by a marker); returns it.
@@ -319,7 +341,21 @@ impl Partition {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&producer_id)
-            .map(|(guard, _)| guard)
+            .map(|v| v.guard)
+    }
+
+    /// Drops `producer_id`'s verification guard if the marker being written ends the
+    /// transaction its batches would begin. With transaction version 2 a marker carries the
+    /// epoch its EndTxn bumped to, which is the epoch of the producer's next transaction: a
+    /// guard of that epoch belongs to the next transaction (its first batch may be verified
+    /// while the markers of the previous one are written) and stays.
+    fn end_verification(&self, producer_id: i64, marker_epoch: i16, transaction_version: i16) {
+        let mut verifications = self.verifications.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = verifications.get(&producer_id)
+            && (transaction_version < 2 || v.epoch < marker_epoch)
+        {
+            verifications.remove(&producer_id);
+        }
     }
 
     /// Appends a batch a coordinator built (its internal topic's records) as leader.
@@ -407,7 +443,7 @@ impl Partition {
                 now_ms(),
             )?;
             // Under the log lock: a verified append either precedes the marker or sees this.
-            self.take_verification(producer_id);
+            self.end_verification(producer_id, producer_epoch, transaction_version);
             // A marker is one control record, counted in as Kafka counts it.
             self.stats.inc(TopicCounter::MessagesIn);
             self.stats.add(

@@ -351,3 +351,40 @@ fn batches_verified_together_share_their_guard() {
         )
         .unwrap();
 }
+
+/// Transaction version 2: the markers ending a transaction carry the epoch its EndTxn bumped
+/// to — the epoch of the producer's next transaction. A batch of that next transaction may
+/// be verified while those markers are written; the marker must not take its guard.
+#[test]
+fn a_version_2_marker_leaves_the_guard_of_the_next_transaction() {
+    use crate::record::control::{Marker, MarkerKind};
+    let dir = tempfile::tempdir().unwrap();
+    let partition = leader_of_new_log(dir.path());
+    // Producer 4's transaction at epoch 0 is open here.
+    let guard = partition.start_transaction_verification(4, 0).unwrap();
+    partition
+        .append_checked(
+            &checked(crate::record::test_support::transactional(1, 4, 0)),
+            -1,
+            Some(with_guard(4, guard)),
+        )
+        .unwrap();
+    // Its next transaction (epoch 1) begins verifying here; then the abort marker of the
+    // first (epoch 1, version 2) is written; then the coordinator confirms the batch.
+    let next = partition.start_transaction_verification(4, 1).unwrap();
+    let abort = Marker {
+        kind: MarkerKind::Abort,
+        coordinator_epoch: 0,
+    };
+    partition.append_marker(4, 1, abort, 2).unwrap();
+    let mut batch = crate::record::test_support::transactional(1, 4, 0);
+    crate::record::test_support::set_producer_fields(&mut batch, 4, 1, 0);
+    let txn = produce::TxnAppend {
+        producer_id: 4,
+        producer_epoch: 1,
+        guard: Some(next),
+    };
+    partition
+        .append_checked(&checked(batch), -1, Some(txn))
+        .unwrap();
+}
