@@ -407,7 +407,10 @@ async fn committed_offsets_survive_restart_and_kill_nine() {
 
     assert_eq!(broker.stop(), Some(0));
     let mut broker2 = Broker::start_in(broker.dir(), FAST_GROUPS);
-    assert!(broker2.log_text().contains("loaded consumer groups"));
+    // The groups are loaded once the metadata is published, which may follow the listener.
+    assert!(wait_until(Duration::from_secs(30), || broker2
+        .log_text()
+        .contains("loaded consumer groups")));
     let first =
         tokio::task::block_in_place(|| consume_and_commit(&broker2, "resumer", "resume", 100));
     assert_eq!(

@@ -365,6 +365,15 @@ fn end_with_epoch_bump(
     if current.producer_id != producer_id && !retry_on_overflow {
         return Err(TxnError::InvalidProducerIdMapping);
     }
+    // Markers are being written (Kafka's pending CompleteX): the producer waits, whatever its
+    // epoch. An abort of the next, still empty transaction can come this early, at the epoch
+    // the end bumped to; the epoch check first would fence it (KAFKA-18464).
+    if matches!(
+        current.state,
+        TxnState::PrepareCommit | TxnState::PrepareAbort
+    ) {
+        return Err(TxnError::ConcurrentTransactions);
+    }
     let valid_epoch = match current.state {
         TxnState::PrepareCommit | TxnState::PrepareAbort => retry_on_bump,
         TxnState::CompleteCommit | TxnState::CompleteAbort => {
@@ -729,6 +738,12 @@ mod tests {
         // The answer was lost: the retry (old epoch) waits, then is told it is done.
         assert_eq!(
             end_transaction(Some(&prepared), 7, 0, true, TV2, || None, 21),
+            Err(TxnError::ConcurrentTransactions)
+        );
+        // The producer ends its next transaction, still empty, at the new epoch before the
+        // markers are written: it waits too, it is not fenced (KAFKA-18464).
+        assert_eq!(
+            end_transaction(Some(&prepared), 7, 1, false, TV2, || None, 22),
             Err(TxnError::ConcurrentTransactions)
         );
         let done = complete(&prepared, 30);
