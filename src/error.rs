@@ -230,6 +230,11 @@ pub enum GroupError {
     TransactionAbortable,
     #[error("the producer's epoch is fenced by its transaction coordinator")]
     InvalidProducerEpoch,
+    /// A consumer or streams group member committing with an OffsetCommit version older than 9.
+    #[error(
+        "OffsetCommit version 9 or above must be used by members using the consumer group protocol"
+    )]
+    UnsupportedVersion,
 }
 
 /// Why the transaction coordinator's state machine refuses a request (each is a Kafka error code at the API layer).
@@ -290,6 +295,7 @@ impl GroupError {
     pub fn code(self) -> i16 {
         match self {
             GroupError::CoordinatorNotAvailable => code::COORDINATOR_NOT_AVAILABLE,
+            GroupError::UnsupportedVersion => code::UNSUPPORTED_VERSION,
             GroupError::NotCoordinator => code::NOT_COORDINATOR,
             GroupError::CoordinatorLoadInProgress => code::COORDINATOR_LOAD_IN_PROGRESS,
             GroupError::InvalidGroupId => code::INVALID_GROUP_ID,

@@ -48,14 +48,13 @@ pub async fn handle(
         .filter(|r| *r >= 0)
         .map(|r| now_ms().saturating_add(r));
     let mut codes = super::offset_commit_codes(ctx, &request.group_id, commits.len(), |groups| {
-        groups.commit_offsets(
-            &request.group_id,
-            &request.member_id,
-            request.group_instance_id.as_deref(),
-            request.generation_id_or_member_epoch,
-            expire,
-            &commits,
-        )
+        let by = crate::group::CommitBy {
+            member_id: &request.member_id,
+            instance: request.group_instance_id.as_deref(),
+            generation: request.generation_id_or_member_epoch,
+            epoch_aware: version >= 9,
+        };
+        groups.commit_offsets(&request.group_id, &by, expire, &commits)
     })
     .await;
     let topics = request

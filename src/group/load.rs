@@ -386,6 +386,13 @@ impl GroupCoordinator {
                         m.set_state_code(v.state);
                         m.assigned = assignment(v.assigned);
                         m.pending_revocation = assignment(v.pending_revocation);
+                        m.assignment_epochs = v
+                            .epochs
+                            .into_iter()
+                            .filter_map(|((id, p), epoch)| {
+                                self.topics.topic_name(id).map(|t| ((t, p), epoch))
+                            })
+                            .collect();
                     }
                     Some(Err(e)) => warn(e),
                 }

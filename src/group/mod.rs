@@ -33,7 +33,7 @@ mod tests;
 mod timers;
 pub mod topics;
 
-pub use offsets::OffsetCommit;
+pub use offsets::{CommitBy, OffsetCommit};
 use offsets::{PendingOffset, offset_tombstones};
 
 use crate::error::GroupError;
@@ -480,6 +480,13 @@ impl GroupCoordinator {
                             state: m.state_code(),
                             assigned: ids(&m.assigned),
                             pending_revocation: ids(&m.pending_revocation),
+                            epochs: m
+                                .assignment_epochs
+                                .iter()
+                                .filter_map(|((t, p), epoch)| {
+                                    self.topics.topic_id(t).map(|id| ((id, *p), *epoch))
+                                })
+                                .collect(),
                         };
                         entries.push((
                             RecordKey::CurrentAssignment {

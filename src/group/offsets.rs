@@ -27,6 +27,33 @@ pub struct OffsetCommit {
     pub metadata: String,
 }
 
+/// Who commits offsets: a group member (its id, static instance id and generation or member
+/// epoch), or [`CommitBy::ADMIN`] from outside the group.
+#[derive(Debug, Clone, Copy)]
+pub struct CommitBy<'a> {
+    pub member_id: &'a str,
+    pub instance: Option<&'a str>,
+    pub generation: i32,
+    /// Whether the request can carry a member epoch (OffsetCommit v9+): a member of a
+    /// consumer or streams group must commit with one.
+    pub epoch_aware: bool,
+}
+
+impl CommitBy<'_> {
+    /// An administrative commit (no member, no generation), allowed while the group is empty.
+    pub const ADMIN: CommitBy<'static> = CommitBy {
+        member_id: "",
+        instance: None,
+        generation: -1,
+        epoch_aware: true,
+    };
+}
+
+/// The (topic, partition) pairs a commit touches.
+fn committed(offsets: &[OffsetCommit]) -> impl Iterator<Item = (String, i32)> + '_ {
+    offsets.iter().map(|c| (c.topic.clone(), c.partition))
+}
+
 /// An offset committed in a transaction, not yet visible.
 #[derive(Debug, Clone)]
 pub(super) struct PendingOffset {
@@ -90,20 +117,24 @@ impl GroupCoordinator {
     pub fn commit_offsets(
         &self,
         group_id: &str,
-        member_id: &str,
-        instance: Option<&str>,
-        generation: i32,
+        by: &CommitBy<'_>,
         expire_timestamp: Option<i64>,
         offsets: &[OffsetCommit],
     ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
+        let CommitBy {
+            member_id,
+            instance,
+            generation,
+            epoch_aware,
+        } = *by;
         if let Some(group) = self.consumer_group(group_id) {
             let mut g = lock_consumer(&group);
-            g.validate_offset_commit(member_id, generation)?;
+            g.validate_offset_commit(member_id, generation, epoch_aware, committed(offsets))?;
             return Ok(self.store_offsets(group_id, &mut g.offsets, expire_timestamp, offsets));
         }
         if let Some(group) = self.streams_group(group_id) {
             let mut g = lock_streams(&group);
-            g.validate_offset_commit(member_id, generation)?;
+            g.validate_offset_commit(member_id, generation, epoch_aware, committed(offsets))?;
             return Ok(self.store_offsets(group_id, &mut g.offsets, expire_timestamp, offsets));
         }
         let group = match self.group(group_id) {
@@ -149,9 +180,19 @@ impl GroupCoordinator {
     ) -> Result<Vec<Result<(), GroupError>>, GroupError> {
         if generation >= 0 {
             if let Some(group) = self.consumer_group(group_id) {
-                lock_consumer(&group).validate_offset_commit(member_id, generation)?;
+                lock_consumer(&group).validate_offset_commit(
+                    member_id,
+                    generation,
+                    true,
+                    committed(offsets),
+                )?;
             } else if let Some(group) = self.streams_group(group_id) {
-                lock_streams(&group).validate_offset_commit(member_id, generation)?;
+                lock_streams(&group).validate_offset_commit(
+                    member_id,
+                    generation,
+                    true,
+                    committed(offsets),
+                )?;
             } else if let Some(group) = self.group(group_id) {
                 lock_group(&group).validate_offset_commit(member_id, instance, generation, true)?;
             }
@@ -230,7 +271,6 @@ impl GroupCoordinator {
         (results, entries, accepted)
     }
 
-    /// OffsetFetch: `None` topics means every committed offset of the group.
     /// OffsetFetch: `None` topics means every committed offset of the group. A member id and
     /// epoch (OffsetFetch v9 from KIP-848 consumers) are checked against a consumer group.
     pub fn fetch_offsets(
@@ -242,13 +282,13 @@ impl GroupCoordinator {
         let offsets = if let Some(group) = self.consumer_group(group_id) {
             let g = lock_consumer(&group);
             if let Some((member_id, epoch)) = member.filter(|(_, epoch)| *epoch >= 0) {
-                g.validate_offset_commit(member_id, epoch)?;
+                g.validate_offset_fetch(member_id, epoch)?;
             }
             g.offsets.clone()
         } else if let Some(group) = self.streams_group(group_id) {
             let g = lock_streams(&group);
             if let Some((member_id, epoch)) = member.filter(|(_, epoch)| *epoch >= 0) {
-                g.validate_offset_commit(member_id, epoch)?;
+                g.validate_offset_fetch(member_id, epoch)?;
             }
             g.offsets.clone()
         } else {

@@ -28,7 +28,8 @@
 //! key 7 ConsumerGroupTargetAssignmentMemberKey   group, member -> [topic_id: uuid, partitions: [i32]]
 //! key 8 ConsumerGroupCurrentMemberAssignmentKey  group, member -> member_epoch: i32,
 //!       previous_member_epoch: i32, state: i8, assigned: [topic partitions],
-//!       pending_revocation: [topic partitions]
+//!       pending_revocation: [topic partitions]; each with tagged field 0, assignment_epochs:
+//!       [i32] (KIP-1251), one per partition
 //! ```
 //! (Key 4, ConsumerGroupPartitionMetadata, is not written: Kafka 4.1 replaced it by a hash.)
 //! Streams groups' keys (17, 19–23: group, and member for 19, 21, 22) are [`RecordKey::Streams`].
@@ -391,6 +392,9 @@ pub struct CurrentAssignmentValue {
     pub state: i8,
     pub assigned: TopicIdPartitions,
     pub pending_revocation: TopicIdPartitions,
+    /// The epoch each partition of both was assigned at; one the record does not give reads
+    /// as the member epoch, as Kafka reads it.
+    pub epochs: std::collections::BTreeMap<(uuid::Uuid, i32), i32>,
 }
 
 /// Encodes a value holding one i32 (ConsumerGroupMetadataValue, TargetAssignmentMetadataValue).
@@ -475,8 +479,15 @@ impl CurrentAssignmentValue {
         buf.put_i32(self.member_epoch);
         buf.put_i32(self.previous_member_epoch);
         buf.put_i8(self.state);
-        put_topic_partitions(&mut buf, &self.assigned);
-        put_topic_partitions(&mut buf, &self.pending_revocation);
+        for partitions in [&self.assigned, &self.pending_revocation] {
+            put_len_of(&mut buf, partitions.len());
+            for (topic_id, ps) in partitions {
+                buf.put_slice(topic_id.as_bytes());
+                put_partitions_and_epochs(&mut buf, ps, |p| {
+                    self.epochs.get(&(*topic_id, p)).copied()
+                });
+            }
+        }
         put_uvarint(&mut buf, 0);
         buf.freeze()
     }
@@ -489,16 +500,77 @@ impl CurrentAssignmentValue {
             return Err(SchemaError("truncated"));
         }
         let state = buf.get_i8();
-        let assigned = get_topic_partitions(&mut buf)?;
-        let pending_revocation = get_topic_partitions(&mut buf)?;
+        let mut epochs = std::collections::BTreeMap::new();
+        let mut parts = [Vec::new(), Vec::new()];
+        for part in &mut parts {
+            let count = get_compact_len(&mut buf)?.unwrap_or(0);
+            for _ in 0..count {
+                if buf.remaining() < 16 {
+                    return Err(SchemaError("truncated uuid"));
+                }
+                let mut raw = [0u8; 16];
+                buf.copy_to_slice(&mut raw);
+                let topic_id = uuid::Uuid::from_bytes(raw);
+                let partitions = get_partitions_and_epochs(&mut buf)?;
+                for (p, epoch) in &partitions {
+                    epochs.insert((topic_id, *p), epoch.unwrap_or(member_epoch));
+                }
+                part.push((topic_id, partitions.into_iter().map(|(p, _)| p).collect()));
+            }
+        }
+        let [assigned, pending_revocation] = parts;
         Ok(Self {
             member_epoch,
             previous_member_epoch,
             state,
             assigned,
             pending_revocation,
+            epochs,
         })
     }
+}
+
+fn put_len_of(buf: &mut BytesMut, len: usize) {
+    put_uvarint(buf, len as u64 + 1);
+}
+
+/// `partitions: [i32]` and the struct's tagged fields, with Kafka's `assignmentEpochs` (tag 0,
+/// one per partition, KIP-1251) when `epoch_of` knows every partition's epoch.
+pub fn put_partitions_and_epochs(
+    buf: &mut BytesMut,
+    partitions: &[i32],
+    epoch_of: impl Fn(i32) -> Option<i32>,
+) {
+    put_compact_i32_array(buf, partitions);
+    let epochs: Option<Vec<i32>> = partitions.iter().map(|p| epoch_of(*p)).collect();
+    match epochs {
+        Some(epochs) if !epochs.is_empty() => {
+            put_uvarint(buf, 1);
+            let mut body = BytesMut::new();
+            put_compact_i32_array(&mut body, &epochs);
+            put_tagged_field(buf, 0, &body);
+        }
+        _ => put_uvarint(buf, 0),
+    }
+}
+
+/// What [`put_partitions_and_epochs`] wrote: each partition with its assignment epoch when
+/// the record gives one for every partition.
+pub fn get_partitions_and_epochs(buf: &mut &[u8]) -> Result<Vec<(i32, Option<i32>)>, SchemaError> {
+    let partitions = get_compact_i32_array(buf)?.unwrap_or_default();
+    let mut epochs = None;
+    get_tagged_fields(buf, |tag, mut body| {
+        if tag == 0 {
+            epochs = get_compact_i32_array(&mut body)?;
+        }
+        Ok(())
+    })?;
+    let epochs = epochs.filter(|e| e.len() == partitions.len());
+    Ok(partitions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (*p, epochs.as_ref().map(|e| e[i])))
+        .collect())
 }
 
 fn put_topic_partitions(buf: &mut BytesMut, partitions: &TopicIdPartitions) {
@@ -648,11 +720,23 @@ mod tests {
             state: 1,
             assigned: vec![(id, vec![0, 2])],
             pending_revocation: vec![(id, vec![1])],
+            epochs: [((id, 0), 3), ((id, 2), 5), ((id, 1), 2)].into(),
         };
         assert_eq!(
             CurrentAssignmentValue::decode(&current.encode()).unwrap(),
             current
         );
+        // Kafka's layout: partitions, then tagged field 0 with the epochs.
+        let mut one = BytesMut::new();
+        put_partitions_and_epochs(&mut one, &[7], |_| Some(3));
+        assert_eq!(&one[..], &[2, 0, 0, 0, 7, 1, 0, 5, 2, 0, 0, 0, 3]);
+        // A record without epochs reads them as the member epoch.
+        let without = CurrentAssignmentValue {
+            epochs: Default::default(),
+            ..current.clone()
+        };
+        let read = CurrentAssignmentValue::decode(&without.encode()).unwrap();
+        assert_eq!(read.epochs.values().collect::<Vec<_>>(), vec![&5, &5, &5]);
         assert_eq!(
             decode_target_member(&encode_target_member(&current.assigned)).unwrap(),
             current.assigned

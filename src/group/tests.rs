@@ -42,7 +42,7 @@ fn commit(c: &GroupCoordinator, group: &str, offset: i64, expire: Option<i64>) {
         metadata: String::new(),
     }];
     let results = c
-        .commit_offsets(group, "", None, -1, expire, &offsets)
+        .commit_offsets(group, &CommitBy::ADMIN, expire, &offsets)
         .unwrap();
     assert_eq!(results, vec![Ok(())]);
 }

@@ -84,6 +84,53 @@ pub fn skip_tagged_fields(buf: &mut &[u8]) -> Result<(), SchemaError> {
     Ok(())
 }
 
+/// Reads a tagged-field section, handing each field's tag and bytes to `field` (which reads
+/// the tags it knows and ignores the others).
+pub fn get_tagged_fields(
+    buf: &mut &[u8],
+    mut field: impl FnMut(u64, &[u8]) -> Result<(), SchemaError>,
+) -> Result<(), SchemaError> {
+    if buf.is_empty() {
+        return Ok(());
+    }
+    let count = get_uvarint(buf)?;
+    for _ in 0..count {
+        let tag = get_uvarint(buf)?;
+        let size = get_uvarint(buf)? as usize;
+        if size > buf.remaining() {
+            return Err(SchemaError("tagged field beyond the record"));
+        }
+        field(tag, &buf[..size])?;
+        buf.advance(size);
+    }
+    Ok(())
+}
+
+/// A compact int32 array (`None`: null).
+pub fn get_compact_i32_array(buf: &mut &[u8]) -> Result<Option<Vec<i32>>, SchemaError> {
+    let Some(len) = get_compact_len(buf)? else {
+        return Ok(None);
+    };
+    if len.saturating_mul(4) > buf.remaining() {
+        return Err(SchemaError("truncated int32 array"));
+    }
+    Ok(Some((0..len).map(|_| buf.get_i32()).collect()))
+}
+
+pub fn put_compact_i32_array(buf: &mut BytesMut, values: &[i32]) {
+    put_uvarint(buf, values.len() as u64 + 1);
+    for value in values {
+        buf.put_i32(*value);
+    }
+}
+
+/// One tagged field: its tag, its size, then `body`.
+pub fn put_tagged_field(buf: &mut BytesMut, tag: u64, body: &[u8]) {
+    put_uvarint(buf, tag);
+    put_uvarint(buf, body.len() as u64);
+    buf.put_slice(body);
+}
+
 pub fn put_string(buf: &mut BytesMut, text: &str) {
     buf.put_i16(text.len() as i16);
     buf.put_slice(text.as_bytes());

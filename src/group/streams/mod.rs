@@ -40,7 +40,7 @@ pub use persist::Replayed;
 
 use super::classic::Offsets;
 use super::consumer::{Assignment, TopicsView};
-use super::reconcile::{self, Progress, Reconciling, flatten};
+use super::reconcile::{self, AssignmentEpochs, Committer, Progress, Reconciling, flatten};
 use crate::error::{GroupError, StreamsError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tokio::time::{Duration, Instant};
@@ -104,6 +104,8 @@ pub struct StreamsMember {
     pub assigned: TasksTuple,
     /// Active tasks it must give up and has not confirmed yet.
     pub pending_revocation: Tasks,
+    /// The epoch each active task it holds or gives up was assigned at.
+    pub assignment_epochs: AssignmentEpochs,
     last_sent: Option<TasksTuple>,
     pub session_deadline: Instant,
     pub revocation_deadline: Option<Instant>,
@@ -370,6 +372,7 @@ impl StreamsGroup {
                 existing.state = MemberState::Stable;
                 existing.assigned = TasksTuple::default();
                 existing.pending_revocation.clear();
+                existing.assignment_epochs.clear();
                 existing.revocation_deadline = None;
                 existing.last_sent = None;
             }
@@ -591,6 +594,10 @@ impl StreamsGroup {
         if let Some(member) = self.members.get_mut(member_id) {
             member.member_epoch = LEAVE_STATIC_EPOCH;
             member.pending_revocation.clear();
+            let active = flatten(&member.assigned.active);
+            member
+                .assignment_epochs
+                .retain(|task, _| active.contains(task));
             member.revocation_deadline = None;
         }
     }
@@ -737,6 +744,7 @@ impl StreamsGroup {
                 progress,
                 assigned: &mut member.assigned.active,
                 pending: &mut member.pending_revocation,
+                epochs: &mut member.assignment_epochs,
                 revocation_deadline: &mut member.revocation_deadline,
             },
             &target.active,
@@ -755,15 +763,52 @@ impl StreamsGroup {
         };
     }
 
-    /// OffsetCommit against a streams group: the member and its current epoch (Kafka's
-    /// `StreamsGroup.validateOffsetCommit`); a negative epoch commits only to an empty group.
+    /// OffsetCommit of `partitions` (topic, partition) against a streams group (Kafka's
+    /// `StreamsGroup.validateOffsetCommit`, with KIP-1251's assignment epochs): a commit from an
+    /// older epoch stands for the source partitions of active tasks the member held at it.
     pub fn validate_offset_commit(
         &self,
         member_id: &str,
         member_epoch: i32,
+        epoch_aware: bool,
+        partitions: impl IntoIterator<Item = (String, i32)>,
     ) -> Result<(), GroupError> {
-        reconcile::validate_member_epoch(
+        // Source and repartition source topics -> their subtopology: task (subtopology, p)
+        // reads partition p of each.
+        let subtopology_of = |topic: &str| -> Option<String> {
+            self.topology
+                .as_ref()?
+                .subtopologies
+                .values()
+                .find_map(|s| {
+                    let reads = s.source_topics.iter().any(|t| t == topic)
+                        || s.repartition_source_topics.iter().any(|t| t.name == topic);
+                    reads.then(|| s.id.clone())
+                })
+        };
+        reconcile::validate_commit(
             self.members.is_empty(),
+            self.members.get(member_id).map(|m| Committer {
+                epoch: m.member_epoch,
+                assigned: &m.assigned.active,
+                pending: &m.pending_revocation,
+                epochs: &m.assignment_epochs,
+            }),
+            member_epoch,
+            epoch_aware,
+            partitions
+                .into_iter()
+                .map(|(topic, p)| subtopology_of(&topic).map(|s| (s, p))),
+        )
+    }
+
+    /// OffsetFetch from a member: its exact epoch (Kafka's `validateOffsetFetch`).
+    pub fn validate_offset_fetch(
+        &self,
+        member_id: &str,
+        member_epoch: i32,
+    ) -> Result<(), GroupError> {
+        reconcile::validate_fetch_epoch(
             self.members.get(member_id).map(|m| m.member_epoch),
             member_epoch,
         )
@@ -789,6 +834,7 @@ fn new_member(hb: &StreamsHeartbeat, session_deadline: Instant) -> StreamsMember
         task_end_offsets: Vec::new(),
         assigned: TasksTuple::default(),
         pending_revocation: Tasks::new(),
+        assignment_epochs: AssignmentEpochs::new(),
         last_sent: None,
         session_deadline,
         revocation_deadline: None,

@@ -97,6 +97,7 @@ impl StreamsGroup {
                 state: m.state.code(),
                 assigned: sets(&m.assigned),
                 active_pending_revocation: m.pending_revocation.clone(),
+                active_epochs: m.assignment_epochs.clone(),
             };
             out.insert(
                 self.key(StreamsRecord::CurrentAssignment, Some(id)),
@@ -191,6 +192,7 @@ impl StreamsGroup {
                 task_end_offsets: Vec::new(),
                 assigned: tuple(current.assigned),
                 pending_revocation: current.active_pending_revocation,
+                assignment_epochs: current.active_epochs,
                 // The member is told its assignment again at its next heartbeat.
                 last_sent: None,
                 session_deadline: now + session,

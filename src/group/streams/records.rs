@@ -12,7 +12,7 @@
 //! 21 StreamsGroupTargetAssignmentMemberValue    active/standby/warmup: [{subtopology_id, partitions: [i32]}]
 //! 22 StreamsGroupCurrentMemberAssignmentValue   member_epoch, previous_member_epoch: i32, state: i8,
 //!    active/standby/warmup, and their *_pending_revocation: [{subtopology_id, partitions: [i32],
-//!    assignment_epochs: [i32]?}]
+//!    tagged 0: assignment_epochs: [i32] (active tasks: the epoch each was assigned at)}]
 //! 23 StreamsGroupTopologyValue  epoch: i32, subtopologies: [{subtopology_id, source_topics: [string],
 //!    source_topic_regex: [string], state_changelog_topics: [TopicInfo], repartition_sink_topics:
 //!    [string], repartition_source_topics: [TopicInfo], copartition_groups: [{source_topics: [i16],
@@ -24,6 +24,8 @@
 
 use super::Tasks;
 use super::topology::{CopartitionGroup, Subtopology, TopicInfo, Topology};
+use crate::group::reconcile::AssignmentEpochs;
+use crate::group::records::{get_partitions_and_epochs, put_partitions_and_epochs};
 use crate::record::schema::{
     SchemaError, get_compact_len, get_compact_nullable_string, get_i16, get_i32, get_i64,
     put_compact_nullable_string, put_uvarint, skip_tagged_fields,
@@ -107,33 +109,33 @@ fn get_key_values(buf: &mut &[u8]) -> Result<BTreeMap<String, String>, SchemaErr
     Ok(pairs.unwrap_or_default().into_iter().collect())
 }
 
-/// `[{subtopology_id, partitions}]`, with the current assignment's null `assignment_epochs`.
-fn put_tasks(buf: &mut BytesMut, tasks: &Tasks, with_epochs: bool) {
+/// `[{subtopology_id, partitions}]`, each with its tagged `assignment_epochs` (tag 0) where
+/// `epochs` knows them.
+fn put_tasks(buf: &mut BytesMut, tasks: &Tasks, epochs: &AssignmentEpochs) {
     put_len(buf, tasks.len());
     for (subtopology, partitions) in tasks {
         put_str(buf, subtopology);
-        put_len(buf, partitions.len());
-        for p in partitions {
-            buf.put_i32(*p);
-        }
-        if with_epochs {
-            put_uvarint(buf, 0); // assignment_epochs: null
-        }
-        no_tags(buf);
+        let partitions: Vec<i32> = partitions.iter().copied().collect();
+        put_partitions_and_epochs(buf, &partitions, |p| {
+            epochs.get(&(subtopology.clone(), p)).copied()
+        });
     }
 }
 
-fn get_tasks(buf: &mut &[u8], with_epochs: bool) -> Result<Tasks, SchemaError> {
+/// What [`put_tasks`] wrote; the epochs a record gives go to `epochs`, others read as
+/// `default_epoch` (Kafka's reading of a record without them).
+fn get_tasks(
+    buf: &mut &[u8],
+    epochs: &mut AssignmentEpochs,
+    default_epoch: i32,
+) -> Result<Tasks, SchemaError> {
     let entries = get_array(buf, |b| {
         let subtopology = get_str(b)?;
-        let partitions: BTreeSet<i32> = get_array(b, get_i32)?
-            .unwrap_or_default()
-            .into_iter()
-            .collect();
-        if with_epochs {
-            get_array(b, get_i32)?;
+        let mut partitions = BTreeSet::new();
+        for (p, epoch) in get_partitions_and_epochs(b)? {
+            partitions.insert(p);
+            epochs.insert((subtopology.clone(), p), epoch.unwrap_or(default_epoch));
         }
-        skip_tagged_fields(b)?;
         Ok((subtopology, partitions))
     })?;
     Ok(entries.unwrap_or_default().into_iter().collect())
@@ -261,7 +263,7 @@ pub fn encode_target(target: &TaskSets) -> Bytes {
     let mut buf = BytesMut::new();
     buf.put_i16(VERSION);
     for tasks in [&target.active, &target.standby, &target.warmup] {
-        put_tasks(&mut buf, tasks, false);
+        put_tasks(&mut buf, tasks, &AssignmentEpochs::new());
     }
     no_tags(&mut buf);
     buf.freeze()
@@ -270,10 +272,11 @@ pub fn encode_target(target: &TaskSets) -> Bytes {
 pub fn decode_target(mut buf: &[u8]) -> Result<TaskSets, SchemaError> {
     let buf = &mut buf;
     get_i16(buf)?;
+    let ignored = &mut AssignmentEpochs::new();
     let sets = TaskSets {
-        active: get_tasks(buf, false)?,
-        standby: get_tasks(buf, false)?,
-        warmup: get_tasks(buf, false)?,
+        active: get_tasks(buf, ignored, 0)?,
+        standby: get_tasks(buf, ignored, 0)?,
+        warmup: get_tasks(buf, ignored, 0)?,
     };
     skip_tagged_fields(buf)?;
     Ok(sets)
@@ -289,6 +292,8 @@ pub struct CurrentAssignmentValue {
     pub assigned: TaskSets,
     /// Active tasks to revoke (standby and warm-up ones are never held back here).
     pub active_pending_revocation: Tasks,
+    /// The epoch each active task (held or pending revocation) was assigned at.
+    pub active_epochs: AssignmentEpochs,
 }
 
 impl CurrentAssignmentValue {
@@ -298,16 +303,16 @@ impl CurrentAssignmentValue {
         buf.put_i32(self.member_epoch);
         buf.put_i32(self.previous_member_epoch);
         buf.put_i8(self.state);
-        let none = Tasks::new();
-        for tasks in [
-            &self.assigned.active,
-            &self.assigned.standby,
-            &self.assigned.warmup,
-            &self.active_pending_revocation,
-            &none,
-            &none,
+        let (none, no_epochs) = (Tasks::new(), AssignmentEpochs::new());
+        for (tasks, epochs) in [
+            (&self.assigned.active, &self.active_epochs),
+            (&self.assigned.standby, &no_epochs),
+            (&self.assigned.warmup, &no_epochs),
+            (&self.active_pending_revocation, &self.active_epochs),
+            (&none, &no_epochs),
+            (&none, &no_epochs),
         ] {
-            put_tasks(&mut buf, tasks, true);
+            put_tasks(&mut buf, tasks, epochs);
         }
         no_tags(&mut buf);
         buf.freeze()
@@ -319,14 +324,17 @@ impl CurrentAssignmentValue {
         let member_epoch = get_i32(buf)?;
         let previous_member_epoch = get_i32(buf)?;
         let state = get_i8(buf)?;
+        let mut active_epochs = AssignmentEpochs::new();
+        let ignored = &mut AssignmentEpochs::new();
+        let active = get_tasks(buf, &mut active_epochs, member_epoch)?;
         let assigned = TaskSets {
-            active: get_tasks(buf, true)?,
-            standby: get_tasks(buf, true)?,
-            warmup: get_tasks(buf, true)?,
+            active,
+            standby: get_tasks(buf, ignored, member_epoch)?,
+            warmup: get_tasks(buf, ignored, member_epoch)?,
         };
-        let active_pending_revocation = get_tasks(buf, true)?;
-        get_tasks(buf, true)?;
-        get_tasks(buf, true)?;
+        let active_pending_revocation = get_tasks(buf, &mut active_epochs, member_epoch)?;
+        get_tasks(buf, ignored, member_epoch)?;
+        get_tasks(buf, ignored, member_epoch)?;
         skip_tagged_fields(buf)?;
         Ok(Self {
             member_epoch,
@@ -334,6 +342,7 @@ impl CurrentAssignmentValue {
             state,
             assigned,
             active_pending_revocation,
+            active_epochs,
         })
     }
 }
@@ -478,11 +487,26 @@ mod tests {
                 warmup: Tasks::new(),
             },
             active_pending_revocation: tasks(&[("0", &[2])]),
+            active_epochs: [
+                (("0".to_string(), 0), 3),
+                (("0".to_string(), 1), 5),
+                (("1".to_string(), 3), 5),
+                (("0".to_string(), 2), 1),
+            ]
+            .into(),
         };
         assert_eq!(
             CurrentAssignmentValue::decode(&current.encode()).unwrap(),
             current
         );
+        // Without epochs in the record, each active task was assigned at the member epoch.
+        let without = CurrentAssignmentValue {
+            active_epochs: AssignmentEpochs::new(),
+            ..current.clone()
+        };
+        let read = CurrentAssignmentValue::decode(&without.encode()).unwrap();
+        assert_eq!(read.active_epochs.len(), 4);
+        assert!(read.active_epochs.values().all(|e| *e == 5));
         assert_eq!(
             decode_target(&encode_target(&current.assigned)).unwrap(),
             current.assigned

@@ -192,6 +192,32 @@ fn tasks_move_only_after_their_owner_revoked_them() {
     assert_eq!(count(&b_tasks), 2);
     assert!(flatten(&b_tasks).is_disjoint(&flatten(&kept)));
     assert_eq!(g.state_name(), "Stable");
+
+    // KIP-1251: a commits from its first epoch for the source partitions of the tasks it kept
+    // (task (0, p) reads in-p, task (1, p) the repartition topic's rep-p), not for b's.
+    let source = |(subtopology, p): (String, i32)| {
+        let topic = if subtopology == "0" { "in" } else { "rep" };
+        (topic.to_string(), p)
+    };
+    let old_epoch = a.member_epoch;
+    assert_eq!(
+        g.validate_offset_commit("a", old_epoch, true, flatten(&kept).into_iter().map(source)),
+        Ok(())
+    );
+    let of_b = source(flatten(&b_tasks).into_iter().next().unwrap());
+    assert_eq!(
+        g.validate_offset_commit("a", old_epoch, true, [of_b.clone()]),
+        Err(GroupError::StaleMemberEpoch)
+    );
+    assert_eq!(
+        g.validate_offset_commit("b", b3.member_epoch, true, [of_b]),
+        Ok(())
+    );
+    assert_eq!(
+        g.validate_offset_commit("a", old_epoch, true, [("log".to_string(), 0)]),
+        Err(GroupError::StaleMemberEpoch),
+        "not a topic the topology reads"
+    );
 }
 
 #[test]
@@ -252,7 +278,10 @@ fn fencing_validation_and_expiry() {
     let later = now + Duration::from_millis(config().session_timeout_ms as u64 + 1);
     assert_eq!(g.expire(later, 0), vec!["a".to_string()]);
     assert_eq!(g.state_name(), "Empty");
-    assert_eq!(g.validate_offset_commit("", -1), Ok(()));
+    assert_eq!(
+        g.validate_offset_commit("", -1, true, [("in".to_string(), 0)]),
+        Ok(())
+    );
 }
 
 #[test]

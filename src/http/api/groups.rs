@@ -270,7 +270,7 @@ pub async fn reset_offsets(
     let results = broker
         .groups()
         .await?
-        .commit_offsets(&group_id, "", None, -1, None, &commits)
+        .commit_offsets(&group_id, &crate::group::CommitBy::ADMIN, None, &commits)
         .map_err(ApiError::from)?;
     for result in results {
         result.map_err(ApiError::from)?;
