@@ -142,4 +142,22 @@ fn a_commit_from_an_older_epoch_stands_for_the_partitions_held_since() {
         commit(&mut stream, 9, "member-a", first_epoch, given_up),
         STALE_MEMBER_EPOCH
     );
+    // The members' own records came back too: their subscriptions feed the next assignment.
+    let described: ConsumerGroupDescribeResponse = call(
+        &mut stream,
+        ApiKey::ConsumerGroupDescribe,
+        0,
+        &ConsumerGroupDescribeRequest::default()
+            .with_group_ids(vec![GroupId(StrBytes::from_static_str(GROUP))]),
+    );
+    let group = &described.groups[0];
+    assert_eq!(group.members.len(), 2);
+    for member in &group.members {
+        let topics: Vec<&str> = member
+            .subscribed_topic_names
+            .iter()
+            .map(|t| t.as_str())
+            .collect();
+        assert_eq!(topics, vec!["t"], "{}", member.member_id.as_str());
+    }
 }

@@ -8,9 +8,11 @@
 //! default client id, user, default user and client id, default user and default client id,
 //! default user, client id, default client id. The quotas come from the metadata image
 //! ([`ClientQuotas::update`]); with none of a kind configured, checking costs one atomic load.
-//! Sensors (one measure per user/client-id pair, or per IP) that were idle for a whole quota
-//! span are dropped: a span without events measures nothing, so nothing is lost, and client
-//! ids a client makes up cannot grow memory without bound.
+//! Sensors (one measure per user/client-id pair, or per IP) idle for an hour are dropped, as
+//! Kafka drops them (`InactiveSensorExpirationTimeSeconds`), so an idle client's metrics stay
+//! until then; past [`MAX_IDLE_SENSORS`] sensors, those idle for a whole quota span go at once
+//! (a span without events measures nothing, so nothing is lost), so that client ids a client
+//! makes up cannot grow memory without bound.
 //!
 //! | file | owns |
 //! |---|---|
@@ -134,6 +136,12 @@ impl SensorState {
 }
 
 type Sensor = Arc<Mutex<SensorState>>;
+
+/// How long an idle sensor is kept (Kafka's `ClientQuotaManager.InactiveSensorExpirationTimeSeconds`).
+const SENSOR_IDLE_EXPIRY_MS: i64 = 3_600_000;
+
+/// Beyond this many sensors, the idle ones are dropped after one quota span instead.
+pub const MAX_IDLE_SENSORS: usize = 10_000;
 
 /// One user/client-id sensor as Kafka's quota metrics show it: the MBean
 /// `kafka.server:type=<kind>,user=<user>,client-id=<client_id>` (an empty tag left out) and
@@ -277,11 +285,16 @@ impl ClientQuotas {
             .max(self.controller_windows.span_ms());
         if now_ms - sensors.last_sweep_ms >= span {
             sensors.last_sweep_ms = now_ms;
+            let idle_expiry = if sensors.by_key.len() > MAX_IDLE_SENSORS {
+                span
+            } else {
+                SENSOR_IDLE_EXPIRY_MS.max(span)
+            };
             // A sensor in use (held by a request, or locked now) is kept.
             sensors.by_key.retain(|_, s| {
                 Arc::strong_count(s) > 1
                     || s.try_lock()
-                        .map_or(true, |m| now_ms - m.last_active_ms() < span)
+                        .map_or(true, |m| now_ms - m.last_active_ms() < idle_expiry)
             });
         }
         sensors
@@ -574,6 +587,33 @@ mod tests {
         }
         manager.update(&image);
         manager
+    }
+
+    #[test]
+    fn idle_sensors_stay_an_hour_unless_there_are_too_many() {
+        let manager = quotas(&[]);
+        let ip = |n: usize| SensorKey::Ip(format!("10.0.{}.{}", n / 256, n % 256));
+        let count = |m: &ClientQuotas| m.sensors.lock().unwrap().by_key.len();
+        // A connection from `n` at `now_ms`.
+        let connect = |n: usize, now_ms: i64| {
+            let sensor = manager.sensor(ip(n), now_ms);
+            if let Measure::Rate(rate) = &mut sensor.lock().unwrap().measure {
+                rate.record(WINDOWS, 1.0, now_ms);
+            }
+        };
+        connect(0, 0);
+        // Idle past a quota span (11 s) but not an hour: kept, as Kafka keeps it.
+        connect(1, 20_000);
+        assert_eq!(count(&manager), 2);
+        connect(2, 3_610_000);
+        assert_eq!(count(&manager), 2, "ip 0 went after an hour");
+        // Made-up keys beyond the cap: the idle ones go after one span.
+        for n in 3..MAX_IDLE_SENSORS + 10 {
+            connect(n, 3_630_000);
+        }
+        assert!(count(&manager) > MAX_IDLE_SENSORS);
+        connect(0, 3_650_000);
+        assert_eq!(count(&manager), 1);
     }
 
     #[test]

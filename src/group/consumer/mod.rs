@@ -397,7 +397,11 @@ impl ConsumerGroup {
                 member.last_sent = None;
             }
         }
-        if self.members.get(&member_id).map(ConsumerMember::metadata) != metadata_before {
+        // A joining member's record is written whatever it says: `join` already filled its
+        // metadata in, so comparing would find nothing new.
+        if hb.member_epoch == 0
+            || self.members.get(&member_id).map(ConsumerMember::metadata) != metadata_before
+        {
             self.changes.insert(Change::Member(member_id.clone()));
         }
         let metadata = self.current_metadata(topics);
