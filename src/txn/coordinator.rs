@@ -30,6 +30,14 @@ use std::time::Duration;
 /// The internal topic holding transaction state.
 pub const TRANSACTION_STATE_TOPIC: &str = "__transaction_state";
 
+/// Whether a partition's refusal of a marker means this coordinator is stale (Kafka's
+/// `abortSending`): the producer's epoch or the coordinator's has moved past the marker's.
+fn abandons_markers(error: &Error) -> bool {
+    let code = error.code();
+    code == crate::error::code::INVALID_PRODUCER_EPOCH
+        || code == crate::error::code::TRANSACTION_COORDINATOR_FENCED
+}
+
 /// Pause between rounds of marker writing that left partitions to retry.
 const MARKER_RETRY: Duration = Duration::from_millis(100);
 
@@ -475,7 +483,11 @@ impl TransactionCoordinator {
 
     /// Writes the markers of a prepared transaction until every partition has one, then the
     /// completed state. Stops if this broker stops coordinating the id (the next coordinator
-    /// resumes from the log).
+    /// resumes from the log), and — as Kafka's `TransactionMarkerRequestCompletionHandler`
+    /// does — once a partition refuses a marker with INVALID_PRODUCER_EPOCH or
+    /// TRANSACTION_COORDINATOR_FENCED: the partition has seen a newer producer epoch or
+    /// coordinator, so this coordinator is stale and the transaction is left, prepared, to the
+    /// coordinator that loads it next (retrying would be refused forever).
     async fn complete(&self, slot: SharedSlot, prepared: TxnMetadata, coordinator_epoch: i32) {
         let marker = MarkerRequest {
             producer_id: prepared.producer_id,
@@ -498,6 +510,10 @@ impl TransactionCoordinator {
             for (tp, result) in pending.into_iter().zip(results) {
                 match result {
                     Ok(()) | Err(Error::UnknownTopicOrPartition) => {}
+                    Err(e) if abandons_markers(&e) => {
+                        tracing::info!(transactional_id = %prepared.transactional_id, partition = %tp, error = %e, coordinator_epoch, "sending the transaction's marker has permanently failed; no more of its markers are sent");
+                        return;
+                    }
                     Err(e) => {
                         tracing::debug!(partition = %tp, error = %e, "transaction marker not written yet; retrying");
                         retry.push(tp);

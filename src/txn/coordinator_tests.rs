@@ -323,3 +323,74 @@ async fn transactions_past_their_timeout_are_aborted_and_their_producer_fenced()
         Ok(1_001)
     );
 }
+
+/// Refuses every marker as a partition that has seen a newer producer epoch does.
+#[derive(Debug, Default)]
+struct FencedMarkers {
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl MarkerWriter for FencedMarkers {
+    fn write_markers<'a>(
+        &'a self,
+        _marker: MarkerRequest,
+        partitions: &'a [TopicPartition],
+    ) -> BoxFuture<'a, Vec<Result<(), Error>>> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move {
+            partitions
+                .iter()
+                .map(|_| {
+                    Err(Error::Remote {
+                        code: crate::error::code::INVALID_PRODUCER_EPOCH,
+                        message: String::new(),
+                    })
+                })
+                .collect()
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_marker_refused_for_a_newer_producer_epoch_is_not_sent_again() {
+    let setup = setup(0);
+    let fenced = Arc::new(FencedMarkers::default());
+    let next_id = Arc::new(std::sync::atomic::AtomicI64::new(1_000));
+    let c = TransactionCoordinator::new(
+        TxnCoordinatorConfig {
+            partitions: 2,
+            max_timeout_ms: 900_000,
+            write_timeout: Duration::from_secs(5),
+            id_expiration_ms: 604_800_000,
+        },
+        setup.replicas.clone(),
+        fenced.clone(),
+        Arc::new(move || {
+            let id = next_id.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async move { Some(id) })
+        }),
+        Arc::new(|| 1),
+    );
+    let (pid, epoch) = c.init_producer_id("tx", 60_000, None).await.unwrap();
+    c.add_partitions("tx", pid, epoch, &data(&[0, 1]), 1)
+        .await
+        .unwrap();
+    c.end_transaction("tx", pid, epoch, true, 1).await.unwrap();
+    let calls = || fenced.calls.load(std::sync::atomic::Ordering::SeqCst);
+    for _ in 0..100 {
+        if calls() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Many retry periods later (paused time): no second round, the transaction stays prepared
+    // for the next coordinator, and the client is told to wait.
+    tokio::time::sleep(MARKER_RETRY * 50).await;
+    assert_eq!(calls(), 1);
+    let meta = c.describe("tx").await.unwrap().unwrap();
+    assert_eq!(meta.state, TxnState::PrepareCommit);
+    assert!(matches!(
+        c.end_transaction("tx", pid, epoch, true, 1).await,
+        Err(CoordinatorError::Txn(TxnError::ConcurrentTransactions))
+    ));
+}

@@ -30,7 +30,8 @@ impl crate::group::timers::SessionTimed for StreamsGroup {
         StreamsGroup::expire(self, now, now_ms)
     }
     fn persist(&mut self, coordinator: &GroupCoordinator) {
-        coordinator.persist_streams(self);
+        // An expiry that could not be written is written with the group's next change.
+        let _ = coordinator.persist_streams(self);
     }
 }
 
@@ -135,7 +136,9 @@ impl GroupCoordinator {
             Instant::now(),
             now_ms(),
         )?;
-        self.persist_streams(&mut g);
+        // The member hears of its new state only once it is written, as on Kafka (the state
+        // stays changed in memory and goes out with the next write that succeeds).
+        self.persist_streams(&mut g).map_err(StreamsError::Group)?;
         if g.members.contains_key(&result.member_id) && g.watched.insert(result.member_id.clone()) {
             tracing::info!(group = group_id, member = %result.member_id, epoch = g.group_epoch, "streams protocol member joined");
             self.watch_session(
@@ -211,16 +214,20 @@ impl GroupCoordinator {
     }
 
     /// Writes what changed in `g` since its last write (Kafka's records); a failed write is
-    /// logged and retried with the next change.
-    pub(crate) fn persist_streams(&self, g: &mut StreamsGroup) {
+    /// logged, and retried with the next change.
+    pub(crate) fn persist_streams(&self, g: &mut StreamsGroup) -> Result<(), GroupError> {
         let (records, entries) = g.changed_records();
         if entries.is_empty() {
-            return;
+            return Ok(());
         }
         match self.write(&g.id, &entries) {
-            Ok(()) => g.written(records),
+            Ok(()) => {
+                g.written(records);
+                Ok(())
+            }
             Err(e) => {
-                tracing::warn!(group = %g.id, error = %e, "streams group records not written; retried with the next change")
+                tracing::warn!(group = %g.id, error = %e, "streams group records not written; retried with the next change");
+                Err(e)
             }
         }
     }
