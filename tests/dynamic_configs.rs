@@ -634,3 +634,53 @@ fn a_listeners_keystore_is_replaced_without_a_restart() {
         (Some(renewed.as_str()), 2)
     );
 }
+
+/// KIP-612: a listener's `max.connection.creation.rate`, set as a cluster default at runtime,
+/// holds the connections over it (served after their throttle time, none refused), and
+/// Kafka's socket-server metrics show it.
+#[test]
+fn a_listeners_connection_creation_rate_holds_new_connections() {
+    let broker = Broker::start(&[("http.listener", "127.0.0.1:0")]);
+    let mut admin = connect(&broker);
+    let rate = "listener.name.plaintext.max.connection.creation.rate";
+    assert_eq!(
+        alter(&mut admin, BROKER, "", &[(rate, SET, Some("2"))]),
+        (0, None)
+    );
+    let described = describe(&mut admin, BROKER, "");
+    assert_eq!(described.get(rate).and_then(value).as_deref(), Some("2"));
+    // 2/s over a new sensor's 10 s: 20 connections go through; the ones after wait.
+    let connections: Vec<TcpStream> = (0..24).map(|_| connect(&broker)).collect();
+    drop(connections);
+    assert!(served(&broker), "a held connection is served, not refused");
+    let metrics = ureq::get(format!("http://{}/metrics", broker.http_address()))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap();
+    let metric = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("no {name} in:\n{metrics}"))
+            .parse()
+            .unwrap()
+    };
+    let throttle = metric(
+        "kafka_server_socket_server_metrics_listener_plaintext_connection_accept_throttle_time",
+    );
+    assert!(throttle > 0.0 && throttle <= 1000.0, "{throttle}");
+    assert!(
+        metric("kafka_server_socket_server_metrics_listener_plaintext_connection_accept_rate")
+            > 0.0
+    );
+    assert!(
+        metric("kafka_network_acceptor_acceptorblockedpercent_count_total{listener=\"PLAINTEXT\"}")
+            > 0.0
+    );
+    assert!(
+        metric("kafka_server_socket_server_metrics_listener_plaintext_ip_connection_accept_throttle_time")
+            .is_nan()
+    );
+}

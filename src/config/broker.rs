@@ -48,6 +48,8 @@ pub struct BrokerConfig {
     pub checkpoint_interval_ms: u64,
     pub socket_request_max_bytes: usize,
     pub max_connections: usize,
+    /// `max.connection.creation.rate`: new connections per second across listeners.
+    pub max_connection_creation_rate: i32,
     pub max_connections_per_ip: usize,
     /// `quota.window.num` and `quota.window.size.seconds`.
     pub quota_windows: QuotaWindows,
@@ -447,6 +449,8 @@ impl BrokerConfig {
             checkpoint_interval_ms: int("log.flush.offset.checkpoint.interval.ms").max(1) as u64,
             socket_request_max_bytes: int("socket.request.max.bytes") as usize,
             max_connections: int("max.connections") as usize,
+            max_connection_creation_rate: int("max.connection.creation.rate")
+                .clamp(0, i64::from(i32::MAX)) as i32,
             max_connections_per_ip: int("max.connections.per.ip").max(0) as usize,
             quota_windows: QuotaWindows {
                 samples: int("quota.window.num").clamp(1, 1_000) as u32,

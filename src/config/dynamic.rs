@@ -91,7 +91,7 @@ static DYNAMIC_CONFIGS: &[(&str, Scope, Effect)] = &[
     ("log.roll.ms", ClusterWide, Live),
     ("log.segment.bytes", ClusterWide, Live),
     ("log.segment.delete.delay.ms", ClusterWide, Live),
-    ("max.connection.creation.rate", ClusterWide, Refused),
+    ("max.connection.creation.rate", ClusterWide, Live),
     ("max.connections", ClusterWide, Live),
     ("max.connections.per.ip", ClusterWide, Live),
     ("max.connections.per.ip.overrides", ClusterWide, Refused),

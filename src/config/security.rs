@@ -261,6 +261,10 @@ impl ListenerOverrides {
 pub(super) fn per_listener_def(name: &str) -> Option<&'static ConfigDef> {
     let rest = name.strip_prefix("listener.name.")?;
     let (_listener, property) = rest.split_once('.')?;
+    // Broker configs a listener may set for itself (Kafka's listener-level connection quota).
+    if property == "max.connection.creation.rate" {
+        return super::broker_config_def(property);
+    }
     if let Some(def) = PER_LISTENER
         .iter()
         .find(|p| **p == property)

@@ -14,7 +14,7 @@
 //! | `offsets.rs` | committed offsets: commit, transactional commit, fetch, delete, expiry (`OffsetMetadataManager`) |
 //! | `load.rs` | election, replay of `__consumer_offsets`, loading and resigning |
 //! | `classic/` | the classic protocol state machine and a group's offsets |
-//! | `consumer.rs` | the KIP-848 consumer group state machine and its assignors |
+//! | `consumer/` | the KIP-848 consumer group state machine and its assignors |
 //! | `streams/` | KIP-1071 streams groups: topology, task assignment, their requests |
 //! | `reconcile.rs` | what consumer and streams groups share: a member's step towards its target |
 //! | `timers.rs` | join, session and revocation deadlines: the tasks that fence members |

@@ -9,11 +9,13 @@
 //! | `codec.rs` | request header decoding and response framing around the API layer |
 //! | `session.rs` | SASL on a connection (`SaslServerAuthenticator`) |
 //! | `quota.rs` | connection quotas |
+//! | `connection_rate.rs` | connection creation rates (KIP-612) and their sensors |
 //! | `controller_listener.rs` | the controller listener: Raft messages and controller APIs |
 //! | `startup.rs` | topics created at startup, the readiness lines (Kafka's too) |
 
 pub mod codec;
 pub mod connection;
+pub mod connection_rate;
 pub mod controller_listener;
 pub mod quota;
 pub mod session;
@@ -31,7 +33,7 @@ use crate::net::secure::NodeSecurity;
 use controller_listener::ControllerFrames;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -310,12 +312,21 @@ impl Server {
         if let Some(pool) = &limits.memory {
             self.broker.stats().sockets.set_memory_pool(pool.clone());
         }
+        let rates = Arc::new(connection_rate::ConnectionRates::new(config.quota_windows));
+        self.broker.stats().sockets.set_accept_gauge(rates.clone());
+        // Kafka exempts the inter-broker listener from the broker-wide rate when there are
+        // others, so that replication can always connect.
+        let several = self.listeners.len() > 1;
         let mut accept_loops = Vec::new();
         for bound in self.listeners {
             tracing::info!(listener = %bound.name, "listening on {}", bound.local_addr);
+            rates.add_listener(&bound.name);
             let quotas = Quotas {
                 total: limit.clone(),
                 per_ip: per_ip.clone(),
+                rates: rates.clone(),
+                exempt_from_broker_rate: several
+                    && bound.name == config.cluster.inter_broker_listener,
             };
             let (shutdown, tracker) = (shutdown.clone(), tracker.clone());
             accept_loops.push(tokio::spawn(accept_loop(
@@ -434,10 +445,14 @@ async fn accept_loop(
     let mut backoff = Duration::from_millis(10);
     let connections = bound.ctx.broker.stats().sockets.listener(&bound.name);
     loop {
+        let (full, waiting) = (quotas.total.is_full(), Instant::now());
         let permit = tokio::select! {
             slot = quotas.total.acquire() => slot,
             _ = shutdown.cancelled() => return,
         };
+        if full {
+            quotas.rates.blocked(&bound.name, waiting.elapsed());
+        }
         let accepted = tokio::select! {
             accepted = bound.listener.accept() => accepted,
             _ = shutdown.cancelled() => return,
@@ -446,7 +461,21 @@ async fn accept_loop(
             Ok((stream, peer)) => {
                 backoff = Duration::from_millis(10);
                 let broker = &bound.ctx.broker;
+                let throttle = quotas
+                    .rates
+                    .record(&bound.name, rate_limits(&bound, &quotas));
+                if !throttle.is_zero() {
+                    // Kafka's acceptor blocks: this connection and those behind it wait.
+                    tokio::select! {
+                        () = tokio::time::sleep(throttle) => {}
+                        _ = shutdown.cancelled() => return,
+                    }
+                    quotas.rates.blocked(&bound.name, throttle);
+                }
                 if let Some(delay) = broker.client_quotas().connection_throttle(peer.ip()) {
+                    quotas
+                        .rates
+                        .ip_throttled(&bound.name, quotas.exempt_from_broker_rate, delay);
                     // Kafka's connection-rate throttle: held unread for the throttle time,
                     // then closed, so a client reconnecting in a loop slows down.
                     tracing::info!(%peer, delay_ms = delay.as_millis() as u64, "closing connection: connection_creation_rate exceeded for its address");
@@ -554,6 +583,25 @@ struct Quotas {
     /// `max.connections`.
     total: Arc<quota::TotalQuota>,
     per_ip: Arc<quota::PerIpQuota>,
+    /// `max.connection.creation.rate`, broker-wide and the listener's own.
+    rates: Arc<connection_rate::ConnectionRates>,
+    exempt_from_broker_rate: bool,
+}
+
+/// The connection rate limits of `bound`'s listener in the configuration in effect: the
+/// listener's own `max.connection.creation.rate`, else the broker's (as Kafka's
+/// `valuesWithPrefixOverride` reads it).
+fn rate_limits(bound: &Bound, quotas: &Quotas) -> connection_rate::RateLimits {
+    let config = bound.ctx.broker.config();
+    let listener = config
+        .listener_value(&bound.name, "max.connection.creation.rate")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .unwrap_or(f64::from(i32::MAX));
+    connection_rate::RateLimits {
+        broker: (!quotas.exempt_from_broker_rate)
+            .then_some(f64::from(config.max_connection_creation_rate)),
+        listener,
+    }
 }
 
 fn host_name() -> String {

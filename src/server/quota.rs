@@ -36,6 +36,11 @@ impl TotalQuota {
         })
     }
 
+    /// Whether a new connection would wait for room now.
+    pub fn is_full(&self) -> bool {
+        *self.open.lock().unwrap_or_else(|p| p.into_inner()) >= self.limit.load(Ordering::SeqCst)
+    }
+
     pub fn set_limit(&self, limit: usize) {
         self.limit.store(limit, Ordering::SeqCst);
         self.room.notify_waiters();

@@ -1,6 +1,6 @@
-//! Kafka's socket-server measurements: connections per listener (open now, opened, closed)
-//! and the request memory pool, whose owner (the server) registers it here to be read at
-//! scrape time.
+//! Kafka's socket-server measurements: connections per listener (open now, opened, closed),
+//! and the request memory pool and connection accept rates, whose owner (the server)
+//! registers them here to be read at scrape time.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
@@ -53,10 +53,38 @@ pub trait MemoryGauge: Send + Sync + std::fmt::Debug {
     fn capacity(&self) -> u64;
 }
 
+/// Connection accept rates and throttles (Kafka's `ConnectionQuotas` sensors), as the server
+/// measures them.
+pub trait AcceptGauge: Send + Sync + std::fmt::Debug {
+    fn snapshot(&self) -> AcceptSnapshot;
+}
+
+/// The accept sensors at one moment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcceptSnapshot {
+    /// New connections per second across the listeners the broker-wide rate covers.
+    pub broker_rate: f64,
+    pub listeners: Vec<ListenerAccepts>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListenerAccepts {
+    pub listener: String,
+    /// New connections per second.
+    pub accept_rate: f64,
+    /// Average throttle time (ms) for the listener's or the broker's rate; NaN with none.
+    pub throttle_time: f64,
+    /// Average throttle time (ms) for an address's rate; NaN with none.
+    pub ip_throttle_time: f64,
+    /// Total time the listener's acceptor waited.
+    pub blocked_ns: u64,
+}
+
 #[derive(Debug, Default)]
 pub struct SocketStats {
     listeners: RwLock<Vec<Arc<ListenerStats>>>,
     memory_pool: OnceLock<Arc<dyn MemoryGauge>>,
+    accepts: OnceLock<Arc<dyn AcceptGauge>>,
 }
 
 impl SocketStats {
@@ -81,6 +109,15 @@ impl SocketStats {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    pub fn set_accept_gauge(&self, gauge: Arc<dyn AcceptGauge>) {
+        let _ = self.accepts.set(gauge);
+    }
+
+    /// The accept sensors, once the server has registered them.
+    pub fn accepts(&self) -> Option<AcceptSnapshot> {
+        self.accepts.get().map(|gauge| gauge.snapshot())
     }
 
     pub fn set_memory_pool(&self, pool: Arc<dyn MemoryGauge>) {

@@ -13,6 +13,10 @@
 //!   rebalance timeout, is fenced and removed.
 //!
 //! Synchronous and free of I/O, like `classic.rs`; the coordinator runs the timers.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | the group, its members, reconciliation, the offset commit checks, the assignors |
 
 use super::classic::Offsets;
 use crate::error::GroupError;

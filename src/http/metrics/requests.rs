@@ -127,5 +127,58 @@ fn encode_sockets(
             &[(Vec::new(), listener.closed())],
         )?;
     }
-    Ok(())
+    encode_accepts(sockets, encoder)
+}
+
+/// Kafka's connection accept sensors (KIP-612), as the JMX exporter's rules name them and
+/// with Kafka's descriptions (measured on Kafka 4.4).
+fn encode_accepts(
+    sockets: &crate::stats::sockets::SocketStats,
+    encoder: &mut DescriptorEncoder,
+) -> Result<(), std::fmt::Error> {
+    let Some(accepts) = sockets.accepts() else {
+        return Ok(());
+    };
+    gauge(
+        encoder,
+        "kafka_server_socket_server_metrics_broker_connection_accept_rate",
+        "Tracking rate of accepting new connections (per second) kafka.server:name=null,type=socket-server-metrics,attribute=broker-connection-accept-rate",
+        accepts.broker_rate,
+    )?;
+    let mut blocked: Vec<(Labels, u64)> = Vec::new();
+    for listener in &accepts.listeners {
+        let prefix = format!(
+            "kafka_server_socket_server_metrics_listener_{}",
+            listener.listener.to_ascii_lowercase().replace('-', "_")
+        );
+        for (name, attribute, value) in [
+            (
+                "connection_accept_rate",
+                "Tracking rate of accepting new connections (per second) kafka.server:name=null,type=socket-server-metrics,attribute=connection-accept-rate",
+                listener.accept_rate,
+            ),
+            (
+                "connection_accept_throttle_time",
+                "Tracking average throttle-time, out of non-zero throttle times, per listener kafka.server:name=null,type=socket-server-metrics,attribute=connection-accept-throttle-time",
+                listener.throttle_time,
+            ),
+            (
+                "ip_connection_accept_throttle_time",
+                "Tracking average throttle-time, out of non-zero throttle times, per listener kafka.server:name=null,type=socket-server-metrics,attribute=ip-connection-accept-throttle-time",
+                listener.ip_throttle_time,
+            ),
+        ] {
+            gauge(encoder, &format!("{prefix}_{name}"), attribute, value)?;
+        }
+        blocked.push((
+            vec![("listener", listener.listener.clone())],
+            listener.blocked_ns,
+        ));
+    }
+    counters(
+        encoder,
+        "kafka_network_acceptor_acceptorblockedpercent_count",
+        &help("kafka.network:name=AcceptorBlockedPercent,type=Acceptor,attribute=Count"),
+        &blocked,
+    )
 }
