@@ -427,6 +427,36 @@ fn group_configs_are_checked_and_reach_live_groups() {
             "streams.num.standby.replicas must be less than or equal to 2",
         ),
         ("foo.bar", "1", "Unknown group config name: foo.bar"),
+        (
+            "share.delivery.count.limit",
+            "11",
+            "share.delivery.count.limit must be in the range 2 to 10 inclusive.",
+        ),
+        (
+            "share.partition.max.record.locks",
+            "5000",
+            "share.partition.max.record.locks must be in the range 100 to 4000 inclusive.",
+        ),
+        (
+            "streams.assignment.interval.ms",
+            "20000",
+            "streams.assignment.interval.ms must be in the range 0 to 15000 inclusive.",
+        ),
+        (
+            "streams.assignor.name",
+            "balanced",
+            "streams.assignor.name 'balanced' is not a registered task assignor. Registered assignors are: [sticky].",
+        ),
+        (
+            "streams.rack.aware.assignment.tags",
+            "zone, zone",
+            "streams.rack.aware.assignment.tags must not contain duplicate tag keys.",
+        ),
+        (
+            "errors.deadletterqueue.topic.name",
+            "__dlq",
+            "errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'",
+        ),
     ] {
         let (code, text) = alter(&mut stream, GROUP, "g-cfg", &[(config, SET, Some(value))]);
         assert_eq!(
@@ -499,15 +529,38 @@ fn group_configs_are_checked_and_reach_live_groups() {
         synonyms(reset),
         vec![(5, "share.auto.offset.reset".into(), Some("latest".into()))]
     );
-    for name in [
+    // Kafka 4.4 describes these 21 for a group (`kafka-configs --describe --all`).
+    let kafkas: std::collections::BTreeSet<&str> = [
+        "consumer.assignment.interval.ms",
         "consumer.heartbeat.interval.ms",
-        "streams.session.timeout.ms",
+        "consumer.session.timeout.ms",
+        "errors.deadletterqueue.copy.record.enable",
+        "errors.deadletterqueue.topic.name",
+        "share.assignment.interval.ms",
+        "share.auto.offset.reset",
+        "share.delivery.count.limit",
+        "share.heartbeat.interval.ms",
+        "share.isolation.level",
+        "share.partition.max.record.locks",
+        "share.record.lock.duration.ms",
+        "share.renew.acknowledge.enable",
+        "share.session.timeout.ms",
+        "streams.assignment.interval.ms",
+        "streams.assignor.name",
         "streams.heartbeat.interval.ms",
-        "streams.num.standby.replicas",
         "streams.initial.rebalance.delay.ms",
-    ] {
-        assert!(described.contains_key(name), "{name}");
-    }
+        "streams.num.standby.replicas",
+        "streams.rack.aware.assignment.tags",
+        "streams.session.timeout.ms",
+    ]
+    .into();
+    let ours: std::collections::BTreeSet<&str> = described.keys().map(String::as_str).collect();
+    assert_eq!(ours, kafkas);
+    let assignor = &described["streams.assignor.name"];
+    assert_eq!(
+        synonyms(assignor),
+        vec![(5, "group.streams.assignors".into(), Some("sticky".into()))]
+    );
 }
 
 /// The leaf certificate an SSL listener presents to a new connection (rustls, trusting the

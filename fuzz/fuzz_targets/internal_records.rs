@@ -28,6 +28,6 @@ fuzz_target!(|input: &[u8]| {
         10 => drop(streams::CurrentAssignmentValue::decode(bytes)),
         11 => drop(streams::decode_target(bytes)),
         12 => drop(streams::decode_topology(bytes)),
-        _ => drop(streams::decode_group_epoch(bytes)),
+        _ => drop(streams::GroupMetadataValue::decode(bytes)),
     }
 });

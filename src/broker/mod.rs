@@ -115,6 +115,7 @@ fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
             max_size: config.streams.max_size,
             acceptable_recovery_lag: config.streams.acceptable_recovery_lag,
             task_offset_interval_ms: config.streams.task_offset_interval_ms,
+            rack_aware_assignment_tags: config.streams.rack_aware_assignment_tags.clone(),
         },
         offsets_topic_partitions: config.offsets_topic_partitions,
         offsets_retention_ms: config.offsets_retention_ms,

@@ -152,6 +152,17 @@ pub struct StreamsGroupDefaults {
     pub max_size: usize,
     pub acceptable_recovery_lag: i64,
     pub task_offset_interval_ms: i32,
+    /// `group.streams.rack.aware.assignment.tags`.
+    pub rack_aware_assignment_tags: Vec<String>,
+}
+
+/// A comma-separated list of tag keys (`rack.aware.assignment.tags`), blanks dropped.
+pub fn split_tags(text: Option<&str>) -> Vec<String> {
+    text.unwrap_or_default()
+        .split(',')
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .collect()
 }
 
 /// The broker's `group.share.*` settings: the defaults of every share group (KIP-932).
@@ -509,6 +520,9 @@ impl BrokerConfig {
                 max_size: int("group.streams.max.size").max(1) as usize,
                 acceptable_recovery_lag: int("group.streams.acceptable.recovery.lag"),
                 task_offset_interval_ms: int("group.streams.task.offset.interval.ms") as i32,
+                rack_aware_assignment_tags: split_tags(
+                    get("group.streams.rack.aware.assignment.tags").as_deref(),
+                ),
             },
             share: ShareGroupDefaults {
                 session_timeout_ms: int("group.share.session.timeout.ms") as i32,

@@ -160,6 +160,9 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.consumer.max.heartbeat.interval.ms", Int, Some("15000"), Validator::AtLeast(1), None, "Largest consumer.heartbeat.interval.ms a consumer group may set."),
     def!("group.consumer.assignors", List, Some("uniform,range"), Validator::ListOf(&["uniform", "range"]), None, "Server-side assignors; the first is the default."),
     def!("group.consumer.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a KIP-848 consumer group may have."),
+    def!("group.consumer.assignment.interval.ms", Int, Some("1000"), Validator::AtLeast(0), None, "Kafka's least time between two target assignments of a consumer group; accepted: a target is computed as soon as the group epoch moves (as with 0)."),
+    def!("group.consumer.min.assignment.interval.ms", Int, Some("0"), Validator::AtLeast(0), None, "Smallest consumer.assignment.interval.ms a consumer group may set."),
+    def!("group.consumer.max.assignment.interval.ms", Int, Some("15000"), Validator::AtLeast(0), None, "Largest consumer.assignment.interval.ms a consumer group may set."),
     def!("group.share.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Session timeout of share group members (KIP-932)."),
     def!("group.share.heartbeat.interval.ms", Int, Some("5000"), Validator::AtLeast(1), None, "Heartbeat interval given to share group members."),
     def!("group.share.min.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Smallest share.session.timeout.ms a share group may set."),
@@ -171,6 +174,13 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.share.max.record.lock.duration.ms", Int, Some("60000"), Validator::AtLeast(1000), None, "Largest share.record.lock.duration.ms a group may set."),
     def!("group.share.delivery.count.limit", Int, Some("5"), Validator::AtLeast(2), None, "Deliveries of a record to share group members after which it is archived instead of delivered again."),
     def!("group.share.partition.max.record.locks", Int, Some("2000"), Validator::AtLeast(100), None, "Most in-flight records (between the share-partition start and end offsets) of one share-partition."),
+    def!("group.share.min.delivery.count.limit", Int, Some("2"), Validator::AtLeast(2), None, "Smallest share.delivery.count.limit a share group may set."),
+    def!("group.share.max.delivery.count.limit", Int, Some("10"), Validator::AtLeast(2), None, "Largest share.delivery.count.limit a share group may set."),
+    def!("group.share.min.partition.max.record.locks", Int, Some("100"), Validator::AtLeast(100), None, "Smallest share.partition.max.record.locks a share group may set."),
+    def!("group.share.max.partition.max.record.locks", Int, Some("4000"), Validator::AtLeast(100), None, "Largest share.partition.max.record.locks a share group may set."),
+    def!("group.share.assignment.interval.ms", Int, Some("1000"), Validator::AtLeast(0), None, "Kafka's least time between two target assignments of a share group; accepted: a target is computed as soon as the group epoch moves (as with 0)."),
+    def!("group.share.min.assignment.interval.ms", Int, Some("0"), Validator::AtLeast(0), None, "Smallest share.assignment.interval.ms a share group may set."),
+    def!("group.share.max.assignment.interval.ms", Int, Some("15000"), Validator::AtLeast(0), None, "Largest share.assignment.interval.ms a share group may set."),
     def!("group.share.max.size", Int, Some("200"), Validator::AtLeast(1), None, "Most members a share group may have."),
     def!("group.share.max.share.sessions", Int, Some("2000"), Validator::AtLeast(1), None, "Most share sessions this broker keeps."),
     def!("group.streams.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Default streams.session.timeout.ms of streams groups (KIP-1071)."),
@@ -185,6 +195,11 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.streams.task.offset.interval.ms", Int, Some("60000"), Validator::AtLeast(1), None, "How often streams group members report their tasks' changelog offsets."),
     def!("group.streams.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a streams group may have."),
     def!("group.streams.initial.rebalance.delay.ms", Int, Some("3000"), Validator::AtLeast(0), None, "Default streams.initial.rebalance.delay.ms of streams groups."),
+    def!("group.streams.assignment.interval.ms", Int, Some("1000"), Validator::AtLeast(0), None, "Kafka's least time between two target assignments of a streams group; accepted: a target is computed as soon as the group epoch moves (as with 0)."),
+    def!("group.streams.min.assignment.interval.ms", Int, Some("0"), Validator::AtLeast(0), None, "Smallest streams.assignment.interval.ms a streams group may set."),
+    def!("group.streams.max.assignment.interval.ms", Int, Some("15000"), Validator::AtLeast(0), None, "Largest streams.assignment.interval.ms a streams group may set."),
+    def!("group.streams.assignors", List, Some("sticky"), Validator::ListOf(&["sticky"]), None, "Streams groups' task assignors; the first is the default."),
+    def!("group.streams.rack.aware.assignment.tags", List, Some(""), Validator::Any, None, "Default streams.rack.aware.assignment.tags of streams groups."),
     def!("share.coordinator.state.topic.num.partitions", Int, Some("50"), Validator::AtLeast(1), None, "Partitions of __share_group_state (fixed once the topic exists)."),
     def!("share.coordinator.state.topic.segment.bytes", Int, Some("104857600"), Validator::AtLeast(14), None, "segment.bytes of __share_group_state."),
     def!("process.roles", List, Some("broker,controller"), Validator::ListOf(&["broker", "controller"]), None, "This node's roles: broker (serves clients and hosts partitions), controller (votes in the metadata quorum), or both."),
@@ -278,6 +293,86 @@ pub static GROUP_CONFIGS: &[ConfigDef] = &[
         Validator::OneOf(&["read_uncommitted", "read_committed"]),
         None,
         "Whether the share group reads records of open and aborted transactions."
+    ),
+    def!(
+        "share.delivery.count.limit",
+        Int,
+        Some("5"),
+        Validator::AtLeast(2),
+        Some("group.share.delivery.count.limit"),
+        "Deliveries of a record to the share group after which it is archived, within group.share.min/max.delivery.count.limit."
+    ),
+    def!(
+        "share.partition.max.record.locks",
+        Int,
+        Some("2000"),
+        Validator::AtLeast(100),
+        Some("group.share.partition.max.record.locks"),
+        "Most in-flight records of one of the share group's share-partitions, within group.share.min/max.partition.max.record.locks."
+    ),
+    def!(
+        "share.renew.acknowledge.enable",
+        Boolean,
+        Some("true"),
+        Validator::Any,
+        None,
+        "Whether the share group's members may renew their acquisition locks (KIP-1222's RENEW acknowledgement); if not, a renewal is INVALID_RECORD_STATE."
+    ),
+    def!(
+        "share.assignment.interval.ms",
+        Int,
+        Some("1000"),
+        Validator::AtLeast(0),
+        Some("group.share.assignment.interval.ms"),
+        "Least time between two target assignments of the share group, within group.share.min/max.assignment.interval.ms; accepted: a target is computed as soon as the group epoch moves."
+    ),
+    def!(
+        "errors.deadletterqueue.topic.name",
+        String,
+        Some(""),
+        Validator::Any,
+        None,
+        "The share group's dead-letter queue topic (blank: none). Sluice writes no dead-letter queue: a name is refused."
+    ),
+    def!(
+        "errors.deadletterqueue.copy.record.enable",
+        Boolean,
+        Some("false"),
+        Validator::Any,
+        None,
+        "Whether records written to the share group's dead-letter queue are copied whole; no effect without a dead-letter queue."
+    ),
+    def!(
+        "consumer.assignment.interval.ms",
+        Int,
+        Some("1000"),
+        Validator::AtLeast(0),
+        Some("group.consumer.assignment.interval.ms"),
+        "Least time between two target assignments of the consumer group, within group.consumer.min/max.assignment.interval.ms; accepted: a target is computed as soon as the group epoch moves."
+    ),
+    def!(
+        "streams.assignment.interval.ms",
+        Int,
+        Some("1000"),
+        Validator::AtLeast(0),
+        Some("group.streams.assignment.interval.ms"),
+        "Least time between two target assignments of the streams group, within group.streams.min/max.assignment.interval.ms; accepted: a target is computed as soon as the group epoch moves."
+    ),
+    def!(
+        "streams.assignor.name",
+        String,
+        Some("sticky"),
+        Validator::Any,
+        Some("group.streams.assignors"),
+        "The streams group's task assignor, one of group.streams.assignors (the first by default)."
+    ),
+    def!(
+        "streams.rack.aware.assignment.tags",
+        List,
+        Some(""),
+        Validator::Any,
+        Some("group.streams.rack.aware.assignment.tags"),
+        "Client tag keys to spread standby tasks over; Kafka 4.4's sticky assignor, like this one, does not use them, and a change starts a new assignment."
     ),
     def!(
         "streams.session.timeout.ms",

@@ -1,6 +1,6 @@
-//! Group configs (the GROUP config resource): the share and consumer group settings a group
-//! may override, checked against the broker's bounds, and described as DescribeConfigs
-//! reports them.
+//! Group configs (the GROUP config resource): the consumer, share and streams group settings a
+//! group may override (Kafka 4.4's `GroupConfig`), checked against the broker's bounds with
+//! Kafka's messages, and described as DescribeConfigs reports them.
 
 use super::{
     BrokerConfig, ConfigError, ConfigSource, ConfigValue, DescribedConfig, GROUP_CONFIGS,
@@ -62,6 +62,73 @@ pub fn validate_group_configs(
                 "group.streams.min.heartbeat.interval.ms",
                 "group.streams.max.heartbeat.interval.ms",
             )?,
+            "consumer.assignment.interval.ms" => within(
+                "group.consumer.min.assignment.interval.ms",
+                "group.consumer.max.assignment.interval.ms",
+            )?,
+            "share.assignment.interval.ms" => within(
+                "group.share.min.assignment.interval.ms",
+                "group.share.max.assignment.interval.ms",
+            )?,
+            "streams.assignment.interval.ms" => within(
+                "group.streams.min.assignment.interval.ms",
+                "group.streams.max.assignment.interval.ms",
+            )?,
+            "share.delivery.count.limit" => within(
+                "group.share.min.delivery.count.limit",
+                "group.share.max.delivery.count.limit",
+            )?,
+            "share.partition.max.record.locks" => within(
+                "group.share.min.partition.max.record.locks",
+                "group.share.max.partition.max.record.locks",
+            )?,
+            "streams.assignor.name" => {
+                let registered: Vec<String> = broker
+                    .values
+                    .get("group.streams.assignors")
+                    .and_then(|v| v.value.as_deref())
+                    .unwrap_or("sticky")
+                    .split(',')
+                    .map(|a| a.trim().to_string())
+                    .filter(|a| !a.is_empty())
+                    .collect();
+                if !registered.iter().any(|a| a == value.trim()) {
+                    return Err(ConfigError::Refused(format!(
+                        "streams.assignor.name '{}' is not a registered task assignor. Registered assignors are: [{}].",
+                        value.trim(),
+                        registered.join(", ")
+                    )));
+                }
+            }
+            "streams.rack.aware.assignment.tags" => {
+                let tags: Vec<&str> = value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                let distinct: std::collections::BTreeSet<&str> = tags.iter().copied().collect();
+                if distinct.len() != tags.len() {
+                    return Err(ConfigError::Refused(
+                        "streams.rack.aware.assignment.tags must not contain duplicate tag keys."
+                            .into(),
+                    ));
+                }
+            }
+            "errors.deadletterqueue.topic.name" => {
+                let topic = value.trim();
+                if topic.starts_with("__") {
+                    return Err(ConfigError::Refused(
+                        "errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'"
+                            .into(),
+                    ));
+                }
+                if !topic.is_empty() {
+                    return Err(ConfigError::Refused(
+                        "errors.deadletterqueue.topic.name: Sluice does not write share groups' dead-letter queues yet"
+                            .into(),
+                    ));
+                }
+            }
             "streams.num.standby.replicas" => {
                 let max = bound("group.streams.max.standby.replicas");
                 if value.trim().parse::<i64>().is_ok_and(|n| n > max) {
@@ -104,6 +171,28 @@ pub fn validate_group_configs(
                 }
             }
             _ => {}
+        }
+    }
+    // Kafka's validateSessionExceedsHeartbeat: with either set, the group's session timeout
+    // (or the broker's default) must exceed its heartbeat interval (or the broker's).
+    for kind in ["consumer", "share", "streams"] {
+        let (session, heartbeat) = (
+            format!("{kind}.session.timeout.ms"),
+            format!("{kind}.heartbeat.interval.ms"),
+        );
+        if !configs.contains_key(&session) && !configs.contains_key(&heartbeat) {
+            continue;
+        }
+        let value = |name: &str| -> i64 {
+            configs
+                .get(name)
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| bound(&format!("group.{name}")))
+        };
+        if value(&session) <= value(&heartbeat) {
+            return Err(ConfigError::Refused(format!(
+                "{session} must be greater than {heartbeat}"
+            )));
         }
     }
     Ok(())

@@ -433,7 +433,7 @@ impl GroupCoordinator {
             if let Some(restored) = streams::StreamsGroup::restore(
                 group,
                 offsets,
-                config.num_standby_replicas,
+                config.assignment_configs(),
                 session,
                 self.topics.as_ref(),
                 Instant::now(),

@@ -103,12 +103,22 @@ impl ShareSettings {
             offset_reset,
             read_committed: get("share.isolation.level") == Some("read_committed"),
             limits: Limits {
-                delivery_count_limit: defaults.delivery_count_limit,
-                max_in_flight: defaults.max_record_locks,
+                delivery_count_limit: int(
+                    "share.delivery.count.limit",
+                    i32::from(defaults.delivery_count_limit),
+                )
+                .clamp(2, i32::from(i16::MAX)) as i16,
+                max_in_flight: int(
+                    "share.partition.max.record.locks",
+                    i32::try_from(defaults.max_record_locks).unwrap_or(i32::MAX),
+                )
+                .max(1) as usize,
                 lock_duration: Duration::from_millis(int(
                     "share.record.lock.duration.ms",
                     defaults.record_lock_duration_ms,
                 ) as u64),
+                renew_enabled: get("share.renew.acknowledge.enable")
+                    .is_none_or(|v| !v.eq_ignore_ascii_case("false")),
             },
         }
     }
@@ -466,5 +476,41 @@ impl ShareCoordinator {
                 tracing::error!(group = key.group, error = %e, "writing to {SHARE_STATE_TOPIC} failed");
                 ShareError::Storage
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_groups_configs_set_its_share_partition_limits() {
+        let broker = BrokerConfig::with_overrides(&[]).unwrap();
+        let defaults = ShareSettings::resolve(&broker.share, None);
+        assert_eq!(
+            (
+                defaults.limits.delivery_count_limit,
+                defaults.limits.max_in_flight,
+                defaults.limits.renew_enabled
+            ),
+            (5, 2000, true)
+        );
+        let overrides: BTreeMap<String, String> = [
+            ("share.delivery.count.limit", "2"),
+            ("share.partition.max.record.locks", "150"),
+            ("share.renew.acknowledge.enable", "false"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let group = ShareSettings::resolve(&broker.share, Some(&overrides));
+        assert_eq!(
+            (
+                group.limits.delivery_count_limit,
+                group.limits.max_in_flight,
+                group.limits.renew_enabled
+            ),
+            (2, 150, false)
+        );
     }
 }

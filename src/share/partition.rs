@@ -115,6 +115,8 @@ pub struct Limits {
     pub delivery_count_limit: i16,
     pub max_in_flight: usize,
     pub lock_duration: std::time::Duration,
+    /// `share.renew.acknowledge.enable`: whether RENEW acknowledgements are taken.
+    pub renew_enabled: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -380,6 +382,10 @@ impl SharePartition {
             .iter()
             .map(|t| AckType::from_id(*t).ok_or(AckError::InvalidRequest))
             .collect::<Result<_, _>>()?;
+        // Kafka: "Renewing acquisition locks is not enabled for the group."
+        if !limits.renew_enabled && kinds.contains(&AckType::Renew) {
+            return Err(AckError::InvalidRecordState);
+        }
         if first < self.start_offset || last >= self.end_offset {
             return Err(AckError::InvalidRecordState);
         }
@@ -508,7 +514,38 @@ mod tests {
             delivery_count_limit: 3,
             max_in_flight: 100,
             lock_duration: Duration::from_secs(30),
+            renew_enabled: true,
         }
+    }
+
+    #[test]
+    fn a_renewal_needs_the_group_to_allow_it() {
+        let now = Instant::now();
+        let mut p = SharePartition::new(0, 0);
+        p.acquire(0, &[(0, 1, true)], "a", now, 100, &limits());
+        let later = now + Duration::from_secs(10);
+        let off = Limits {
+            renew_enabled: false,
+            ..limits()
+        };
+        assert_eq!(
+            p.acknowledge("a", 0, 1, &[4], later, &off),
+            Err(AckError::InvalidRecordState),
+            "share.renew.acknowledge.enable=false"
+        );
+        p.acknowledge("a", 0, 1, &[4], later, &limits()).unwrap();
+        // Renewed: still acquired by a, past the first lock's end.
+        assert!(
+            p.acquire(
+                0,
+                &[(0, 1, true)],
+                "b",
+                now + Duration::from_secs(35),
+                100,
+                &limits()
+            )
+            .is_empty()
+        );
     }
 
     #[test]

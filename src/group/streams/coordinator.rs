@@ -83,6 +83,13 @@ impl GroupCoordinator {
         if let Some(ms) = int("streams.initial.rebalance.delay.ms") {
             config.initial_rebalance_delay_ms = ms;
         }
+        if let Some(tags) = image
+            .group_configs
+            .get(group_id)
+            .and_then(|c| c.get("streams.rack.aware.assignment.tags"))
+        {
+            config.rack_aware_assignment_tags = crate::config::split_tags(Some(tags));
+        }
         config
     }
 

@@ -167,6 +167,27 @@ pub struct StreamsGroupConfig {
     pub acceptable_recovery_lag: i64,
     /// How often members report their tasks' changelog offsets.
     pub task_offset_interval_ms: i32,
+    /// `streams.rack.aware.assignment.tags`: part of the assignment's configuration (a change
+    /// starts a new assignment), unused by the sticky assignor as by Kafka 4.4's.
+    pub rack_aware_assignment_tags: Vec<String>,
+}
+
+impl StreamsGroupConfig {
+    /// What a target assignment is computed with (Kafka's `streamsGroupAssignmentConfigs`):
+    /// when it differs from the last one's, the group starts a new assignment.
+    pub fn assignment_configs(&self) -> BTreeMap<String, String> {
+        let mut configs = BTreeMap::from([(
+            "num.standby.replicas".to_string(),
+            self.num_standby_replicas.to_string(),
+        )]);
+        if !self.rack_aware_assignment_tags.is_empty() {
+            configs.insert(
+                "rack.aware.assignment.tags".to_string(),
+                self.rack_aware_assignment_tags.join(","),
+            );
+        }
+        configs
+    }
 }
 
 impl Default for StreamsGroupConfig {
@@ -179,6 +200,7 @@ impl Default for StreamsGroupConfig {
             max_size: i32::MAX as usize,
             acceptable_recovery_lag: 10_000,
             task_offset_interval_ms: 60_000,
+            rack_aware_assignment_tags: Vec::new(),
         }
     }
 }
@@ -201,8 +223,8 @@ pub struct StreamsGroup {
     pub state_timestamp: i64,
     pub endpoint_information_epoch: i32,
     shutdown_requested_by: Option<String>,
-    /// The number of standby replicas the last target was computed with.
-    last_standby_replicas: i32,
+    /// The configuration the last target was computed with.
+    last_assignment_configs: BTreeMap<String, String>,
     /// While the first members of an empty group gather (`initial_rebalance_delay_ms` from the
     /// first join), tasks wait: the target is empty until this time, then a new epoch assigns
     /// them, so that instances starting together do not shuffle tasks among themselves.
@@ -238,7 +260,7 @@ impl StreamsGroup {
             state_timestamp: now_ms,
             endpoint_information_epoch: 0,
             shutdown_requested_by: None,
-            last_standby_replicas: 0,
+            last_assignment_configs: StreamsGroupConfig::default().assignment_configs(),
             initial_assignment_at: None,
             watched: BTreeSet::new(),
             static_members: HashMap::new(),
@@ -438,7 +460,9 @@ impl StreamsGroup {
                 self.configured = Some(configured);
             }
         }
-        if config.num_standby_replicas != self.last_standby_replicas {
+        let assignment_configs = config.assignment_configs();
+        if assignment_configs != self.last_assignment_configs {
+            tracing::info!(group = %self.id, configs = ?assignment_configs, "streams group assignment configurations changed; triggering rebalance");
             bump = true;
         }
         if self.initial_assignment_at.is_some_and(|at| now >= at) {
@@ -708,7 +732,7 @@ impl StreamsGroup {
                 )
             })
             .collect();
-        self.last_standby_replicas = config.num_standby_replicas;
+        self.last_assignment_configs = config.assignment_configs();
         self.assignment_epoch = self.group_epoch;
     }
 

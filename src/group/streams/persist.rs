@@ -66,7 +66,16 @@ impl StreamsGroup {
         let mut out = BTreeMap::new();
         out.insert(
             self.key(StreamsRecord::Metadata, None),
-            values::encode_group_epoch(self.group_epoch),
+            values::GroupMetadataValue {
+                epoch: self.group_epoch,
+                validated_topology_epoch: self
+                    .configured
+                    .as_ref()
+                    .filter(|c| c.problem.is_none())
+                    .map_or(-1, |c| c.epoch),
+                last_assignment_configs: Some(self.last_assignment_configs.clone()),
+            }
+            .encode(),
         );
         out.insert(
             self.key(StreamsRecord::TargetMetadata, None),
@@ -145,19 +154,21 @@ impl StreamsGroup {
     pub fn restore(
         replayed: Replayed,
         offsets: Offsets,
-        standby_replicas: i32,
+        assignment_configs: BTreeMap<String, String>,
         session: Duration,
         topics: &dyn TopicsView,
         now: Instant,
         now_ms: i64,
     ) -> Option<Self> {
-        let group_epoch = replayed.group_epoch?;
+        let metadata = replayed.metadata?;
         let mut g = StreamsGroup::new(&replayed.group, offsets, now_ms);
-        g.group_epoch = group_epoch;
+        g.group_epoch = metadata.epoch;
         g.assignment_epoch = replayed.assignment_epoch.unwrap_or(0);
-        // The target was computed with the configuration in effect (Kafka keeps it in the
-        // metadata record's tagged fields): taken as unchanged.
-        g.last_standby_replicas = standby_replicas;
+        // What the target was computed with, from the metadata record's tagged field; a record
+        // without it (an older Sluice) is taken as computed with the configuration in effect.
+        g.last_assignment_configs = metadata
+            .last_assignment_configs
+            .unwrap_or(assignment_configs);
         g.topology = replayed.topology;
         // The topology against the topics as they are: a restart alone starts no new epoch.
         if let Some(topology) = &g.topology {
@@ -217,7 +228,7 @@ pub struct ReplayedMember {
 #[derive(Debug, Default)]
 pub struct Replayed {
     group: String,
-    group_epoch: Option<i32>,
+    metadata: Option<values::GroupMetadataValue>,
     assignment_epoch: Option<i32>,
     topology: Option<super::topology::Topology>,
     members: HashMap<String, ReplayedMember>,
@@ -237,7 +248,7 @@ impl Replayed {
 
     /// Whether a tombstone of the group's metadata deleted it.
     pub fn is_deleted(&self) -> bool {
-        self.group_epoch.is_none()
+        self.metadata.is_none()
     }
 
     /// Applies one record (`None`: a tombstone).
@@ -249,8 +260,8 @@ impl Replayed {
     ) -> Result<(), SchemaError> {
         match (kind, member) {
             (StreamsRecord::Metadata, _) => {
-                self.group_epoch = value.map(values::decode_group_epoch).transpose()?;
-                if self.group_epoch.is_none() {
+                self.metadata = value.map(values::GroupMetadataValue::decode).transpose()?;
+                if self.metadata.is_none() {
                     *self = Self::new(&self.group);
                 }
             }

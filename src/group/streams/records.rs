@@ -4,7 +4,9 @@
 //! read the topic understand it. Keys are in [`crate::group::records::RecordKey`].
 //!
 //! ```text
-//! 17 StreamsGroupMetadataValue        epoch: i32, metadata_hash: i64 (+ tagged fields we leave out)
+//! 17 StreamsGroupMetadataValue        epoch: i32, metadata_hash: i64; tagged 0:
+//!    validated_topology_epoch: i32 (-1), 1: last_assignment_configs: [{key, value}] (we leave
+//!    out tags 2 and 3, the topology description epochs of a description plugin)
 //! 19 StreamsGroupMemberMetadataValue  instance_id?, rack_id?, client_id, client_host,
 //!    rebalance_timeout_ms: i32, topology_epoch: i32, process_id,
 //!    user_endpoint?: {host, port: u16}, client_tags: [{key, value}]
@@ -28,7 +30,8 @@ use crate::group::reconcile::AssignmentEpochs;
 use crate::group::records::{get_partitions_and_epochs, put_partitions_and_epochs};
 use crate::record::schema::{
     SchemaError, get_compact_len, get_compact_nullable_string, get_i16, get_i32, get_i64,
-    put_compact_nullable_string, put_uvarint, skip_tagged_fields,
+    get_tagged_fields, put_compact_nullable_string, put_tagged_field, put_uvarint,
+    skip_tagged_fields,
 };
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,22 +144,58 @@ fn get_tasks(
     Ok(entries.unwrap_or_default().into_iter().collect())
 }
 
-/// StreamsGroupMetadataValue: the group epoch.
-pub fn encode_group_epoch(epoch: i32) -> Bytes {
-    let mut buf = BytesMut::new();
-    buf.put_i16(VERSION);
-    buf.put_i32(epoch);
-    buf.put_i64(0); // metadata_hash: the topic metadata is read again on load
-    no_tags(&mut buf);
-    buf.freeze()
+/// StreamsGroupMetadataValue.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GroupMetadataValue {
+    pub epoch: i32,
+    /// The topology epoch last configured against the topics (-1: none).
+    pub validated_topology_epoch: i32,
+    /// What the last target assignment was computed with (`None`: a record without them).
+    pub last_assignment_configs: Option<BTreeMap<String, String>>,
 }
 
-pub fn decode_group_epoch(mut buf: &[u8]) -> Result<i32, SchemaError> {
-    get_i16(&mut buf)?;
-    let epoch = get_i32(&mut buf)?;
-    get_i64(&mut buf)?;
-    skip_tagged_fields(&mut buf)?;
-    Ok(epoch)
+impl GroupMetadataValue {
+    pub fn encode(&self) -> Bytes {
+        let mut buf = BytesMut::new();
+        buf.put_i16(VERSION);
+        buf.put_i32(self.epoch);
+        buf.put_i64(0); // metadata_hash: the topic metadata is read again on load
+        let configs = self
+            .last_assignment_configs
+            .as_ref()
+            .filter(|c| !c.is_empty());
+        let tags = u64::from(self.validated_topology_epoch != -1) + u64::from(configs.is_some());
+        put_uvarint(&mut buf, tags);
+        if self.validated_topology_epoch != -1 {
+            put_tagged_field(&mut buf, 0, &self.validated_topology_epoch.to_be_bytes());
+        }
+        if let Some(configs) = configs {
+            let mut body = BytesMut::new();
+            put_key_values(&mut body, configs);
+            put_tagged_field(&mut buf, 1, &body);
+        }
+        buf.freeze()
+    }
+
+    pub fn decode(mut buf: &[u8]) -> Result<Self, SchemaError> {
+        get_i16(&mut buf)?;
+        let epoch = get_i32(&mut buf)?;
+        get_i64(&mut buf)?;
+        let mut value = Self {
+            epoch,
+            validated_topology_epoch: -1,
+            last_assignment_configs: None,
+        };
+        get_tagged_fields(&mut buf, |tag, mut body| {
+            match tag {
+                0 => value.validated_topology_epoch = get_i32(&mut body)?,
+                1 => value.last_assignment_configs = Some(get_key_values(&mut body)?),
+                _ => {}
+            }
+            Ok(())
+        })?;
+        Ok(value)
+    }
 }
 
 /// StreamsGroupTargetAssignmentMetadataValue.
@@ -511,7 +550,23 @@ mod tests {
             decode_target(&encode_target(&current.assigned)).unwrap(),
             current.assigned
         );
-        assert_eq!(decode_group_epoch(&encode_group_epoch(7)).unwrap(), 7);
+        let metadata = GroupMetadataValue {
+            epoch: 7,
+            validated_topology_epoch: 2,
+            last_assignment_configs: Some(
+                [("num.standby.replicas".to_string(), "1".to_string())].into(),
+            ),
+        };
+        assert_eq!(
+            GroupMetadataValue::decode(&metadata.encode()).unwrap(),
+            metadata
+        );
+        let bare = GroupMetadataValue {
+            epoch: 7,
+            validated_topology_epoch: -1,
+            last_assignment_configs: None,
+        };
+        assert_eq!(GroupMetadataValue::decode(&bare.encode()).unwrap(), bare);
         assert_eq!(
             decode_target_epoch(&encode_target_epoch(6, 123)).unwrap(),
             6
