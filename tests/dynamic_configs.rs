@@ -168,11 +168,23 @@ async fn dynamic_broker_configs_apply_without_a_restart() {
     assert_eq!(code, 0);
     let second = connect(&broker);
     assert!(!served(&broker), "a third connection from this address");
+    // An override for this address (max.connections.per.ip.overrides) lets a third one in.
+    let (code, text) = alter(
+        &mut admin_conn,
+        BROKER,
+        "",
+        &[("max.connections.per.ip.overrides", SET, Some("127.0.0.1:3"))],
+    );
+    assert_eq!(code, 0, "{text:?}");
+    assert!(served(&broker), "a third connection under the address's override");
     let (code, _) = alter(
         &mut admin_conn,
         BROKER,
         "",
-        &[("max.connections.per.ip", DELETE, None)],
+        &[
+            ("max.connections.per.ip", DELETE, None),
+            ("max.connections.per.ip.overrides", DELETE, None),
+        ],
     );
     assert_eq!(code, 0);
     assert!(served(&broker), "the limit is back to its static value");

@@ -51,6 +51,8 @@ pub struct BrokerConfig {
     /// `max.connection.creation.rate`: new connections per second across listeners.
     pub max_connection_creation_rate: i32,
     pub max_connections_per_ip: usize,
+    /// `max.connections.per.ip.overrides`, host names resolved.
+    pub max_connections_per_ip_overrides: BTreeMap<std::net::IpAddr, usize>,
     /// `quota.window.num` and `quota.window.size.seconds`.
     pub quota_windows: QuotaWindows,
     /// `controller.quota.window.num` and `controller.quota.window.size.seconds`.
@@ -154,6 +156,51 @@ pub struct StreamsGroupDefaults {
     pub task_offset_interval_ms: i32,
     /// `group.streams.rack.aware.assignment.tags`.
     pub rack_aware_assignment_tags: Vec<String>,
+}
+
+/// `max.connections.per.ip.overrides`: `host:count` pairs (split at the last colon, so an IPv6
+/// address may be given bare), each host an address or a name resolved now, as Kafka resolves
+/// it when it reads the config. Kafka's requirement: `max.connections.per.ip` may be 0 only
+/// with overrides.
+fn per_ip_overrides(
+    text: Option<&str>,
+    default_limit: i64,
+) -> Result<BTreeMap<std::net::IpAddr, usize>, ConfigError> {
+    use std::net::ToSocketAddrs;
+    const NAME: &str = "max.connections.per.ip.overrides";
+    let text = text.unwrap_or_default().trim();
+    let mut overrides = BTreeMap::new();
+    for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let bad = |reason: String| ConfigError::Invalid {
+            name: NAME.to_string(),
+            value: text.to_string(),
+            reason,
+        };
+        let (host, count) = entry
+            .rsplit_once(':')
+            .ok_or_else(|| bad(format!("'{entry}' is not host:count")))?;
+        let host = host.trim().trim_start_matches('[').trim_end_matches(']');
+        let count: usize = count
+            .trim()
+            .parse()
+            .map_err(|_| bad(format!("'{}' is not a connection count", count.trim())))?;
+        let address = match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => ip,
+            Err(_) => (host, 0)
+                .to_socket_addrs()
+                .ok()
+                .and_then(|mut addresses| addresses.next())
+                .map(|a| a.ip())
+                .ok_or_else(|| bad(format!("unknown host {host}")))?,
+        };
+        overrides.insert(address, count);
+    }
+    if default_limit == 0 && overrides.is_empty() {
+        return Err(ConfigError::Refused(
+            "requirement failed: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.".into(),
+        ));
+    }
+    Ok(overrides)
 }
 
 /// A comma-separated list of tag keys (`rack.aware.assignment.tags`), blanks dropped.
@@ -463,6 +510,10 @@ impl BrokerConfig {
             max_connection_creation_rate: int("max.connection.creation.rate")
                 .clamp(0, i64::from(i32::MAX)) as i32,
             max_connections_per_ip: int("max.connections.per.ip").max(0) as usize,
+            max_connections_per_ip_overrides: per_ip_overrides(
+                get("max.connections.per.ip.overrides").as_deref(),
+                int("max.connections.per.ip"),
+            )?,
             quota_windows: QuotaWindows {
                 samples: int("quota.window.num").clamp(1, 1_000) as u32,
                 window_ms: int("quota.window.size.seconds").clamp(1, 86_400) * 1000,

@@ -133,6 +133,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("max.connections", Int, Some("2147483647"), Validator::AtLeast(1), None, "Maximum simultaneous client connections."),
     def!("max.connection.creation.rate", Int, Some("2147483647"), Validator::AtLeast(0), None, "Most new connections per second across the broker's listeners (the inter-broker one exempt when there are others), and per listener as listener.name.<listener>.max.connection.creation.rate; a connection over the rate waits before it is served, and so do those after it on its listener (KIP-612)."),
     def!("max.connections.per.ip", Int, Some("2147483647"), Validator::AtLeast(0), None, "Maximum simultaneous client connections from one IP address; more are closed at once."),
+    def!("max.connections.per.ip.overrides", String, Some(""), Validator::Any, None, "Per-address (IP or host name, resolved when the config is read) overrides of max.connections.per.ip, as host:count pairs separated by commas, e.g. 127.0.0.1:200,localhost:100."),
     def!("quota.window.num", Int, Some("11"), Validator::AtLeast(1), None, "Samples kept to measure client quotas' rates."),
     def!("quota.window.size.seconds", Int, Some("1"), Validator::AtLeast(1), None, "The length of each client quota sample."),
     def!("controller.quota.window.num", Int, Some("11"), Validator::AtLeast(1), None, "Samples of the controller mutation quota (its burst is this many windows of the rate)."),

@@ -94,7 +94,7 @@ static DYNAMIC_CONFIGS: &[(&str, Scope, Effect)] = &[
     ("max.connection.creation.rate", ClusterWide, Live),
     ("max.connections", ClusterWide, Live),
     ("max.connections.per.ip", ClusterWide, Live),
-    ("max.connections.per.ip.overrides", ClusterWide, Refused),
+    ("max.connections.per.ip.overrides", ClusterWide, Live),
     ("max.decompressed.message.bytes", ClusterWide, Refused),
     ("message.max.bytes", ClusterWide, Live),
     ("metric.reporters", ClusterWide, Refused),

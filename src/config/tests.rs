@@ -341,3 +341,54 @@ fn properties_text_reads_back_unchanged() {
     let text = to_properties_text(&props);
     assert_eq!(parse_properties(&text).unwrap(), props);
 }
+
+#[test]
+fn per_address_connection_overrides_are_parsed_and_resolved_as_kafka_reads_them() {
+    let config = BrokerConfig::with_overrides(&[(
+        "max.connections.per.ip.overrides",
+        "127.0.0.2:5, ::1:3, [::2]:4",
+    )])
+    .unwrap();
+    let overrides: Vec<(String, usize)> = config
+        .max_connections_per_ip_overrides
+        .iter()
+        .map(|(ip, n)| (ip.to_string(), *n))
+        .collect();
+    assert_eq!(
+        overrides,
+        vec![
+            ("127.0.0.2".to_string(), 5),
+            ("::1".to_string(), 3),
+            ("::2".to_string(), 4)
+        ]
+    );
+    let named =
+        BrokerConfig::with_overrides(&[("max.connections.per.ip.overrides", "localhost:9")])
+            .unwrap();
+    assert!(
+        named
+            .max_connections_per_ip_overrides
+            .keys()
+            .all(|ip| ip.is_loopback())
+    );
+    for bad in ["127.0.0.1", "127.0.0.1:many", "no-such-host.invalid:1"] {
+        assert!(
+            BrokerConfig::with_overrides(&[("max.connections.per.ip.overrides", bad)]).is_err(),
+            "{bad}"
+        );
+    }
+    let zero = BrokerConfig::with_overrides(&[("max.connections.per.ip", "0")]);
+    assert_eq!(
+        zero.err().map(|e| e.to_string()).as_deref(),
+        Some(
+            "requirement failed: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set."
+        )
+    );
+    assert!(
+        BrokerConfig::with_overrides(&[
+            ("max.connections.per.ip", "0"),
+            ("max.connections.per.ip.overrides", "127.0.0.1:10"),
+        ])
+        .is_ok()
+    );
+}

@@ -490,7 +490,14 @@ async fn accept_loop(
                     });
                     continue;
                 }
-                let per_ip_limit = broker.config().max_connections_per_ip;
+                let per_ip_limit = {
+                    let config = broker.config();
+                    config
+                        .max_connections_per_ip_overrides
+                        .get(&peer.ip())
+                        .copied()
+                        .unwrap_or(config.max_connections_per_ip)
+                };
                 let Some(slot) = quotas.per_ip.admit(peer.ip(), per_ip_limit) else {
                     tracing::info!(%peer, "closing connection: max.connections.per.ip reached for its address");
                     continue;
