@@ -176,7 +176,10 @@ async fn dynamic_broker_configs_apply_without_a_restart() {
         &[("max.connections.per.ip.overrides", SET, Some("127.0.0.1:3"))],
     );
     assert_eq!(code, 0, "{text:?}");
-    assert!(served(&broker), "a third connection under the address's override");
+    assert!(
+        served(&broker),
+        "a third connection under the address's override"
+    );
     let (code, _) = alter(
         &mut admin_conn,
         BROKER,

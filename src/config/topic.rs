@@ -30,6 +30,8 @@ pub struct LogConfig {
     pub cleanup_compact: bool,
     pub delete_retention_ms: i64,
     pub min_compaction_lag_ms: i64,
+    /// `compression.type`: `producer`, `uncompressed` or a codec's name.
+    pub compression_type: String,
 }
 
 impl LogConfig {
@@ -68,6 +70,7 @@ impl LogConfig {
                 .split(',')
                 .any(|p| p.trim() == "compact"),
             delete_retention_ms: long("delete.retention.ms"),
+            compression_type: get("compression.type").trim().to_string(),
             min_compaction_lag_ms: long("min.compaction.lag.ms"),
         }
     }

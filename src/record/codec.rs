@@ -1,5 +1,6 @@
-//! Decompression of a batch's records section, for the few places that must read records.
-//! The produce and fetch paths never call this: batches are stored and served as produced.
+//! Decompression of a batch's records section, for the few places that must read records,
+//! and compression for a topic whose `compression.type` names a codec (Kafka's recompression
+//! on produce). Batches are otherwise stored and served as produced.
 
 use super::{Compression, RecordError};
 use std::io::Read;
@@ -22,6 +23,51 @@ pub enum CodecError {
 
 /// Java clients frame snappy data with xerial's stream header; librdkafka writes raw snappy.
 const XERIAL_MAGIC: &[u8] = b"\x82SNAPPY\x00";
+
+/// Compresses a records section as Kafka's broker does (its `Compression` implementations):
+/// gzip at `level` (-1: zlib's default), snappy in xerial's framing with 32 KiB blocks (what
+/// Java's `SnappyOutputStream` writes), an LZ4 frame of independent 64 KiB blocks, zstd at
+/// `level`. lz4_flex has one level: `compression.lz4.level` does not change its output.
+pub fn compress(codec: Compression, level: i32, data: &[u8]) -> Result<Vec<u8>, RecordError> {
+    use std::io::Write;
+    let failed = |e: std::io::Error| RecordError::Compression(format!("{codec:?}: {e}"));
+    Ok(match codec {
+        Compression::None => data.to_vec(),
+        Compression::Gzip => {
+            let level = match level {
+                1..=9 => flate2::Compression::new(level as u32),
+                _ => flate2::Compression::default(),
+            };
+            let mut encoder = flate2::write::GzEncoder::new(Vec::new(), level);
+            encoder.write_all(data).map_err(failed)?;
+            encoder.finish().map_err(failed)?
+        }
+        Compression::Snappy => {
+            const BLOCK: usize = 32 * 1024;
+            let mut out = XERIAL_MAGIC.to_vec();
+            out.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1]);
+            let mut encoder = snap::raw::Encoder::new();
+            for chunk in data.chunks(BLOCK) {
+                let block = encoder
+                    .compress_vec(chunk)
+                    .map_err(|e| RecordError::Compression(format!("snappy: {e}")))?;
+                out.extend_from_slice(&(block.len() as u32).to_be_bytes());
+                out.extend_from_slice(&block);
+            }
+            out
+        }
+        Compression::Lz4 => {
+            let mut info = lz4_flex::frame::FrameInfo::new();
+            info.block_mode = lz4_flex::frame::BlockMode::Independent;
+            let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+            encoder.write_all(data).map_err(failed)?;
+            encoder
+                .finish()
+                .map_err(|e| RecordError::Compression(format!("lz4: {e}")))?
+        }
+        Compression::Zstd => zstd::encode_all(data, level).map_err(failed)?,
+    })
+}
 
 pub fn decompress(codec: Compression, payload: &[u8]) -> Result<Vec<u8>, RecordError> {
     let mut out = Vec::new();
@@ -172,6 +218,27 @@ mod tests {
         xerial.extend_from_slice(&(raw.len() as u32).to_be_bytes());
         xerial.extend_from_slice(&raw);
         assert_eq!(decompress(Compression::Snappy, &xerial).unwrap(), data);
+    }
+
+    #[test]
+    fn what_is_compressed_reads_back() {
+        let data = b"a record, another record, and more records".repeat(3_000);
+        for (codec, level) in [
+            (Compression::Gzip, -1),
+            (Compression::Gzip, 9),
+            (Compression::Snappy, 0),
+            (Compression::Lz4, 9),
+            (Compression::Zstd, 3),
+            (Compression::Zstd, -5),
+        ] {
+            let packed = compress(codec, level, &data).unwrap();
+            assert!(packed.len() < data.len(), "{codec:?}");
+            assert_eq!(decompress(codec, &packed).unwrap(), data, "{codec:?}");
+        }
+        // Xerial framing in 32 KiB blocks, as Java's SnappyOutputStream writes.
+        let snappy = compress(Compression::Snappy, 0, &data).unwrap();
+        assert!(snappy.starts_with(XERIAL_MAGIC));
+        assert_eq!(compress(Compression::None, 0, b"raw").unwrap(), b"raw");
     }
 
     #[test]

@@ -150,6 +150,29 @@ pub enum Compression {
 }
 
 impl Compression {
+    /// The codec's id in a batch's attributes.
+    pub fn id(self) -> i16 {
+        match self {
+            Self::None => 0,
+            Self::Gzip => 1,
+            Self::Snappy => 2,
+            Self::Lz4 => 3,
+            Self::Zstd => 4,
+        }
+    }
+
+    /// A `compression.type` value's codec (`None`: `producer`, keep the producer's).
+    pub fn of_topic_config(value: &str) -> Option<Self> {
+        match value.trim() {
+            "uncompressed" => Some(Self::None),
+            "gzip" => Some(Self::Gzip),
+            "snappy" => Some(Self::Snappy),
+            "lz4" => Some(Self::Lz4),
+            "zstd" => Some(Self::Zstd),
+            _ => None,
+        }
+    }
+
     fn from_attributes(attributes: i16) -> Result<Self, RecordError> {
         match attributes & COMPRESSION_MASK {
             0 => Ok(Self::None),
@@ -625,6 +648,29 @@ pub fn make_transactional(batch: &mut BytesMut, producer_id: i64, producer_epoch
     batch[BASE_SEQUENCE..BASE_SEQUENCE + 4].copy_from_slice(&(-1i32).to_be_bytes());
     let crc = crc32c::crc32c(&batch[ATTRIBUTES..]);
     batch[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+}
+
+/// `batch` with its records section in `target`'s codec (Kafka's recompression for a topic
+/// whose `compression.type` names one): decompressed within the usual bound, compressed at
+/// `level`; every header field but the length, the codec bits and the CRC stays.
+pub fn recompress(
+    batch: &BatchView<'_>,
+    target: Compression,
+    level: i32,
+) -> Result<BytesMut, RecordError> {
+    use bytes::BufMut;
+    let records = codec::decompress(batch.compression()?, &batch.bytes()[HEADER_LEN..])?;
+    let body = codec::compress(target, level, &records)?;
+    let mut out = BytesMut::with_capacity(HEADER_LEN + body.len());
+    out.put_slice(&batch.bytes()[..HEADER_LEN]);
+    out.put_slice(&body);
+    out[BATCH_LENGTH..BATCH_LENGTH + 4]
+        .copy_from_slice(&((HEADER_LEN - LOG_OVERHEAD + body.len()) as i32).to_be_bytes());
+    let attributes = (batch.attributes() & !COMPRESSION_MASK) | target.id();
+    out[ATTRIBUTES..ATTRIBUTES + 2].copy_from_slice(&attributes.to_be_bytes());
+    let crc = crc32c::crc32c(&out[ATTRIBUTES..]);
+    out[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    Ok(out)
 }
 
 /// Rewrites `batch` keeping only `records` (raw records of that batch, in order), as the log

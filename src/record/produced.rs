@@ -115,10 +115,33 @@ impl ProducedBatch {
                 validate_records(&view, policy, now_ms)?
             }
         };
+        let bytes = match (policy.compression, self.header()) {
+            (Some((target, level)), Some(view)) if view.compression()? != target => {
+                // Kafka's LogValidator recompresses into the topic's codec, then checks the
+                // new size against max.message.bytes.
+                let recompressed = super::recompress(&view, target, level)?;
+                if recompressed.len() > max_message_bytes {
+                    return Err(RecordError::TooLarge {
+                        size: recompressed.len(),
+                        limit: max_message_bytes,
+                    });
+                }
+                recompressed.freeze()
+            }
+            _ => self.bytes,
+        };
         Ok(CheckedBatch {
-            bytes: self.bytes,
+            bytes,
             max_timestamp,
         })
+    }
+
+    /// Whether [`ProducedBatch::check`] will recompress the batch into `target`.
+    pub fn needs_recompression(&self, target: Option<Compression>) -> bool {
+        match (target, self.header().map(|h| h.compression())) {
+            (Some(target), Some(Ok(codec))) => codec != target,
+            _ => false,
+        }
     }
 }
 
@@ -169,7 +192,61 @@ mod tests {
             log_append_time: false,
             timestamp_before_max_ms: i64::MAX,
             timestamp_after_max_ms: i64::MAX,
+            compression: None,
         }
+    }
+
+    #[test]
+    fn a_topic_codec_recompresses_what_the_producer_sent() {
+        let produced = batch(0, 50, 1_000, 200);
+        let original = BatchView::new(&produced).unwrap();
+        let records = original.bytes()[super::super::HEADER_LEN..].to_vec();
+        for target in [
+            Compression::Zstd,
+            Compression::Gzip,
+            Compression::Lz4,
+            Compression::Snappy,
+        ] {
+            let topic = ValidationPolicy {
+                compression: Some((target, 3)),
+                ..policy()
+            };
+            let checked = ProducedBatch::new(produced.clone().freeze())
+                .check(1 << 20, &topic, 2_000)
+                .unwrap();
+            let view = checked.view();
+            view.validate().unwrap();
+            assert_eq!(view.compression().unwrap(), target);
+            assert!(checked.bytes().len() < produced.len(), "{target:?}");
+            assert_eq!(view.records_count(), 50);
+            assert_eq!(checked.max_timestamp(), 1_049);
+            let body = &view.bytes()[super::super::HEADER_LEN..];
+            assert_eq!(
+                super::super::codec::decompress(target, body).unwrap(),
+                records
+            );
+            // And back to uncompressed.
+            let plain = ValidationPolicy {
+                compression: Some((Compression::None, 0)),
+                ..policy()
+            };
+            let back = ProducedBatch::new(bytes::Bytes::copy_from_slice(checked.bytes()))
+                .check(1 << 20, &plain, 2_000)
+                .unwrap();
+            assert_eq!(back.bytes(), &produced[..]);
+        }
+        // Recompressed bigger than max.message.bytes: MESSAGE_TOO_LARGE, as Kafka re-checks.
+        let small = ValidationPolicy {
+            compression: Some((Compression::Gzip, 1)),
+            ..policy()
+        };
+        let tiny = batch(0, 1, 0, 10);
+        let limit = tiny.len();
+        let incompressible = ProducedBatch::new(tiny.freeze());
+        assert!(matches!(
+            incompressible.check(limit, &small, 0),
+            Err(RecordError::TooLarge { .. })
+        ));
     }
 
     #[test]

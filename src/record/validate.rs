@@ -31,6 +31,9 @@ pub struct ValidationPolicy {
     pub log_append_time: bool,
     pub timestamp_before_max_ms: i64,
     pub timestamp_after_max_ms: i64,
+    /// The codec the topic stores records in (`compression.type`), and its level; `None`:
+    /// the producer's.
+    pub compression: Option<(super::Compression, i32)>,
 }
 
 /// Walks every record of a batch that passed the header checks
@@ -178,6 +181,7 @@ mod tests {
             log_append_time: false,
             timestamp_before_max_ms: i64::MAX,
             timestamp_after_max_ms: 3_600_000,
+            compression: None,
         }
     }
 

@@ -11,6 +11,7 @@
 
 use super::{Partition, ReplicaManager};
 use crate::error::{Error, code};
+use crate::record::Compression;
 use crate::record::control::Marker;
 use crate::record::produced::{CheckedBatch, ProducedBatch};
 use crate::record::validate::ValidationPolicy;
@@ -192,6 +193,17 @@ fn transaction_open_at(log: &Log, producer_id: i64, producer_epoch: i16) -> bool
         .is_some_and(|e| e.txn_first_offset.is_some() && e.epoch == producer_epoch)
 }
 
+/// Kafka's default level of a codec the broker compresses with (`compression.gzip.level` -1,
+/// `compression.lz4.level` 9, `compression.zstd.level` 3).
+fn default_level(codec: Compression) -> i32 {
+    match codec {
+        Compression::Gzip => -1,
+        Compression::Lz4 => 9,
+        Compression::Zstd => 3,
+        Compression::None | Compression::Snappy => 0,
+    }
+}
+
 impl Partition {
     /// A client's batch, from the leader's checks to the append.
     async fn check_and_append(
@@ -243,10 +255,13 @@ impl Partition {
                     log_append_time: config.log_append_time,
                     timestamp_before_max_ms: config.timestamp_before_max_ms,
                     timestamp_after_max_ms: config.timestamp_after_max_ms,
+                    compression: Compression::of_topic_config(&config.compression_type)
+                        .map(|codec| (codec, default_level(codec))),
                 },
             )
         };
-        let in_place = !batch.is_compressed() && batch.len() <= WALK_IN_PLACE_BYTES;
+        let recompress = batch.needs_recompression(policy.compression.map(|(codec, _)| codec));
+        let in_place = !batch.is_compressed() && !recompress && batch.len() <= WALK_IN_PLACE_BYTES;
         let check = move || -> Result<CheckedBatch, Error> {
             Ok(batch.check(max_message_bytes, &policy, now_ms())?)
         };
