@@ -39,6 +39,53 @@ fn records_are_stored_in_the_topics_codec() {
         assert_eq!(stored_codec(&mut stream, topic, 0), id, "{topic}");
     }
 
+    // The topic's level (KIP-390), checked as Kafka checks it.
+    let mut sizes = Vec::new();
+    for level in ["1", "9"] {
+        let topic = format!("gzip-{level}");
+        create_topic(
+            &mut stream,
+            &topic,
+            1,
+            &[
+                ("compression.type", "gzip"),
+                ("compression.gzip.level", level),
+            ],
+        );
+        let response = produce(
+            &mut stream,
+            &topic,
+            1,
+            common::raw::batch(200, 300).freeze(),
+        );
+        assert_eq!(response.unwrap().error_code, 0);
+        assert_eq!(stored_codec(&mut stream, &topic, 0), 1);
+        sizes.push(
+            fetch(&mut stream, &topic, 0, 1 << 20)
+                .records
+                .unwrap()
+                .len(),
+        );
+    }
+    assert!(
+        sizes[1] <= sizes[0],
+        "level 9 {} vs level 1 {}",
+        sizes[1],
+        sizes[0]
+    );
+    let refused = common::raw::create_topic_result(
+        &mut stream,
+        "zstd-30",
+        &[("compression.zstd.level", "30")],
+    );
+    assert_eq!(
+        refused,
+        (
+            40,
+            Some("Invalid value 30 for configuration compression.zstd.level: Value must be no more than 22".to_string())
+        )
+    );
+
     // librdkafka reads what the broker recompressed, as produced by librdkafka (lz4 in,
     // gzip stored).
     create_topic(

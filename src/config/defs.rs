@@ -23,6 +23,10 @@ pub enum ConfigType {
 pub enum Validator {
     Any,
     AtLeast(i64),
+    /// Kafka's `Range.between`.
+    Between(i64, i64),
+    /// Kafka's gzip level validator: 1 to 9, or -1 (zlib's default).
+    GzipLevel,
     OneOf(&'static [&'static str]),
     ListOf(&'static [&'static str]),
     Fraction,
@@ -61,6 +65,9 @@ macro_rules! def {
 pub static TOPIC_CONFIGS: &[ConfigDef] = &[
     def!("cleanup.policy", List, Some("delete"), Validator::ListOf(&["delete", "compact"]), Some("log.cleanup.policy"), "Retention policy for old segments: delete and/or compact."),
     def!("compression.type", String, Some("producer"), Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]), Some("compression.type"), "Final compression type of the topic; 'producer' keeps the producer's codec."),
+    def!("compression.gzip.level", Int, Some("-1"), Validator::GzipLevel, Some("compression.gzip.level"), "The gzip level batches are recompressed at when compression.type is gzip (-1: zlib's default)."),
+    def!("compression.lz4.level", Int, Some("9"), Validator::Between(1, 17), Some("compression.lz4.level"), "Kafka's lz4 level for compression.type lz4; accepted: lz4_flex compresses at its one level."),
+    def!("compression.zstd.level", Int, Some("3"), Validator::Between(-131072, 22), Some("compression.zstd.level"), "The zstd level batches are recompressed at when compression.type is zstd."),
     def!("delete.retention.ms", Long, Some("86400000"), Validator::AtLeast(0), Some("log.cleaner.delete.retention.ms"), "How long delete tombstones are retained for compacted topics."),
     def!("file.delete.delay.ms", Long, Some("60000"), Validator::AtLeast(0), Some("log.segment.delete.delay.ms"), "Time to wait before deleting a file from the filesystem."),
     def!("flush.messages", Long, Some(LONG_MAX), Validator::AtLeast(1), Some("log.flush.interval.messages"), "Force an fsync after this many messages."),
@@ -100,6 +107,9 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("delete.topic.enable", Boolean, Some("true"), Validator::Any, None, "Allow DeleteTopics."),
     def!("log.cleanup.policy", List, Some("delete"), Validator::ListOf(&["delete", "compact"]), None, "Default cleanup.policy."),
     def!("compression.type", String, Some("producer"), Validator::OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]), None, "Default compression.type."),
+    def!("compression.gzip.level", Int, Some("-1"), Validator::GzipLevel, None, "Default compression.gzip.level."),
+    def!("compression.lz4.level", Int, Some("9"), Validator::Between(1, 17), None, "Default compression.lz4.level."),
+    def!("compression.zstd.level", Int, Some("3"), Validator::Between(-131072, 22), None, "Default compression.zstd.level."),
     def!("log.cleaner.delete.retention.ms", Long, Some("86400000"), Validator::AtLeast(0), None, "Default delete.retention.ms."),
     def!("log.segment.delete.delay.ms", Long, Some("60000"), Validator::AtLeast(0), None, "Default file.delete.delay.ms."),
     def!("log.flush.interval.messages", Long, Some(LONG_MAX), Validator::AtLeast(1), None, "Messages appended before an fsync."),
@@ -539,6 +549,31 @@ pub fn validate_value(def: &ConfigDef, value: &str) -> Result<(), ConfigError> {
                     name,
                     value,
                     format!("Value must be at least {min}"),
+                ));
+            }
+        }
+        Validator::Between(min, max) => {
+            if number.is_some_and(|n| n < min) {
+                return Err(invalid(
+                    name,
+                    value,
+                    format!("Value must be at least {min}"),
+                ));
+            }
+            if number.is_some_and(|n| n > max) {
+                return Err(invalid(
+                    name,
+                    value,
+                    format!("Value must be no more than {max}"),
+                ));
+            }
+        }
+        Validator::GzipLevel => {
+            if number.is_some_and(|n| n != -1 && !(1..=9).contains(&n)) {
+                return Err(invalid(
+                    name,
+                    value,
+                    "Value must be between 1 and 9 or equal to -1",
                 ));
             }
         }

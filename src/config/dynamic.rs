@@ -42,10 +42,10 @@ use Scope::{ClusterWide, PerBroker};
 #[rustfmt::skip]
 static DYNAMIC_CONFIGS: &[(&str, Scope, Effect)] = &[
     ("background.threads", ClusterWide, NoEffect),
-    ("compression.gzip.level", ClusterWide, Refused),
-    ("compression.lz4.level", ClusterWide, Refused),
+    ("compression.gzip.level", ClusterWide, Live),
+    ("compression.lz4.level", ClusterWide, Live),
     ("compression.type", ClusterWide, Live),
-    ("compression.zstd.level", ClusterWide, Refused),
+    ("compression.zstd.level", ClusterWide, Live),
     ("config.providers", ClusterWide, Refused),
     ("cordoned.log.dirs", PerBroker, Refused),
     ("errors.deadletterqueue.auto.create.topics.enable", ClusterWide, Refused),

@@ -32,6 +32,10 @@ pub struct LogConfig {
     pub min_compaction_lag_ms: i64,
     /// `compression.type`: `producer`, `uncompressed` or a codec's name.
     pub compression_type: String,
+    /// `compression.gzip.level`, `compression.lz4.level`, `compression.zstd.level`.
+    pub gzip_level: i32,
+    pub lz4_level: i32,
+    pub zstd_level: i32,
 }
 
 impl LogConfig {
@@ -71,6 +75,9 @@ impl LogConfig {
                 .any(|p| p.trim() == "compact"),
             delete_retention_ms: long("delete.retention.ms"),
             compression_type: get("compression.type").trim().to_string(),
+            gzip_level: long("compression.gzip.level").clamp(-1, 9) as i32,
+            lz4_level: long("compression.lz4.level").clamp(1, 17) as i32,
+            zstd_level: long("compression.zstd.level").clamp(-131_072, 22) as i32,
             min_compaction_lag_ms: long("min.compaction.lag.ms"),
         }
     }

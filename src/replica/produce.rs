@@ -193,13 +193,12 @@ fn transaction_open_at(log: &Log, producer_id: i64, producer_epoch: i16) -> bool
         .is_some_and(|e| e.txn_first_offset.is_some() && e.epoch == producer_epoch)
 }
 
-/// Kafka's default level of a codec the broker compresses with (`compression.gzip.level` -1,
-/// `compression.lz4.level` 9, `compression.zstd.level` 3).
-fn default_level(codec: Compression) -> i32 {
+/// The level the topic compresses `codec` at (`compression.<codec>.level`).
+fn level(codec: Compression, config: &crate::config::LogConfig) -> i32 {
     match codec {
-        Compression::Gzip => -1,
-        Compression::Lz4 => 9,
-        Compression::Zstd => 3,
+        Compression::Gzip => config.gzip_level,
+        Compression::Lz4 => config.lz4_level,
+        Compression::Zstd => config.zstd_level,
         Compression::None | Compression::Snappy => 0,
     }
 }
@@ -256,7 +255,7 @@ impl Partition {
                     timestamp_before_max_ms: config.timestamp_before_max_ms,
                     timestamp_after_max_ms: config.timestamp_after_max_ms,
                     compression: Compression::of_topic_config(&config.compression_type)
-                        .map(|codec| (codec, default_level(codec))),
+                        .map(|codec| (codec, level(codec, config))),
                 },
             )
         };

@@ -108,6 +108,26 @@ pub fn api_versions_ok(broker: &Broker) {
 }
 
 pub fn create_topic(stream: &mut TcpStream, name: &str, partitions: i32, configs: &[(&str, &str)]) {
+    let (code, message) = create_topic_with(stream, name, partitions, configs);
+    assert_eq!(code, 0, "{message:?}");
+}
+
+/// CreateTopics of one single-partition topic: its error code and message.
+#[allow(dead_code)]
+pub fn create_topic_result(
+    stream: &mut TcpStream,
+    name: &str,
+    configs: &[(&str, &str)],
+) -> (i16, Option<String>) {
+    create_topic_with(stream, name, 1, configs)
+}
+
+fn create_topic_with(
+    stream: &mut TcpStream,
+    name: &str,
+    partitions: i32,
+    configs: &[(&str, &str)],
+) -> (i16, Option<String>) {
     let topic = CreatableTopic::default()
         .with_name(TopicName(StrBytes::from_string(name.into())))
         .with_num_partitions(partitions)
@@ -130,11 +150,11 @@ pub fn create_topic(stream: &mut TcpStream, name: &str, partitions: i32, configs
             .with_topics(vec![topic])
             .with_timeout_ms(10_000),
     );
-    assert_eq!(
-        response.topics[0].error_code, 0,
-        "{:?}",
-        response.topics[0].error_message
-    );
+    let result = &response.topics[0];
+    (
+        result.error_code,
+        result.error_message.as_ref().map(|m| m.to_string()),
+    )
 }
 
 /// A plain record (no producer id) for the protocol crate's batch encoder. Its sequence is
