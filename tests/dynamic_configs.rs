@@ -721,20 +721,8 @@ fn a_listeners_connection_creation_rate_holds_new_connections() {
     let connections: Vec<TcpStream> = (0..24).map(|_| connect(&broker)).collect();
     drop(connections);
     assert!(served(&broker), "a held connection is served, not refused");
-    let metrics = ureq::get(format!("http://{}/metrics", broker.http_address()))
-        .call()
-        .unwrap()
-        .into_body()
-        .read_to_string()
-        .unwrap();
-    let metric = |name: &str| -> f64 {
-        metrics
-            .lines()
-            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
-            .unwrap_or_else(|| panic!("no {name} in:\n{metrics}"))
-            .parse()
-            .unwrap()
-    };
+    let metrics = broker.scrape_metrics();
+    let metric = |name: &str| metrics.value(name);
     let throttle = metric(
         "kafka_server_socket_server_metrics_listener_plaintext_connection_accept_throttle_time",
     );

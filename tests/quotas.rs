@@ -604,20 +604,8 @@ fn a_mutation_quota_refuses_topics_past_its_burst() {
 
     // The sensor in Kafka's quota metrics (the default-user quota applies, so the MBean is
     // `kafka.server:type=ControllerMutation,user=ANONYMOUS`), as the JMX exporter names it.
-    let metrics = ureq::get(format!("http://{}/metrics", broker.http_address()))
-        .call()
-        .unwrap()
-        .into_body()
-        .read_to_string()
-        .unwrap();
-    let value = |name: &str| -> f64 {
-        metrics
-            .lines()
-            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
-            .unwrap_or_else(|| panic!("no {name} in:\n{metrics}"))
-            .parse()
-            .unwrap()
-    };
+    let metrics = broker.scrape_metrics();
+    let value = |name: &str| metrics.value(name);
     let family = "kafka_server_controllermutation_user_anonymous";
     assert!(value(&format!("{family}_mutation_rate")) > 0.0);
     let average_throttle = value(&format!("{family}_throttle_time"));
@@ -626,7 +614,7 @@ fn a_mutation_quota_refuses_topics_past_its_burst() {
         "{average_throttle}"
     );
     assert!(value(&format!("{family}_tokens")) < 0.0);
-    assert!(metrics.contains(&format!(
+    assert!(metrics.0.contains(&format!(
         "# HELP {family}_tokens Tracking remaining tokens in the token bucket per user/client-id kafka.server:name=null,type=ControllerMutation,attribute=tokens"
     )));
 }

@@ -101,6 +101,11 @@ fn setup(failures: usize) -> Setup {
 }
 
 fn coordinator(setup: &Setup) -> Arc<TransactionCoordinator> {
+    coordinator_with(setup, setup.markers.clone())
+}
+
+/// A coordinator over `setup`'s partitions whose markers go through `markers`.
+fn coordinator_with(setup: &Setup, markers: Arc<dyn MarkerWriter>) -> Arc<TransactionCoordinator> {
     let next_id = Arc::new(std::sync::atomic::AtomicI64::new(1_000));
     TransactionCoordinator::new(
         TxnCoordinatorConfig {
@@ -110,7 +115,7 @@ fn coordinator(setup: &Setup) -> Arc<TransactionCoordinator> {
             id_expiration_ms: 604_800_000,
         },
         setup.replicas.clone(),
-        setup.markers.clone(),
+        markers,
         Arc::new(move || {
             let id = next_id.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Box::pin(async move { Some(id) })
@@ -355,22 +360,7 @@ impl MarkerWriter for FencedMarkers {
 async fn a_marker_refused_for_a_newer_producer_epoch_is_not_sent_again() {
     let setup = setup(0);
     let fenced = Arc::new(FencedMarkers::default());
-    let next_id = Arc::new(std::sync::atomic::AtomicI64::new(1_000));
-    let c = TransactionCoordinator::new(
-        TxnCoordinatorConfig {
-            partitions: 2,
-            max_timeout_ms: 900_000,
-            write_timeout: Duration::from_secs(5),
-            id_expiration_ms: 604_800_000,
-        },
-        setup.replicas.clone(),
-        fenced.clone(),
-        Arc::new(move || {
-            let id = next_id.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            Box::pin(async move { Some(id) })
-        }),
-        Arc::new(|| 1),
-    );
+    let c = coordinator_with(&setup, fenced.clone());
     let (pid, epoch) = c.init_producer_id("tx", 60_000, None).await.unwrap();
     c.add_partitions("tx", pid, epoch, &data(&[0, 1]), 1)
         .await

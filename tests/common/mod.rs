@@ -213,6 +213,18 @@ impl Broker {
         address.unwrap_or_default()
     }
 
+    /// One scrape of `/metrics` on the HTTP listener.
+    #[allow(dead_code)]
+    pub fn scrape_metrics(&self) -> Metrics {
+        let text = ureq::get(format!("http://{}/metrics", self.http_address()))
+            .call()
+            .expect("scrape")
+            .into_body()
+            .read_to_string()
+            .expect("metrics text");
+        Metrics(text)
+    }
+
     pub fn log_text(&self) -> String {
         self.log.lock().unwrap().join("\n")
     }
@@ -628,5 +640,22 @@ impl Drop for Tmpfs {
             let _ = Command::new("umount").arg("-l").arg(dir.path()).status();
             drop(dir);
         }
+    }
+}
+
+/// A Prometheus scrape.
+#[allow(dead_code)]
+pub struct Metrics(pub String);
+
+#[allow(dead_code)]
+impl Metrics {
+    /// The value of the series `name` (with its labels, if any), as written.
+    pub fn value(&self, name: &str) -> f64 {
+        self.0
+            .lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("no {name} in:\n{}", self.0))
+            .parse()
+            .expect("a number")
     }
 }
