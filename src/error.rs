@@ -68,6 +68,8 @@ pub enum Error {
     NotLeaderOrFollower,
     #[error("this node is not the active controller")]
     NotController,
+    #[error("the metadata snapshot asked for is not the leader's latest")]
+    SnapshotNotFound,
     #[error("the request timed out")]
     RequestTimedOut,
     #[error("broker epoch {got} is not the current one ({current})")]
@@ -521,6 +523,7 @@ pub mod code {
     pub const STALE_BROKER_EPOCH: i16 = 77;
     pub const THROTTLING_QUOTA_EXCEEDED: i16 = 89;
     pub const INVALID_UPDATE_VERSION: i16 = 95;
+    pub const SNAPSHOT_NOT_FOUND: i16 = 98;
     pub const DUPLICATE_BROKER_REGISTRATION: i16 = 101;
     pub const BROKER_ID_NOT_REGISTERED: i16 = 102;
     pub const INCONSISTENT_CLUSTER_ID: i16 = 104;
@@ -562,6 +565,7 @@ impl Error {
                 code::NOT_ENOUGH_REPLICAS
             }
             Error::NotController => code::NOT_CONTROLLER,
+            Error::SnapshotNotFound => code::SNAPSHOT_NOT_FOUND,
             Error::RequestTimedOut => code::REQUEST_TIMED_OUT,
             Error::StaleBrokerEpoch { .. } => code::STALE_BROKER_EPOCH,
             Error::BrokerIdNotRegistered(_) => code::BROKER_ID_NOT_REGISTERED,
@@ -606,6 +610,7 @@ impl Error {
         Some(match error_code {
             code::NONE => return None,
             code::NOT_CONTROLLER => Error::NotController,
+            code::SNAPSHOT_NOT_FOUND => Error::SnapshotNotFound,
             code::UNKNOWN_TOPIC_OR_PARTITION => Error::UnknownTopicOrPartition,
             code::UNKNOWN_TOPIC_ID => Error::UnknownTopicId,
             code::TOPIC_ALREADY_EXISTS => Error::TopicAlreadyExists(text),

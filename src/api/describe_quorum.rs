@@ -3,7 +3,7 @@
 //! the controller listener when that is another node (Kafka's brokers forward it too); on the
 //! controller listener only the leader answers, others say NOT_LEADER_OR_FOLLOWER as Kafka's
 //! raft layer does. Voters' endpoints come from `controller.quorum.voters` (a static quorum:
-//! no directory ids, no observers). The same file builds the request one node sends another
+//! no directory ids); observers are the broker-only nodes fetching the metadata. The same file builds the request one node sends another
 //! and reads its answer.
 
 use super::{ApiContext, wire_str};
@@ -143,7 +143,8 @@ fn response_of(ctx: &ApiContext, quorum: &QuorumDescription) -> DescribeQuorumRe
         .with_leader_id(BrokerId(quorum.leader as i32))
         .with_leader_epoch(quorum.leader_epoch.min(i32::MAX as u64) as i32)
         .with_high_watermark(quorum.high_watermark as i64)
-        .with_current_voters(quorum.voters.iter().map(replica).collect());
+        .with_current_voters(quorum.voters.iter().map(replica).collect())
+        .with_observers(quorum.observers.iter().map(replica).collect());
     let config = ctx.broker.config();
     let listener = &config.cluster.controller_listener;
     let endpoint = |node: u64| -> Option<(String, u16)> {
@@ -226,5 +227,6 @@ pub fn reply_from(response: DescribeQuorumResponse) -> Result<ControllerReply, E
         leader_epoch: partition.leader_epoch.max(0) as u64,
         high_watermark: partition.high_watermark.max(0) as u64,
         voters: partition.current_voters.iter().map(voter).collect(),
+        observers: partition.observers.iter().map(voter).collect(),
     }))
 }

@@ -219,6 +219,8 @@ api_table! {
     DeleteAcls => delete_acls, m::DeleteAclsRequest, forwarded,
     DescribeQuorum => describe_quorum, m::DescribeQuorumRequest, describe_quorum,
     DescribeCluster => describe_cluster, m::DescribeClusterRequest, describe_cluster_controllers,
+    Fetch => metadata_fetch, m::FetchRequest, forwarded,
+    FetchSnapshot => fetch_snapshot, m::FetchSnapshotRequest, forwarded,
 }
 
 /// Counts the error codes of a response under its API's name, as Kafka's request metrics do.

@@ -105,6 +105,8 @@ per_partition!(
     DescribeProducersResponse => topics.partitions;
     DescribeQuorumResponse => topics.partitions, error_code;
     ElectLeadersResponse => replica_election_results.partition_result, error_code;
+    FetchResponse => responses.partitions, error_code;
+    FetchSnapshotResponse => topics.partitions, error_code;
     ListOffsetsResponse => topics.partitions;
     OffsetCommitResponse => topics.partitions;
     OffsetDeleteResponse => topics.partitions, error_code;

@@ -693,6 +693,10 @@ pub async fn forward(
         ControllerOp::ImportTopics { .. } => Err(Error::InvalidRequest(
             "importing topics is local to a single node".into(),
         )),
+        // An observer reads the metadata with Fetch and FetchSnapshot (`metadata_fetch`).
+        ControllerOp::ReadMetadata { .. } | ControllerOp::ReadMetadataSnapshot { .. } => Err(
+            Error::InvalidRequest("observers read the metadata themselves".into()),
+        ),
     }
 }
 

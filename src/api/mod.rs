@@ -13,12 +13,13 @@
 //! | `frame.rs` | response frames (bytes and file parts) |
 //! | `forward.rs` | the controller APIs' client side (forwarding to the active controller) |
 //! | `follower_fetch.rs` | a follower's Fetch client |
+//! | `metadata_fetch.rs` | Fetch of `__cluster_metadata` on the controller listener, and the observer's client |
 //! | `acl_wire.rs` | ACL bindings and filters on the wire |
 //! | `error_counts.rs` | the error codes of each response as Kafka's request metrics count them |
 //! | `throttle.rs` | request-time quotas and the throttle time of every response |
 //! | `request_names.rs` | the names Kafka's request metrics go by, at their counters' slots |
 //! | `tests/` | every advertised API at every advertised version, through the dispatcher |
-//! | `add_offsets_to_txn.rs`, `add_partitions_to_txn.rs`, `allocate_producer_ids.rs`, `alter_client_quotas.rs`, `alter_configs.rs`, `alter_partition.rs`, `alter_partition_reassignments.rs`, `alter_replica_log_dirs.rs`, `alter_share_group_offsets.rs`, `alter_user_scram_credentials.rs`, `api_versions.rs`, `broker_heartbeat.rs`, `broker_registration.rs`, `consumer_group_describe.rs`, `consumer_group_heartbeat.rs`, `create_acls.rs`, `create_delegation_token.rs`, `create_partitions.rs`, `create_topics.rs`, `delete_acls.rs`, `delete_groups.rs`, `delete_records.rs`, `delete_share_group_offsets.rs`, `delete_topics.rs`, `describe_acls.rs`, `describe_client_quotas.rs`, `describe_cluster.rs`, `describe_configs.rs`, `describe_delegation_token.rs`, `describe_groups.rs`, `describe_log_dirs.rs`, `describe_producers.rs`, `describe_quorum.rs`, `describe_share_group_offsets.rs`, `describe_topic_partitions.rs`, `describe_transactions.rs`, `describe_user_scram_credentials.rs`, `elect_leaders.rs`, `end_txn.rs`, `expire_delegation_token.rs`, `find_coordinator.rs`, `heartbeat.rs`, `incremental_alter_configs.rs`, `init_producer_id.rs`, `join_group.rs`, `leave_group.rs`, `list_config_resources.rs`, `list_groups.rs`, `list_offsets.rs`, `list_partition_reassignments.rs`, `list_transactions.rs`, `metadata.rs`, `offset_commit.rs`, `offset_delete.rs`, `offset_fetch.rs`, `offset_for_leader_epoch.rs`, `produce.rs`, `renew_delegation_token.rs`, `sasl_authenticate.rs`, `sasl_handshake.rs`, `share_acknowledge.rs`, `share_fetch.rs`, `share_group_describe.rs`, `share_group_heartbeat.rs`, `streams_group_describe.rs`, `streams_group_heartbeat.rs`, `streams_group_topology_description_update.rs`, `sync_group.rs`, `txn_offset_commit.rs`, `unregister_broker.rs`, `update_features.rs`, `write_txn_markers.rs` | one Kafka API each, named after it |
+//! | `add_offsets_to_txn.rs`, `add_partitions_to_txn.rs`, `allocate_producer_ids.rs`, `alter_client_quotas.rs`, `alter_configs.rs`, `alter_partition.rs`, `alter_partition_reassignments.rs`, `alter_replica_log_dirs.rs`, `alter_share_group_offsets.rs`, `alter_user_scram_credentials.rs`, `api_versions.rs`, `broker_heartbeat.rs`, `broker_registration.rs`, `consumer_group_describe.rs`, `consumer_group_heartbeat.rs`, `create_acls.rs`, `create_delegation_token.rs`, `create_partitions.rs`, `create_topics.rs`, `delete_acls.rs`, `delete_groups.rs`, `delete_records.rs`, `delete_share_group_offsets.rs`, `delete_topics.rs`, `describe_acls.rs`, `describe_client_quotas.rs`, `describe_cluster.rs`, `describe_configs.rs`, `describe_delegation_token.rs`, `describe_groups.rs`, `describe_log_dirs.rs`, `describe_producers.rs`, `describe_quorum.rs`, `describe_share_group_offsets.rs`, `describe_topic_partitions.rs`, `describe_transactions.rs`, `describe_user_scram_credentials.rs`, `elect_leaders.rs`, `end_txn.rs`, `expire_delegation_token.rs`, `fetch_snapshot.rs`, `find_coordinator.rs`, `heartbeat.rs`, `incremental_alter_configs.rs`, `init_producer_id.rs`, `join_group.rs`, `leave_group.rs`, `list_config_resources.rs`, `list_groups.rs`, `list_offsets.rs`, `list_partition_reassignments.rs`, `list_transactions.rs`, `metadata.rs`, `offset_commit.rs`, `offset_delete.rs`, `offset_fetch.rs`, `offset_for_leader_epoch.rs`, `produce.rs`, `renew_delegation_token.rs`, `sasl_authenticate.rs`, `sasl_handshake.rs`, `share_acknowledge.rs`, `share_fetch.rs`, `share_group_describe.rs`, `share_group_heartbeat.rs`, `streams_group_describe.rs`, `streams_group_heartbeat.rs`, `streams_group_topology_description_update.rs`, `sync_group.rs`, `txn_offset_commit.rs`, `unregister_broker.rs`, `update_features.rs`, `write_txn_markers.rs` | one Kafka API each, named after it |
 
 pub mod acl_wire;
 pub mod add_offsets_to_txn;
@@ -66,6 +67,7 @@ pub mod end_txn;
 pub mod error_counts;
 pub mod expire_delegation_token;
 pub mod fetch;
+pub mod fetch_snapshot;
 pub mod find_coordinator;
 pub mod follower_fetch;
 pub mod forward;
@@ -81,6 +83,7 @@ pub mod list_offsets;
 pub mod list_partition_reassignments;
 pub mod list_transactions;
 pub mod metadata;
+pub mod metadata_fetch;
 pub mod offset_commit;
 pub mod offset_delete;
 pub mod offset_fetch;

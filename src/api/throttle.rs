@@ -63,6 +63,8 @@ throttle_field!(
     m::DescribeUserScramCredentialsResponse,
     m::ElectLeadersResponse,
     m::EndTxnResponse,
+    m::FetchResponse,
+    m::FetchSnapshotResponse,
     m::FindCoordinatorResponse,
     m::HeartbeatResponse,
     m::IncrementalAlterConfigsResponse,

@@ -112,7 +112,7 @@ impl Broker {
     /// [`Broker::call_active_controller`] from the lifecycle thread: in-process on a single
     /// voter, through the runtime otherwise.
     pub(super) fn call_from_thread(&self, op: ControllerOp) -> Result<ControllerReply, Error> {
-        if self.config.cluster.voters.len() <= 1 {
+        if self.config.cluster.controller_role && self.config.cluster.voters.len() <= 1 {
             return self.controller.call_blocking(op);
         }
         let runtime = self

@@ -3,8 +3,10 @@
 //! opens them in order, starts what ties them to the cluster, and shuts them down. Three
 //! threads: this node's voter of the controller quorum (`controller/`), the lifecycle and the
 //! metadata publisher; and, as tasks on the runtime, the replica fetchers, the ISR task, the
-//! transaction timers and the log manager's housekeeping. A single node is a quorum of one; a
-//! cluster is made of nodes that are all brokers and controllers (`process.roles`).
+//! transaction timers and the log manager's housekeeping. A single node is a quorum of one.
+//! In a cluster (`process.roles`) a node is a broker and a voter, a broker only (it follows
+//! the quorum as an observer, `controller::observer`, instead of voting) or a controller only
+//! (the server binds no client listener and the broker never registers, so it hosts nothing).
 //!
 //! | file | owns |
 //! |---|---|
@@ -44,6 +46,7 @@ use txn::{BrokerMarkers, BrokerVerifier};
 use crate::config::{BrokerConfig, DynamicLayers, LogConfig};
 use crate::controller::control::ControlConfig;
 use crate::controller::metadata_log::log_config as metadata_log_config;
+use crate::controller::observer::Observer;
 use crate::controller::quorum::QuorumSettings;
 use crate::controller::service::{self, ControllerHandle, ControllerSettings};
 use crate::error::Error;
@@ -205,6 +208,8 @@ pub struct Broker {
     runtime: Mutex<Option<tokio::runtime::Handle>>,
     /// Raft messages for the other voters, until the transport takes them.
     raft_outbound: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<raft::prelude::Message>>>,
+    /// A broker-only node's way of following the quorum, until the server starts it.
+    observer: Mutex<Option<Observer>>,
     controller_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
@@ -213,11 +218,6 @@ impl Broker {
     /// loads the partition logs (recovering after an unclean stop) and the consumer groups,
     /// and starts applying metadata. [`Broker::start`] then registers the broker.
     pub fn open(config: BrokerConfig) -> Result<Arc<Self>, Error> {
-        if !(config.cluster.broker_role && config.cluster.controller_role) {
-            return Err(Error::InvalidConfig(
-                "process.roles must be broker,controller: broker-only and controller-only nodes are not supported yet".into(),
-            ));
-        }
         std::fs::create_dir_all(&config.log_dir).map_err(StorageError::from)?;
         let stored_cluster_id = metadata::read_meta(&config.log_dir, config.node_id)?;
         if let (Some(stored), Some(wanted)) = (&stored_cluster_id, &config.cluster_id)
@@ -259,12 +259,34 @@ impl Broker {
             cluster_id: bootstrap_cluster_id.clone(),
             bootstrap: metadata::bootstrap::read(&config.log_dir)?,
         };
-        // Raft messages for the other voters; the server's transport takes the receiver.
-        let (outbound, raft_outbound) = tokio::sync::mpsc::unbounded_channel();
-        let (controller, controller_thread) =
-            service::start(settings, outbound, Some(images.clone())).map_err(|e| {
-                StorageError::Corrupt(format!("cannot start the controller quorum: {e}"))
-            })?;
+        let (controller, controller_thread, raft_outbound, observer) = if config
+            .cluster
+            .controller_role
+        {
+            // Raft messages for the other voters; the server's transport takes the receiver.
+            let (outbound, raft_outbound) = tokio::sync::mpsc::unbounded_channel();
+            let (controller, thread) = service::start(settings, outbound, Some(images.clone()))
+                .map_err(|e| {
+                    StorageError::Corrupt(format!("cannot start the controller quorum: {e}"))
+                })?;
+            (controller, Some(thread), Some(raft_outbound), None)
+        } else {
+            // A broker-only node follows the quorum; the server starts its fetching.
+            let voters = config
+                .cluster
+                .voters
+                .iter()
+                .map(|v| (v.id as u64, format!("{}:{}", v.host, v.port)))
+                .collect();
+            let (controller, observer) = Observer::open(
+                &config.log_dir,
+                config.node_id as u64,
+                voters,
+                Some(images.clone()),
+            )
+            .map_err(|e| StorageError::Corrupt(format!("cannot open the metadata copy: {e}")))?;
+            (controller, None, None, Some(observer))
+        };
         let replayed = controller.image().borrow().clone();
         let legacy = metadata::legacy_topics(&config.log_dir)?;
         // The dynamic broker configs the metadata holds apply from the start, as Kafka reads
@@ -341,7 +363,8 @@ impl Broker {
             stopping: AtomicBool::new(false),
             threads: Mutex::new(Vec::new()),
             legacy_topics: Mutex::new(Vec::new()),
-            raft_outbound: Mutex::new(Some(raft_outbound)),
+            raft_outbound: Mutex::new(raft_outbound),
+            observer: Mutex::new(observer),
             forwarder: std::sync::OnceLock::new(),
             leader_connector: std::sync::OnceLock::new(),
             transactions: std::sync::OnceLock::new(),
@@ -350,7 +373,7 @@ impl Broker {
             fetchers: Mutex::new(Default::default()),
             tasks: tokio_util::sync::CancellationToken::new(),
             runtime: Mutex::new(None),
-            controller_thread: Mutex::new(Some(controller_thread)),
+            controller_thread: Mutex::new(controller_thread),
         });
         let weak = Arc::downgrade(&broker);
         let ids = weak.clone();
@@ -499,6 +522,13 @@ impl Broker {
         &self,
     ) -> Option<tokio::sync::mpsc::UnboundedReceiver<raft::prelude::Message>> {
         self.raft_outbound
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+    /// A broker-only node's metadata observer (once, for the server to run).
+    pub fn take_observer(&self) -> Option<Observer> {
+        self.observer
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take()

@@ -38,8 +38,9 @@ impl Broker {
             };
             let epoch = self.broker_epoch.load(Ordering::SeqCst);
             // Only images from this broker's registration on: an older one may name this
-            // broker leader of partitions it no longer leads.
-            if epoch < 0 || (image.offset as i64) < epoch {
+            // broker leader of partitions it no longer leads. A controller-only node hosts
+            // nothing and applies every image (its metadata answers what it forwards).
+            if self.config.cluster.broker_role && (epoch < 0 || (image.offset as i64) < epoch) {
                 continue;
             }
             if let Err(e) = self.apply_image(image.clone(), first) {

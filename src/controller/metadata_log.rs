@@ -139,7 +139,7 @@ impl MetadataLog {
     ) -> Result<Self, MetadataLogError> {
         let dir = log_dir.join(CLUSTER_METADATA_DIR);
         std::fs::create_dir_all(&dir)?;
-        let snapshot = Self::load_latest_snapshot(&dir)?;
+        let snapshot = load_latest_snapshot(&dir)?;
         let snapshot_index = snapshot.get_metadata().index;
         let tp = TopicPartition::new("__cluster_metadata", 0);
         // Always recovered from the start: the log is small (snapshots bound it) and has no
@@ -210,49 +210,6 @@ impl MetadataLog {
         self.reserve.restore(now_ms());
     }
 
-    fn snapshot_name(index: u64, term: u64) -> String {
-        format!("{index:020}-{term:010}{SNAPSHOT_SUFFIX}")
-    }
-
-    /// The newest snapshot file that is intact; older ones and broken ones are removed.
-    fn load_latest_snapshot(dir: &Path) -> Result<Snapshot, MetadataLogError> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)?
-            .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|n| n.ends_with(SNAPSHOT_SUFFIX))
-            .collect();
-        names.sort_unstable();
-        let mut found = None;
-        while let Some(name) = names.pop() {
-            let path = dir.join(&name);
-            if found.is_some() {
-                std::fs::remove_file(&path)?;
-                continue;
-            }
-            match Self::read_snapshot(&path) {
-                Ok(snapshot) => found = Some(snapshot),
-                Err(e) => {
-                    tracing::warn!(file = %path.display(), error = %e, "removing unreadable metadata snapshot");
-                    std::fs::remove_file(&path)?;
-                }
-            }
-        }
-        Ok(found.unwrap_or_default())
-    }
-
-    fn read_snapshot(path: &Path) -> Result<Snapshot, MetadataLogError> {
-        let bytes = std::fs::read(path)?;
-        if bytes.len() < 4 {
-            return Err(corrupt("snapshot shorter than its checksum"));
-        }
-        let (body, crc) = bytes.split_at(bytes.len() - 4);
-        let expected = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
-        if crc32c::crc32c(body) != expected {
-            return Err(corrupt("snapshot checksum mismatch"));
-        }
-        Snapshot::parse_from_bytes(body).map_err(|e| corrupt(format!("snapshot: {e}")))
-    }
-
     fn read_entries(log: &Log, snapshot_index: u64) -> Result<Vec<Entry>, MetadataLogError> {
         let mut entries = Vec::new();
         let mut offset = log.log_start_offset();
@@ -261,26 +218,10 @@ impl MetadataLog {
                 break;
             };
             let bytes = read.records.read()?;
-            for batch in record::BatchIter::new(&bytes) {
-                let batch = batch?;
-                let expected = snapshot_index + entries.len() as u64 + 1;
-                if batch.base_offset() as u64 + 1 != expected || batch.records_count() != 1 {
-                    return Err(corrupt(format!(
-                        "batch at offset {} is not entry {expected}",
-                        batch.base_offset()
-                    )));
-                }
-                let records =
-                    record::records::parse_records(batch.records_payload(), batch.records_count())?;
-                let data = records.first().and_then(|r| r.value).unwrap_or_default();
-                entries.push(Entry {
-                    index: expected,
-                    term: batch.partition_leader_epoch() as u64,
-                    entry_type: EntryType::EntryNormal,
-                    data: data.to_vec().into(),
-                    ..Default::default()
-                });
-            }
+            entries.extend(entries_from_batches(
+                &bytes,
+                snapshot_index + entries.len() as u64 + 1,
+            )?);
             offset = read.next_offset;
         }
         Ok(entries)
@@ -351,18 +292,7 @@ impl MetadataLog {
             self.log.truncate_to(first.index as i64 - 1)?;
             self.entries.truncate((first.index - self.first()) as usize);
         }
-        let mut bytes = Vec::new();
-        for entry in entries {
-            let term = i32::try_from(entry.term)
-                .map_err(|_| corrupt(format!("term {} does not fit a leader epoch", entry.term)))?;
-            let mut batch = record::build_batch(&[NewRecord {
-                key: None,
-                value: Some(&entry.data),
-                timestamp: now_ms(),
-            }]);
-            record::assign_offsets(&mut batch, entry.index as i64 - 1, term, None);
-            bytes.extend_from_slice(&batch);
-        }
+        let bytes = entries_as_batches(entries)?;
         self.log.append_as_follower(&bytes, now_ms())?;
         // In the log now, durable or not: a retry after a failed flush replaces them.
         self.entries.extend_from_slice(entries);
@@ -411,21 +341,7 @@ impl MetadataLog {
     }
 
     fn write_snapshot(&self, snapshot: &Snapshot) -> Result<(), MetadataLogError> {
-        let mut bytes = snapshot
-            .write_to_bytes()
-            .map_err(|e| corrupt(format!("encoding a snapshot: {e}")))?;
-        let crc = crc32c::crc32c(&bytes);
-        bytes.extend_from_slice(&crc.to_be_bytes());
-        let metadata = snapshot.get_metadata();
-        let name = Self::snapshot_name(metadata.index, metadata.term);
-        write_atomically(&self.dir.join(&name), &bytes)?;
-        for old in std::fs::read_dir(&self.dir)?.filter_map(|e| e.ok()) {
-            let old_name = old.file_name().to_string_lossy().into_owned();
-            if old_name.ends_with(SNAPSHOT_SUFFIX) && old_name < name {
-                std::fs::remove_file(old.path())?;
-            }
-        }
-        Ok(())
+        write_snapshot_file(&self.dir, snapshot)
     }
 
     /// Flushes and closes the underlying log.
@@ -433,6 +349,115 @@ impl MetadataLog {
         self.log.close(now_ms())?;
         Ok(())
     }
+}
+
+/// Entries as the metadata log stores them (and observers fetch them): entry `i` is a batch at
+/// offset `i - 1` whose partition leader epoch is the entry's term and whose one record's
+/// value is the entry's data.
+pub fn entries_as_batches(entries: &[Entry]) -> Result<Vec<u8>, MetadataLogError> {
+    let mut bytes = Vec::new();
+    for entry in entries {
+        let term = i32::try_from(entry.term)
+            .map_err(|_| corrupt(format!("term {} does not fit a leader epoch", entry.term)))?;
+        let mut batch = record::build_batch(&[NewRecord {
+            key: None,
+            value: Some(&entry.data),
+            timestamp: now_ms(),
+        }]);
+        record::assign_offsets(&mut batch, entry.index as i64 - 1, term, None);
+        bytes.extend_from_slice(&batch);
+    }
+    Ok(bytes)
+}
+
+/// The entries in `bytes` (see [`entries_as_batches`]), which must start at entry `first`
+/// and follow each other.
+pub fn entries_from_batches(bytes: &[u8], first: u64) -> Result<Vec<Entry>, MetadataLogError> {
+    let mut entries = Vec::new();
+    for batch in record::BatchIter::new(bytes) {
+        let batch = batch?;
+        let expected = first + entries.len() as u64;
+        if batch.base_offset() as u64 + 1 != expected || batch.records_count() != 1 {
+            return Err(corrupt(format!(
+                "batch at offset {} is not entry {expected}",
+                batch.base_offset()
+            )));
+        }
+        let records =
+            record::records::parse_records(batch.records_payload(), batch.records_count())?;
+        let data = records.first().and_then(|r| r.value).unwrap_or_default();
+        entries.push(Entry {
+            index: expected,
+            term: batch.partition_leader_epoch().max(0) as u64,
+            entry_type: EntryType::EntryNormal,
+            data: data.to_vec().into(),
+            ..Default::default()
+        });
+    }
+    Ok(entries)
+}
+
+fn snapshot_name(index: u64, term: u64) -> String {
+    format!("{index:020}-{term:010}{SNAPSHOT_SUFFIX}")
+}
+
+/// The newest snapshot file in `dir` that is intact (an empty snapshot when there is none);
+/// older ones and broken ones are removed.
+pub fn load_latest_snapshot(dir: &Path) -> Result<Snapshot, MetadataLogError> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.ends_with(SNAPSHOT_SUFFIX))
+        .collect();
+    names.sort_unstable();
+    let mut found = None;
+    while let Some(name) = names.pop() {
+        let path = dir.join(&name);
+        if found.is_some() {
+            std::fs::remove_file(&path)?;
+            continue;
+        }
+        match read_snapshot(&path) {
+            Ok(snapshot) => found = Some(snapshot),
+            Err(e) => {
+                tracing::warn!(file = %path.display(), error = %e, "removing unreadable metadata snapshot");
+                std::fs::remove_file(&path)?;
+            }
+        }
+    }
+    Ok(found.unwrap_or_default())
+}
+
+fn read_snapshot(path: &Path) -> Result<Snapshot, MetadataLogError> {
+    let bytes = std::fs::read(path)?;
+    if bytes.len() < 4 {
+        return Err(corrupt("snapshot shorter than its checksum"));
+    }
+    let (body, crc) = bytes.split_at(bytes.len() - 4);
+    let expected = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+    if crc32c::crc32c(body) != expected {
+        return Err(corrupt("snapshot checksum mismatch"));
+    }
+    Snapshot::parse_from_bytes(body).map_err(|e| corrupt(format!("snapshot: {e}")))
+}
+
+/// Writes `snapshot` (with its CRC32C) into `dir` atomically and removes older ones.
+pub fn write_snapshot_file(dir: &Path, snapshot: &Snapshot) -> Result<(), MetadataLogError> {
+    let mut bytes = snapshot
+        .write_to_bytes()
+        .map_err(|e| corrupt(format!("encoding a snapshot: {e}")))?;
+    let crc = crc32c::crc32c(&bytes);
+    bytes.extend_from_slice(&crc.to_be_bytes());
+    let metadata = snapshot.get_metadata();
+    let name = snapshot_name(metadata.index, metadata.term);
+    write_atomically(&dir.join(&name), &bytes)?;
+    for old in std::fs::read_dir(dir)?.filter_map(|e| e.ok()) {
+        let old_name = old.file_name().to_string_lossy().into_owned();
+        if old_name.ends_with(SNAPSHOT_SUFFIX) && old_name < name {
+            std::fs::remove_file(old.path())?;
+        }
+    }
+    Ok(())
 }
 
 fn other(e: impl std::error::Error + Send + Sync + 'static) -> raft::Error {

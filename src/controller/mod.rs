@@ -1,12 +1,13 @@
 //! The KRaft-style controller: the decisions of the active controller over the metadata
 //! image ([`control`]) and the `__cluster_metadata` log that the Raft quorum replicates
 //! ([`metadata_log`]) through one voter ([`quorum`]), run by an event loop thread
-//! ([`service`]).
+//! ([`service`]); a broker-only node follows it as an [`observer`].
 //!
 //! | file | owns |
 //! |---|---|
 //! | `control/` | the active controller's decisions |
 //! | `metadata_log.rs` | the `__cluster_metadata` log as raft-rs storage |
+//! | `observer.rs` | a broker-only node following the quorum without voting |
 //! | `ops.rs` | the commands for the active controller and their answers |
 //! | `quorum.rs` | one voter: raft-rs over the metadata log |
 //! | `quorum_view.rs` | the quorum as its leader describes it (DescribeQuorum) |
@@ -15,6 +16,7 @@
 
 pub mod control;
 pub mod metadata_log;
+pub mod observer;
 pub mod ops;
 pub mod quorum;
 pub mod quorum_view;

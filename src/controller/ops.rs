@@ -98,6 +98,48 @@ pub enum ControllerOp {
     },
     /// The quorum's state, answered at once by its leader (nothing is proposed).
     DescribeQuorum,
+    /// An observer (a broker-only node) reads the committed metadata from entry
+    /// `from_index` on, at most about `max_bytes` of it; answered at once by the leader.
+    ReadMetadata {
+        observer: u64,
+        from_index: u64,
+        max_bytes: usize,
+    },
+    /// A piece of the leader's snapshot at `index` (of `term`), from byte `position`.
+    ReadMetadataSnapshot {
+        index: u64,
+        term: u64,
+        position: u64,
+        max_bytes: usize,
+    },
+}
+
+/// Committed metadata for an observer, from the quorum's leader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataRead {
+    pub leader: u64,
+    pub term: u64,
+    /// The commit index (Kafka's high watermark of the metadata log).
+    pub high_watermark: u64,
+    pub content: ReadContent,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadContent {
+    /// Committed entries from the index asked for, as record batches
+    /// (`metadata_log::entries_as_batches`); none when there is nothing new.
+    Entries(bytes::Bytes),
+    /// The entries asked for were compacted into the snapshot at `index`: read it first.
+    SnapshotNeeded { index: u64, term: u64 },
+}
+
+/// A piece of an encoded snapshot (a raft `Snapshot`, protobuf).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotChunk {
+    /// The whole snapshot's size in bytes.
+    pub size: u64,
+    pub position: u64,
+    pub bytes: bytes::Bytes,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,6 +167,8 @@ pub enum ControllerReply {
     /// The ACLs each DeleteAcls filter removed, in filter order.
     AclsDeleted(Vec<Vec<crate::metadata::acl::AclBinding>>),
     Quorum(super::quorum_view::QuorumDescription),
+    Metadata(MetadataRead),
+    MetadataSnapshot(SnapshotChunk),
     TokenCreated(super::control::CreatedToken),
     /// A delegation token's new expiry timestamp.
     TokenExpiry(i64),

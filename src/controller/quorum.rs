@@ -10,7 +10,9 @@
 //! election timeout, so an isolated leader stops accepting proposals). Voters are fixed by
 //! `controller.quorum.voters` (no membership changes).
 
+use super::metadata_log::entries_as_batches;
 use super::metadata_log::{MetadataLog, MetadataLogError};
+use super::ops::{MetadataRead, ReadContent, SnapshotChunk};
 use super::quorum_view::{FollowerClock, QuorumDescription};
 use crate::config::LogConfig;
 use crate::metadata::image::{ApplyError, MetadataImage};
@@ -35,6 +37,8 @@ pub enum QuorumError {
     Apply { index: u64, source: ApplyError },
     #[error("not the leader of the controller quorum")]
     NotLeader,
+    #[error("no snapshot at index {index} of term {term}")]
+    SnapshotNotFound { index: u64, term: u64 },
 }
 
 /// raft-rs reserves id 0 (its "no node"), and Kafka node ids start at 0: a node's Raft id
@@ -114,6 +118,8 @@ pub struct Quorum {
     commit_to_write: Option<u64>,
     /// When, as leader, this voter last heard from each follower.
     followers: FollowerClock,
+    /// The latest snapshot encoded, for observers reading it in pieces.
+    encoded_snapshot: Option<(u64, u64, bytes::Bytes)>,
 }
 
 /// A Ready taken from raft-rs and not yet persisted, with what was done with it already.
@@ -183,7 +189,7 @@ fn log_credential_changes(image: &MetadataImage, records: &[MetadataRecord]) {
     }
 }
 
-fn image_from_snapshot(snapshot: &Snapshot) -> Result<MetadataImage, QuorumError> {
+pub(super) fn image_from_snapshot(snapshot: &Snapshot) -> Result<MetadataImage, QuorumError> {
     let mut image = MetadataImage::default();
     let index = snapshot.get_metadata().index;
     if index > 0 {
@@ -232,6 +238,7 @@ impl Quorum {
             unpersisted: None,
             commit_to_write: None,
             followers: FollowerClock::default(),
+            encoded_snapshot: None,
         })
     }
 
@@ -321,6 +328,85 @@ impl Quorum {
                 raft.raft_log.last_index(),
                 now_ms,
             ),
+            observers: self.followers.describe_observers(self.term(), now_ms),
+        })
+    }
+
+    /// What observer `observer` reads from entry `from_index` on, as the leader: the
+    /// committed entries (about `max_bytes` of them, at least one), or the snapshot to read
+    /// first when they were compacted. Records the observer's progress for DescribeQuorum.
+    pub fn read_for_observer(
+        &mut self,
+        observer: u64,
+        from_index: u64,
+        max_bytes: usize,
+        now_ms: i64,
+    ) -> Result<MetadataRead, QuorumError> {
+        if !self.is_leader() {
+            return Err(QuorumError::NotLeader);
+        }
+        let from_index = from_index.max(1);
+        let (term, leader) = (self.term(), self.node_id());
+        let high_watermark = self.raw.raft.raft_log.committed;
+        let leader_end = self.raw.raft.raft_log.last_index();
+        self.followers
+            .observer_fetched(term, observer, from_index - 1, leader_end, now_ms);
+        let store = self.raw.store();
+        let snapshot = store.latest_snapshot().get_metadata();
+        let content = if from_index <= snapshot.index {
+            ReadContent::SnapshotNeeded {
+                index: snapshot.index,
+                term: snapshot.term,
+            }
+        } else if from_index > high_watermark {
+            ReadContent::Entries(bytes::Bytes::new())
+        } else {
+            use raft::Storage as _;
+            let entries = store.entries(
+                from_index,
+                high_watermark + 1,
+                max_bytes as u64,
+                raft::GetEntriesContext::empty(false),
+            )?;
+            ReadContent::Entries(entries_as_batches(&entries)?.into())
+        };
+        Ok(MetadataRead {
+            leader,
+            term,
+            high_watermark,
+            content,
+        })
+    }
+
+    /// Bytes `position..position + max_bytes` of the latest snapshot, which must be the one
+    /// at `index` of `term` (an observer reading an older one starts over).
+    pub fn read_snapshot(
+        &mut self,
+        index: u64,
+        term: u64,
+        position: u64,
+        max_bytes: usize,
+    ) -> Result<SnapshotChunk, QuorumError> {
+        let snapshot = self.raw.store().latest_snapshot();
+        let metadata = snapshot.get_metadata();
+        if (metadata.index, metadata.term) != (index, term) || index == 0 {
+            return Err(QuorumError::SnapshotNotFound { index, term });
+        }
+        let cached = matches!(&self.encoded_snapshot, Some((i, t, _)) if (*i, *t) == (index, term));
+        if !cached {
+            let bytes = encode_snapshot(snapshot)?;
+            self.encoded_snapshot = Some((index, term, bytes));
+        }
+        let Some((_, _, bytes)) = &self.encoded_snapshot else {
+            return Err(QuorumError::SnapshotNotFound { index, term });
+        };
+        let size = bytes.len() as u64;
+        let start = position.min(size) as usize;
+        let end = start.saturating_add(max_bytes.max(1)).min(bytes.len());
+        Ok(SnapshotChunk {
+            size,
+            position: start as u64,
+            bytes: bytes.slice(start..end),
         })
     }
 
@@ -467,6 +553,19 @@ impl Quorum {
     pub fn close(&mut self) -> Result<(), QuorumError> {
         Ok(self.raw.mut_store().close()?)
     }
+}
+
+/// Encodes a snapshot for the wire (observers read it in pieces).
+pub fn encode_snapshot(snapshot: &Snapshot) -> Result<bytes::Bytes, QuorumError> {
+    snapshot
+        .write_to_bytes()
+        .map(bytes::Bytes::from)
+        .map_err(|e| QuorumError::Raft(raft::Error::CodecError(e)))
+}
+
+/// Decodes a snapshot read from the leader.
+pub fn decode_snapshot(bytes: &[u8]) -> Result<Snapshot, QuorumError> {
+    Snapshot::parse_from_bytes(bytes).map_err(|e| QuorumError::Raft(raft::Error::CodecError(e)))
 }
 
 /// Encodes a Raft message for the wire.

@@ -105,9 +105,34 @@ impl ControllerHandle {
         self.status.clone()
     }
 
+    /// The handle of a node that follows the quorum without voting (`controller::observer`):
+    /// it is never the controller, so its commands are refused with NOT_CONTROLLER and its
+    /// Raft messages dropped; `image` and `status` are the observer's.
+    pub fn observing(
+        image: watch::Receiver<Arc<MetadataImage>>,
+        status: watch::Receiver<QuorumStatus>,
+    ) -> Self {
+        // Nobody receives: every command fails at once.
+        let (events, _) = std::sync::mpsc::channel();
+        Self {
+            events,
+            image,
+            status,
+        }
+    }
+
     /// Stops the thread (it flushes the metadata log first).
     pub fn shutdown(&self) {
         let _ = self.events.send(Event::Shutdown);
+    }
+}
+
+/// A read the quorum refused: not its leader, or a snapshot it no longer has.
+fn quorum_refusal(e: QuorumError) -> Error {
+    match e {
+        QuorumError::SnapshotNotFound { .. } => Error::SnapshotNotFound,
+        QuorumError::NotLeader => Error::NotController,
+        other => Error::Internal(other.to_string()),
     }
 }
 
@@ -395,6 +420,26 @@ impl Loop {
                 .describe(now)
                 .map(|quorum| (0, ControllerReply::Quorum(quorum)))
                 .ok_or(Error::NotController),
+            // Committed entries for an observer: any leader answers, as for DescribeQuorum.
+            ControllerOp::ReadMetadata {
+                observer,
+                from_index,
+                max_bytes,
+            } => self
+                .quorum
+                .read_for_observer(observer, from_index, max_bytes, now)
+                .map(|read| (0, ControllerReply::Metadata(read)))
+                .map_err(quorum_refusal),
+            ControllerOp::ReadMetadataSnapshot {
+                index,
+                term,
+                position,
+                max_bytes,
+            } => self
+                .quorum
+                .read_snapshot(index, term, position, max_bytes)
+                .map(|chunk| (0, ControllerReply::MetadataSnapshot(chunk)))
+                .map_err(quorum_refusal),
             ControllerOp::RegisterBroker(request) => self
                 .decide(|c, o| c.register_broker(o, request, now))
                 .map(|(i, epoch)| (i, ControllerReply::BrokerEpoch(epoch))),

@@ -162,7 +162,8 @@ impl Server {
                 security,
             });
         }
-        if listeners.is_empty() {
+        // A controller-only node serves no clients: its one listener is the controller's.
+        if listeners.is_empty() && config.cluster.broker_role {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 "no client listener configured",
@@ -234,9 +235,9 @@ impl Server {
         self.startup_topics = topics;
     }
 
-    /// The address of the first listener.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.listeners[0].local_addr
+    /// The address of the first client listener (a controller-only node has none).
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.listeners.first().map(|bound| bound.local_addr)
     }
 
     /// Joins the controller quorum, registers the broker and serves until `shutdown` is
@@ -259,6 +260,11 @@ impl Server {
             &quorum_tracker,
             quorum_shutdown.clone(),
         );
+        if !self.broker.config().cluster.broker_role {
+            return self
+                .run_controller_only(shutdown, tracker, quorum_tracker, quorum_shutdown)
+                .await;
+        }
         // Registered with the addresses actually bound (a port of 0 is known only now), once
         // the quorum can be reached; clients connecting meanwhile wait in the backlog.
         let endpoints = self
@@ -379,6 +385,41 @@ impl Server {
 }
 
 impl Server {
+    /// A controller-only node: the quorum and the controller listener (started by `run`),
+    /// no registration as a broker and no client listener, until `shutdown`.
+    async fn run_controller_only(
+        self,
+        shutdown: CancellationToken,
+        tracker: TaskTracker,
+        quorum_tracker: TaskTracker,
+        quorum_shutdown: CancellationToken,
+    ) -> Result<(), crate::error::Error> {
+        startup::announce_controller_ready(&self.broker);
+        shutdown.cancelled().await;
+        tracker.close();
+        let _ = tokio::time::timeout(CONNECTION_DRAIN, tracker.wait()).await;
+        let broker = self.broker.clone();
+        let stopped = tokio::time::timeout(
+            SHUTDOWN_BUDGET,
+            tokio::task::spawn_blocking(move || broker.shutdown()),
+        )
+        .await;
+        quorum_shutdown.cancel();
+        quorum_tracker.close();
+        let _ = tokio::time::timeout(CONNECTION_DRAIN, quorum_tracker.wait()).await;
+        match stopped {
+            Ok(stopped) => stopped.map_err(|e| {
+                crate::error::Error::Internal(format!("shutdown task failed: {e}"))
+            })??,
+            Err(_) => {
+                tracing::error!("shutdown did not finish within {SHUTDOWN_BUDGET:?}");
+                return Ok(());
+            }
+        }
+        tracing::info!("shut down cleanly");
+        Ok(())
+    }
+
     /// Serves the controller listener and sends this voter's Raft messages to the others.
     fn start_quorum_traffic(
         &self,
@@ -418,6 +459,14 @@ impl Server {
             .filter(|v| v.id as u64 != node)
             .map(|v| (v.id as u64, format!("{}:{}", v.host, v.port)))
             .collect();
+        if let Some(observer) = self.broker.take_observer() {
+            let source = crate::api::metadata_fetch::MetadataFetcher::new(
+                config.node_id,
+                Duration::from_millis(config.cluster.replica_socket_timeout_ms),
+                self.peers.controller.clone(),
+            );
+            tracker.spawn(observer.run(Arc::new(source), shutdown.clone()));
+        }
         if let Some(outbound) = self.broker.take_raft_outbound()
             && !peers.is_empty()
         {

@@ -32,6 +32,16 @@ pub async fn create_topics(broker: &Broker, topics: &[NewTopic]) -> Result<(), E
     Ok(())
 }
 
+/// Logs the lines that say a controller-only node takes part in the quorum now (Kafka's
+/// `KafkaRaftServer` line; it serves no clients).
+pub fn announce_controller_ready(broker: &Broker) {
+    let node_id = broker.node_id();
+    tracing::info!(node_id, "controller ready");
+    tracing::info!(
+        "[KafkaRaftServer nodeId={node_id}] Kafka Server started (kafka.server.KafkaRaftServer)"
+    );
+}
+
 /// Logs the lines that say this node serves clients now.
 pub fn announce_ready(broker: &Broker) {
     let node_id = broker.node_id();

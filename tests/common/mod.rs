@@ -163,6 +163,43 @@ impl Broker {
         (broker, rx)
     }
 
+    /// Waits until the node serves: a broker's client listener's "listening on" line, a
+    /// controller-only node's "controller ready" (its `bootstrap` is then its controller
+    /// listener).
+    fn wait_started(&mut self, lines: &mpsc::Receiver<String>, role: Role) {
+        if role.is_broker() {
+            return self.wait_listening(lines);
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut address = None;
+        loop {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(remaining) {
+                Ok(line) => {
+                    if let Some(at) = line
+                        .split("controller quorum listening on ")
+                        .nth(1)
+                        .and_then(|rest| rest.split_whitespace().next())
+                    {
+                        address = Some(at.to_string());
+                    }
+                    if line.contains("controller ready")
+                        && let Some(address) = address.take()
+                    {
+                        self.bootstrap = address;
+                        return;
+                    }
+                }
+                Err(_) => {
+                    if let Some(child) = &mut self.child {
+                        let _ = child.kill();
+                    }
+                    panic!("controller did not start; log:\n{}", self.log_text());
+                }
+            }
+        }
+    }
+
     /// Waits for the client listener's "listening on" line.
     fn wait_listening(&mut self, lines: &mpsc::Receiver<String>) {
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -419,10 +456,38 @@ pub fn free_port() -> u16 {
     panic!("no free loopback port between {LOW} and {}", LOW + SPAN);
 }
 
-/// Combined broker+controller nodes on loopback forming one cluster, each in its own data
-/// directory; nodes are started together and each is waited for.
+/// What a cluster node is (`process.roles`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Combined,
+    Controller,
+    Broker,
+}
+
+impl Role {
+    fn roles(self) -> &'static str {
+        match self {
+            Role::Combined => "broker,controller",
+            Role::Controller => "controller",
+            Role::Broker => "broker",
+        }
+    }
+
+    pub fn is_broker(self) -> bool {
+        self != Role::Controller
+    }
+
+    pub fn is_controller(self) -> bool {
+        self != Role::Broker
+    }
+}
+
+/// Nodes on loopback forming one cluster (combined broker+controller nodes, or controllers and
+/// brokers apart), each in its own data directory and with node id its index + 1; nodes are
+/// started together and each is waited for.
 pub struct Cluster {
     pub nodes: Vec<Broker>,
+    pub roles: Vec<Role>,
     client_ports: Vec<u16>,
     controller_ports: Vec<u16>,
     /// The client address each node advertises (a proxy's when the network is proxied).
@@ -437,27 +502,51 @@ pub struct Cluster {
 
 impl Cluster {
     pub fn start(size: usize, extra: &[(&str, &str)]) -> Self {
-        Self::start_on(size, extra, None, "PLAINTEXT")
+        Self::start_on(vec![Role::Combined; size], extra, None, "PLAINTEXT")
+    }
+
+    /// `controllers` controller-only nodes (ids 1..) and `brokers` broker-only ones after them.
+    pub fn start_separate(controllers: usize, brokers: usize, extra: &[(&str, &str)]) -> Self {
+        let mut roles = vec![Role::Controller; controllers];
+        roles.extend(vec![Role::Broker; brokers]);
+        Self::start_on(roles, extra, None, "PLAINTEXT")
+    }
+
+    /// Separate controllers and brokers whose connections all go through [`proxy::Network`].
+    pub fn start_separate_partitionable(
+        controllers: usize,
+        brokers: usize,
+        extra: &[(&str, &str)],
+    ) -> Self {
+        let mut roles = vec![Role::Controller; controllers];
+        roles.extend(vec![Role::Broker; brokers]);
+        Self::start_on(roles, extra, Some(proxy::Network::new()), "PLAINTEXT")
     }
 
     /// A cluster whose client listener is named `client_listener` (its security protocol and
     /// the controller listener's come from `extra`'s `listener.security.protocol.map`).
     pub fn start_named(size: usize, client_listener: &str, extra: &[(&str, &str)]) -> Self {
-        Self::start_on(size, extra, None, client_listener)
+        Self::start_on(vec![Role::Combined; size], extra, None, client_listener)
     }
 
     /// A cluster whose nodes reach each other only through [`proxy::Network`], so a test can
     /// cut one off ([`Cluster::network`]).
     pub fn start_partitionable(size: usize, extra: &[(&str, &str)]) -> Self {
-        Self::start_on(size, extra, Some(proxy::Network::new()), "PLAINTEXT")
+        Self::start_on(
+            vec![Role::Combined; size],
+            extra,
+            Some(proxy::Network::new()),
+            "PLAINTEXT",
+        )
     }
 
     fn start_on(
-        size: usize,
+        roles: Vec<Role>,
         extra: &[(&str, &str)],
         network: Option<proxy::Network>,
         client_listener: &str,
     ) -> Self {
+        let size = roles.len();
         let client_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
         let controller_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
         let (advertised_ports, voter_ports) = match &network {
@@ -475,6 +564,7 @@ impl Cluster {
         let voters = voter_ports
             .iter()
             .enumerate()
+            .filter(|(i, _)| roles[*i].is_controller())
             .map(|(i, port)| format!("{}@127.0.0.1:{port}", i + 1))
             .collect::<Vec<_>>()
             .join(",");
@@ -483,6 +573,7 @@ impl Cluster {
             .collect();
         let mut cluster = Self {
             nodes: Vec::new(),
+            roles,
             client_ports,
             controller_ports,
             advertised_ports,
@@ -499,8 +590,8 @@ impl Cluster {
         for i in 0..size {
             spawned.push(cluster.spawn_node(i));
         }
-        for (mut node, lines) in spawned {
-            node.wait_listening(&lines);
+        for (i, (mut node, lines)) in spawned.into_iter().enumerate() {
+            node.wait_started(&lines, cluster.roles[i]);
             cluster.nodes.push(node);
         }
         cluster
@@ -513,19 +604,27 @@ impl Cluster {
 
     fn spawn_node(&self, i: usize) -> (Broker, mpsc::Receiver<String>) {
         let name = &self.client_listener;
-        let listeners = format!(
-            "{name}://127.0.0.1:{},CONTROLLER://127.0.0.1:{}",
-            self.client_ports[i], self.controller_ports[i]
-        );
-        let advertised = format!("{name}://127.0.0.1:{}", self.advertised_ports[i]);
+        let role = self.roles[i];
+        let client = format!("{name}://127.0.0.1:{}", self.client_ports[i]);
+        let controller = format!("CONTROLLER://127.0.0.1:{}", self.controller_ports[i]);
+        let listeners = match role {
+            Role::Combined => format!("{client},{controller}"),
+            Role::Controller => controller,
+            Role::Broker => client,
+        };
+        let advertised = match role {
+            Role::Controller => String::new(),
+            _ => format!("{name}://127.0.0.1:{}", self.advertised_ports[i]),
+        };
         let node_id = (i + 1).to_string();
         let mut overrides: Vec<(&str, &str)> = vec![
             ("node.id", &node_id),
-            ("process.roles", "broker,controller"),
+            ("process.roles", role.roles()),
             ("controller.quorum.voters", &self.voters),
             ("listeners", &listeners),
             ("advertised.listeners", &advertised),
         ];
+        overrides.retain(|(_, value)| !value.is_empty());
         overrides.extend(self.extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         Broker::spawn(self.dirs[i].path(), &overrides, "info")
     }
@@ -533,7 +632,7 @@ impl Cluster {
     /// Starts node `i` again over its data directory (after `kill9` or `stop`).
     pub fn restart(&mut self, i: usize) {
         let (mut node, lines) = self.spawn_node(i);
-        node.wait_listening(&lines);
+        node.wait_started(&lines, self.roles[i]);
         self.nodes[i] = node;
     }
 
@@ -547,7 +646,9 @@ impl Cluster {
     pub fn bootstrap(&self) -> String {
         self.advertised_ports
             .iter()
-            .map(|p| format!("127.0.0.1:{p}"))
+            .enumerate()
+            .filter(|(i, _)| self.roles[*i].is_broker())
+            .map(|(_, p)| format!("127.0.0.1:{p}"))
             .collect::<Vec<_>>()
             .join(",")
     }

@@ -739,6 +739,11 @@ pub(super) fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
             v,
             "describe_quorum",
         ),
+        ApiKey::FetchSnapshot => encode(
+            &crate::api::fetch_snapshot::request_for(7, 5, 1, 0),
+            v,
+            "fetch_snapshot",
+        ),
         other => panic!("no test request for {other:?}: add one when adding the API"),
     }
 }

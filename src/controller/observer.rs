@@ -1,0 +1,513 @@
+//! A node that follows the controller quorum without voting in it: a broker-only node
+//! (`process.roles=broker`). As Kafka's observers do (KIP-595), it fetches the committed
+//! metadata from the quorum's leader over the controller listener, reads the leader's snapshot
+//! first when what it needs was compacted, applies what it gets to its own image and publishes
+//! that image as a voter's event loop does. The leader lists it among the observers of
+//! DescribeQuorum.
+//!
+//! The node keeps the image it reached as a snapshot file in its own `__cluster_metadata-0`
+//! (written every few seconds and at a clean stop), so a restart loads its logs with the
+//! topic configs it knew and fetches only what it missed.
+//!
+//! It is never the controller: its [`ControllerHandle`] refuses commands with NOT_CONTROLLER,
+//! and the broker forwards them to the leader this observer last heard of.
+
+use super::metadata_log::{self, CLUSTER_METADATA_DIR};
+use super::ops::{MetadataRead, ReadContent, SnapshotChunk};
+use super::quorum::{QuorumError, decode_snapshot, image_from_snapshot};
+use super::service::{ControllerHandle, QuorumStatus};
+use crate::error::Error;
+use crate::metadata::cache::ImageSlot;
+use crate::metadata::image::MetadataImage;
+use crate::metadata::records::{decode_batch, encode_batch};
+use raft::prelude::Snapshot;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// How long the leader may hold a fetch that finds nothing new (Kafka's observers wait
+/// `controller.quorum.fetch.timeout.ms` at most; this is well inside it).
+pub const FETCH_WAIT: Duration = Duration::from_millis(500);
+/// How much one fetch or one piece of a snapshot carries at most.
+pub const FETCH_MAX_BYTES: usize = 1 << 20;
+/// The largest snapshot an observer accepts (its size comes from the network).
+const MAX_SNAPSHOT_BYTES: u64 = 1 << 30;
+/// How often the image reached is written down at most.
+const SAVE_EVERY: Duration = Duration::from_secs(5);
+const RETRY_FIRST: Duration = Duration::from_millis(50);
+const RETRY_MAX: Duration = Duration::from_secs(1);
+
+/// What a voter answered an observer's fetch with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    Read(MetadataRead),
+    /// The voter does not lead the quorum; it names the leader when it knows one.
+    Elsewhere {
+        leader: Option<u64>,
+        term: u64,
+    },
+}
+
+/// Reads the metadata from a voter's controller listener. The API layer implements it (it
+/// speaks the wire protocol: Fetch and FetchSnapshot on `__cluster_metadata`).
+pub trait MetadataSource: Send + Sync + std::fmt::Debug {
+    /// The committed entries from `from_index` on, waiting up to `wait` for new ones.
+    fn read<'a>(
+        &'a self,
+        address: &'a str,
+        observer: u64,
+        from_index: u64,
+        wait: Duration,
+    ) -> BoxFuture<'a, Result<Fetched, Error>>;
+
+    /// A piece of the snapshot at `index` of `term`, from byte `position`.
+    fn read_snapshot<'a>(
+        &'a self,
+        address: &'a str,
+        observer: u64,
+        index: u64,
+        term: u64,
+        position: u64,
+    ) -> BoxFuture<'a, Result<SnapshotChunk, Error>>;
+}
+
+/// The observer's state, run by [`Observer::run`] once the node has its transport.
+pub struct Observer {
+    node: u64,
+    /// Each voter's id and controller listener address.
+    voters: Vec<(u64, String)>,
+    dir: PathBuf,
+    image: Arc<MetadataImage>,
+    /// The term of the entry the image was last advanced by.
+    image_term: u64,
+    status: QuorumStatus,
+    image_tx: watch::Sender<Arc<MetadataImage>>,
+    status_tx: watch::Sender<QuorumStatus>,
+    publish_to: Option<Arc<ImageSlot>>,
+    saved_offset: u64,
+    last_save: Instant,
+}
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observer")
+            .field("node", &self.node)
+            .field("offset", &self.image.offset)
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Observer {
+    /// Loads the image this node saved last (none on a first start) and returns the handle
+    /// the broker uses as its controller. Every image is also offered to `publish_to`.
+    pub fn open(
+        log_dir: &std::path::Path,
+        node: u64,
+        voters: Vec<(u64, String)>,
+        publish_to: Option<Arc<ImageSlot>>,
+    ) -> Result<(ControllerHandle, Observer), QuorumError> {
+        let dir = log_dir.join(CLUSTER_METADATA_DIR);
+        std::fs::create_dir_all(&dir).map_err(metadata_log::MetadataLogError::from)?;
+        let snapshot = metadata_log::load_latest_snapshot(&dir)?;
+        let image = match image_from_snapshot(&snapshot) {
+            Ok(image) => image,
+            Err(e) => {
+                // Only a copy: the quorum has it all.
+                tracing::warn!(error = %e, "the saved metadata image cannot be read; fetching it again");
+                MetadataImage::default()
+            }
+        };
+        let image = Arc::new(image);
+        if let Some(slot) = &publish_to {
+            slot.offer(image.clone());
+        }
+        let (image_tx, image_rx) = watch::channel(image.clone());
+        let (status_tx, status_rx) = watch::channel(QuorumStatus::default());
+        let observer = Observer {
+            node,
+            voters,
+            dir,
+            saved_offset: image.offset,
+            image_term: snapshot.get_metadata().term,
+            image,
+            status: QuorumStatus::default(),
+            image_tx,
+            status_tx,
+            publish_to,
+            last_save: Instant::now(),
+        };
+        Ok((ControllerHandle::observing(image_rx, status_rx), observer))
+    }
+
+    /// Follows the quorum until `shutdown`, then saves the image reached.
+    pub async fn run(mut self, source: Arc<dyn MetadataSource>, shutdown: CancellationToken) {
+        let mut next_voter = 0usize;
+        let mut pause = RETRY_FIRST;
+        let mut unreachable_said = false;
+        while !shutdown.is_cancelled() && !self.voters.is_empty() {
+            let (voter, address) = match self
+                .status
+                .leader
+                .and_then(|l| self.voters.iter().find(|(id, _)| *id == l))
+            {
+                Some(leader) => leader.clone(),
+                None => {
+                    next_voter = next_voter.wrapping_add(1);
+                    self.voters[next_voter % self.voters.len()].clone()
+                }
+            };
+            let from_index = self.image.offset + 1;
+            let fetched = tokio::select! {
+                fetched = source.read(&address, self.node, from_index, FETCH_WAIT) => fetched,
+                () = shutdown.cancelled() => break,
+            };
+            tracing::trace!(voter, from_index, ?fetched, "metadata fetched");
+            let outcome = match fetched {
+                Ok(Fetched::Read(read)) => {
+                    self.follow(Some(read.leader), read.term);
+                    match read.content {
+                        ReadContent::Entries(batches) => {
+                            self.apply(&batches, read.high_watermark).map(|_| true)
+                        }
+                        ReadContent::SnapshotNeeded { index, term } => {
+                            let installed = tokio::select! {
+                                installed = self.install_snapshot(&*source, &address, index, term) => installed,
+                                () = shutdown.cancelled() => break,
+                            };
+                            installed.map(|_| true)
+                        }
+                    }
+                }
+                Ok(Fetched::Elsewhere { leader, term }) => {
+                    // Asked the wrong voter: straight to the one it names, else wait a little.
+                    let moved = leader.is_some_and(|l| l != voter);
+                    self.follow(leader, term);
+                    Ok(moved)
+                }
+                Err(e) => Err(e),
+            };
+            match outcome {
+                Ok(progressed) => {
+                    if unreachable_said {
+                        tracing::info!(voter, %address, "following the controller quorum again");
+                        unreachable_said = false;
+                    }
+                    pause = RETRY_FIRST;
+                    if !progressed {
+                        tokio::select! {
+                            () = tokio::time::sleep(pause) => {}
+                            () = shutdown.cancelled() => break,
+                        }
+                    }
+                }
+                Err(e) => {
+                    if !unreachable_said {
+                        tracing::info!(voter, %address, error = %e, "cannot fetch the metadata from the controller quorum; retrying");
+                        unreachable_said = true;
+                    }
+                    self.follow(None, self.status.term);
+                    tokio::select! {
+                        () = tokio::time::sleep(pause) => {}
+                        () = shutdown.cancelled() => break,
+                    }
+                    pause = (pause * 2).min(RETRY_MAX);
+                }
+            }
+            if self.last_save.elapsed() >= SAVE_EVERY {
+                self.save().await;
+            }
+        }
+        self.save().await;
+    }
+
+    /// The leader (and term) this observer now knows of.
+    fn follow(&mut self, leader: Option<u64>, term: u64) {
+        let status = QuorumStatus {
+            leader,
+            term: term.max(self.status.term),
+            active: false,
+        };
+        if status != self.status {
+            self.status = status;
+            self.status_tx.send_replace(status);
+        }
+    }
+
+    /// Applies the committed entries in `batches` (those up to `high_watermark`).
+    fn apply(&mut self, batches: &[u8], high_watermark: u64) -> Result<(), Error> {
+        let first = self.image.offset + 1;
+        let entries = metadata_log::entries_from_batches(batches, first)
+            .map_err(|e| Error::Internal(format!("metadata fetched from {first}: {e}")))?;
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut image = (*self.image).clone();
+        for entry in entries.iter().take_while(|e| e.index <= high_watermark) {
+            if entry.data.is_empty() {
+                image.offset = entry.index;
+            } else {
+                let records = decode_batch(&entry.data)
+                    .map_err(|e| Error::Internal(format!("metadata entry {}: {e}", entry.index)))?;
+                image
+                    .apply(entry.index, &records)
+                    .map_err(|e| Error::Internal(format!("metadata entry {}: {e}", entry.index)))?;
+            }
+            self.image_term = entry.term;
+        }
+        self.publish(image);
+        Ok(())
+    }
+
+    /// Reads the leader's snapshot at `index` in pieces and replaces the image with it.
+    async fn install_snapshot(
+        &mut self,
+        source: &dyn MetadataSource,
+        address: &str,
+        index: u64,
+        term: u64,
+    ) -> Result<(), Error> {
+        let mut bytes = Vec::new();
+        loop {
+            let chunk = source
+                .read_snapshot(address, self.node, index, term, bytes.len() as u64)
+                .await?;
+            if chunk.size > MAX_SNAPSHOT_BYTES {
+                return Err(Error::Internal(format!(
+                    "the metadata snapshot is {} bytes, more than the {MAX_SNAPSHOT_BYTES} an observer takes",
+                    chunk.size
+                )));
+            }
+            if chunk.position != bytes.len() as u64
+                || (chunk.bytes.is_empty() && (bytes.len() as u64) < chunk.size)
+            {
+                return Err(Error::Internal(format!(
+                    "snapshot piece at {} while {} bytes were read",
+                    chunk.position,
+                    bytes.len()
+                )));
+            }
+            bytes.extend_from_slice(&chunk.bytes);
+            if bytes.len() as u64 >= chunk.size {
+                break;
+            }
+        }
+        let snapshot = decode_snapshot(&bytes).map_err(|e| Error::Internal(e.to_string()))?;
+        let image = image_from_snapshot(&snapshot).map_err(|e| Error::Internal(e.to_string()))?;
+        tracing::info!(
+            index,
+            term,
+            bytes = bytes.len(),
+            "loaded the metadata snapshot from the controller quorum"
+        );
+        self.image_term = term;
+        self.publish(image);
+        Ok(())
+    }
+
+    fn publish(&mut self, image: MetadataImage) {
+        let image = Arc::new(image);
+        if let Some(slot) = &self.publish_to {
+            slot.offer(image.clone());
+        }
+        self.image_tx.send_replace(image.clone());
+        self.image = image;
+    }
+
+    /// Writes the image reached as a snapshot file, when it moved since the last one.
+    async fn save(&mut self) {
+        self.last_save = Instant::now();
+        if self.image.offset == self.saved_offset {
+            return;
+        }
+        let (image, term, dir) = (self.image.clone(), self.image_term, self.dir.clone());
+        let written = tokio::task::spawn_blocking(move || {
+            let mut snapshot = Snapshot {
+                data: encode_batch(&image.to_records()).into(),
+                ..Default::default()
+            };
+            snapshot.mut_metadata().index = image.offset;
+            snapshot.mut_metadata().term = term;
+            metadata_log::write_snapshot_file(&dir, &snapshot)
+        })
+        .await;
+        match written {
+            Ok(Ok(())) => self.saved_offset = self.image.offset,
+            // Tried again later; a restart meanwhile fetches a little more.
+            Ok(Err(e)) => tracing::debug!(error = %e, "saving the metadata image postponed"),
+            Err(e) => tracing::debug!(error = %e, "saving the metadata image failed"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::metadata_log::entries_as_batches;
+    use crate::metadata::records::MetadataRecord;
+    use raft::prelude::Entry;
+    use std::sync::Mutex;
+
+    /// A leader in memory: committed entries, and a snapshot covering the first `compacted`.
+    #[derive(Debug, Default)]
+    struct FakeLeader {
+        entries: Mutex<Vec<Entry>>,
+        snapshot: Mutex<Option<bytes::Bytes>>,
+        compacted: Mutex<u64>,
+        fetches: Mutex<Vec<(String, u64)>>,
+    }
+
+    fn topic_entry(index: u64, name: &str) -> Entry {
+        Entry {
+            index,
+            term: 2,
+            data: encode_batch(&[MetadataRecord::Topic {
+                name: name.into(),
+                topic_id: uuid::Uuid::new_v4(),
+            }])
+            .into(),
+            ..Default::default()
+        }
+    }
+
+    impl MetadataSource for FakeLeader {
+        fn read<'a>(
+            &'a self,
+            address: &'a str,
+            _observer: u64,
+            from_index: u64,
+            _wait: Duration,
+        ) -> BoxFuture<'a, Result<Fetched, Error>> {
+            Box::pin(async move {
+                self.fetches
+                    .lock()
+                    .unwrap()
+                    .push((address.to_string(), from_index));
+                if address != "leader" {
+                    return Ok(Fetched::Elsewhere {
+                        leader: Some(2),
+                        term: 2,
+                    });
+                }
+                let entries = self.entries.lock().unwrap().clone();
+                let compacted = *self.compacted.lock().unwrap();
+                let content = if from_index <= compacted {
+                    ReadContent::SnapshotNeeded {
+                        index: compacted,
+                        term: 2,
+                    }
+                } else {
+                    let rest: Vec<Entry> = entries
+                        .into_iter()
+                        .filter(|e| e.index >= from_index)
+                        .collect();
+                    if rest.is_empty() {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                    ReadContent::Entries(entries_as_batches(&rest).unwrap().into())
+                };
+                Ok(Fetched::Read(MetadataRead {
+                    leader: 2,
+                    term: 2,
+                    high_watermark: self.entries.lock().unwrap().len() as u64,
+                    content,
+                }))
+            })
+        }
+
+        fn read_snapshot<'a>(
+            &'a self,
+            _address: &'a str,
+            _observer: u64,
+            _index: u64,
+            _term: u64,
+            position: u64,
+        ) -> BoxFuture<'a, Result<SnapshotChunk, Error>> {
+            Box::pin(async move {
+                let bytes = self.snapshot.lock().unwrap().clone().unwrap();
+                // Three bytes at a time: the pieces are put together.
+                let start = position as usize;
+                let end = (start + 3).min(bytes.len());
+                Ok(SnapshotChunk {
+                    size: bytes.len() as u64,
+                    position,
+                    bytes: bytes.slice(start..end),
+                })
+            })
+        }
+    }
+
+    async fn wait_for_topics(handle: &ControllerHandle, count: usize) {
+        let mut image = handle.image();
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            image.wait_for(|i| i.topics.len() == count),
+        )
+        .await
+        .expect("the observer never got there")
+        .expect("observer stopped");
+    }
+
+    #[tokio::test]
+    async fn an_observer_finds_the_leader_reads_a_snapshot_then_entries_and_restarts_from_its_copy()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let leader = Arc::new(FakeLeader::default());
+        // Entries 1-3 compacted into a snapshot; 4 and 5 in the log.
+        let mut image = MetadataImage::default();
+        for index in 1..=3 {
+            let entry = topic_entry(index, &format!("t{index}"));
+            image
+                .apply(index, &decode_batch(&entry.data).unwrap())
+                .unwrap();
+        }
+        let mut snapshot = Snapshot {
+            data: encode_batch(&image.to_records()).into(),
+            ..Default::default()
+        };
+        snapshot.mut_metadata().index = 3;
+        snapshot.mut_metadata().term = 2;
+        *leader.snapshot.lock().unwrap() =
+            Some(super::super::quorum::encode_snapshot(&snapshot).unwrap());
+        *leader.compacted.lock().unwrap() = 3;
+        *leader.entries.lock().unwrap() =
+            (1..=5).map(|i| topic_entry(i, &format!("t{i}"))).collect();
+
+        let voters = vec![(1, "follower".to_string()), (2, "leader".to_string())];
+        let (handle, observer) = Observer::open(dir.path(), 7, voters.clone(), None).unwrap();
+        let shutdown = CancellationToken::new();
+        let running = tokio::spawn(observer.run(leader.clone(), shutdown.clone()));
+        wait_for_topics(&handle, 5).await;
+        assert_eq!(handle.status().borrow().leader, Some(2));
+        assert!(!handle.status().borrow().active);
+        assert!(handle.call_blocking_is_refused());
+        shutdown.cancel();
+        running.await.unwrap();
+
+        // A restart starts from the copy it saved: it asks for entry 6 first.
+        leader.fetches.lock().unwrap().clear();
+        leader.entries.lock().unwrap().push(topic_entry(6, "t6"));
+        let (handle, observer) = Observer::open(dir.path(), 7, voters, None).unwrap();
+        assert_eq!(handle.image().borrow().topics.len(), 5);
+        let shutdown = CancellationToken::new();
+        let running = tokio::spawn(observer.run(leader.clone(), shutdown.clone()));
+        wait_for_topics(&handle, 6).await;
+        let asked = leader.fetches.lock().unwrap().clone();
+        assert!(asked.iter().all(|(_, from)| *from >= 6), "{asked:?}");
+        shutdown.cancel();
+        running.await.unwrap();
+    }
+
+    impl ControllerHandle {
+        fn call_blocking_is_refused(&self) -> bool {
+            matches!(
+                self.call_blocking(super::super::ops::ControllerOp::DescribeQuorum),
+                Err(Error::NotController)
+            )
+        }
+    }
+}
