@@ -193,6 +193,16 @@ impl Broker {
         if first {
             self.remove_strays(&image)?;
         }
+        if self.config.cluster.rack_aware_reads {
+            // Only brokers that can serve: a fenced one is nobody's preferred replica.
+            let racks = image
+                .brokers
+                .values()
+                .filter(|b| b.is_active())
+                .filter_map(|b| b.rack.clone().map(|rack| (b.id, rack)))
+                .collect();
+            self.replicas.set_replica_racks(Some(racks));
+        }
         self.metadata.publish(image);
         // Groups refer to topics by id: replayed once the topics are known here.
         let (started, mut elected, mut records) = (std::time::Instant::now(), 0, 0);

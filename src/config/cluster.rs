@@ -91,6 +91,9 @@ pub struct ClusterConfig {
     /// The listener followers fetch from and brokers advertise to each other.
     pub inter_broker_listener: String,
     pub rack: Option<String>,
+    /// `replica.selector.class` is Kafka's RackAwareReplicaSelector: leaders send consumers
+    /// to an in-sync replica in their rack (KIP-392).
+    pub rack_aware_reads: bool,
     pub replica_lag_time_max_ms: i64,
     pub replica_fetch_max_bytes: i32,
     pub replica_fetch_response_max_bytes: i32,
@@ -217,6 +220,13 @@ impl ClusterConfig {
                 ),
             ));
         }
+        if broker_role && !controller_role && voters.is_empty() && !bootstrap_servers.is_empty() {
+            return Err(invalid(
+                "controller.quorum.bootstrap.servers",
+                &get("controller.quorum.bootstrap.servers").unwrap_or_default(),
+                "a broker-only node needs a static quorum: set controller.quorum.voters (dynamic quorums, KIP-853, are not supported)",
+            ));
+        }
         if broker_role && !controller_role && voters.is_empty() && bootstrap_servers.is_empty() {
             return Err(invalid(
                 "controller.quorum.voters",
@@ -291,6 +301,7 @@ impl ClusterConfig {
             controller_listener,
             inter_broker_listener,
             rack: get("broker.rack").filter(|r| !r.is_empty()),
+            rack_aware_reads: get("replica.selector.class").is_some_and(|c| !c.is_empty()),
             replica_lag_time_max_ms: int("replica.lag.time.max.ms"),
             replica_fetch_max_bytes: int("replica.fetch.max.bytes") as i32,
             replica_fetch_response_max_bytes: int("replica.fetch.response.max.bytes") as i32,

@@ -220,6 +220,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("listener.security.protocol.map", List, Some("PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"), Validator::Any, None, "Security protocol of each listener name: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (unlisted names are PLAINTEXT)."),
     def!("inter.broker.listener.name", String, None, Validator::Any, None, "Listener brokers use to replicate from each other; defaults to PLAINTEXT, else the first broker listener."),
     def!("broker.rack", String, None, Validator::Any, None, "Rack of this broker; replicas of a partition are spread over racks when set."),
+    def!("replica.selector.class", String, None, Validator::OneOf(&["", "org.apache.kafka.common.replica.RackAwareReplicaSelector"]), None, "How a leader picks the replica a consumer should fetch from (KIP-392): RackAwareReplicaSelector sends a consumer with client.rack to an in-sync replica in its rack; unset, consumers read from the leader."),
     def!("replica.lag.time.max.ms", Long, Some("30000"), Validator::AtLeast(1), None, "A follower that has not caught up with the leader for this long leaves the ISR."),
     def!("replica.fetch.max.bytes", Int, Some("1048576"), Validator::AtLeast(0), None, "Bytes a follower asks for per partition in one fetch."),
     def!("replica.fetch.response.max.bytes", Int, Some("10485760"), Validator::AtLeast(0), None, "Bytes a follower asks for in one fetch response."),

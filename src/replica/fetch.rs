@@ -4,6 +4,11 @@
 //! records its progress; if less than `min_bytes` is ready the fetch waits until an append
 //! (or a leadership change) wakes it or `max_wait_ms` passes. No timer polls for data: a
 //! waiting fetch registers one `Notify` with every partition it reads.
+//!
+//! Fetching from followers (KIP-392): a consumer that may (Fetch v11+) reads from any replica,
+//! up to that replica's high watermark; a leader with a rack-aware replica selector answers a
+//! consumer from another rack's in-sync replica with that replica's id instead of data
+//! (`preferred_read_replica`), as Kafka's `findPreferredReadReplica` does.
 
 use super::{Partition, ReplicaManager};
 use crate::error::{Error, code};
@@ -32,6 +37,10 @@ pub struct FetchRequestPartition {
     pub partition_max_bytes: usize,
     /// A consumer reading only committed transactions: up to the last stable offset.
     pub read_committed: bool,
+    /// A consumer that may read from a follower (Fetch v11+, which carries its rack).
+    pub from_any_replica: bool,
+    /// The consumer's `client.rack` (empty when it has none).
+    pub client_rack: Arc<str>,
 }
 
 /// The answer for one partition.
@@ -44,6 +53,8 @@ pub struct FetchedPartition {
     pub diverging_epoch: Option<(i32, i64)>,
     /// For read_committed: the transactions aborted within the records returned.
     pub aborted: Vec<AbortedTxn>,
+    /// The replica the consumer should fetch from instead of this leader (KIP-392).
+    pub preferred_read_replica: Option<i32>,
     /// The partition's topic counters, for the bytes sent once the fetch answers.
     stats: Option<TopicStats>,
 }
@@ -56,6 +67,7 @@ impl FetchedPartition {
             offsets: None,
             diverging_epoch: None,
             aborted: Vec::new(),
+            preferred_read_replica: None,
             stats: None,
         }
     }
@@ -91,6 +103,7 @@ impl Partition {
                 offsets,
                 diverging_epoch: Some(diverging),
                 aborted: Vec::new(),
+                preferred_read_replica: None,
                 stats: None,
             };
         }
@@ -100,6 +113,7 @@ impl Partition {
                 offsets,
                 diverging_epoch: None,
                 aborted: Vec::new(),
+                preferred_read_replica: None,
                 stats: None,
             };
         }
@@ -118,6 +132,7 @@ impl Partition {
                 offsets,
                 diverging_epoch: None,
                 aborted,
+                preferred_read_replica: None,
                 stats: None,
             },
             Ok(None) => FetchedPartition {
@@ -125,6 +140,7 @@ impl Partition {
                 offsets,
                 diverging_epoch: None,
                 aborted: Vec::new(),
+                preferred_read_replica: None,
                 stats: None,
             },
             Err(e) => {
@@ -142,6 +158,7 @@ impl Partition {
                     offsets,
                     diverging_epoch: None,
                     aborted: Vec::new(),
+                    preferred_read_replica: None,
                     stats: None,
                 }
             }
@@ -173,9 +190,35 @@ impl ReplicaManager {
                 partition.register(waiter);
             }
 
-            if let Err(e) = partition.check_leader_epoch(request.current_leader_epoch) {
+            let checked = if request.from_any_replica {
+                partition.check_replica_epoch(request.current_leader_epoch)
+            } else {
+                partition.check_leader_epoch(request.current_leader_epoch)
+            };
+            if let Err(e) = checked {
                 any_error = true;
                 out.push(FetchedPartition::failed(e));
+                continue;
+            }
+            if let Some(racks) = self.replica_racks()
+                && !request.client_rack.is_empty()
+                && let Some(replica) = partition.preferred_read_replica(
+                    &request.client_rack,
+                    request.fetch_offset,
+                    &racks,
+                    crate::types::now_ms(),
+                )
+            {
+                // Answered at once with where to read, as Kafka does: no data from here.
+                any_error = true;
+                out.push(FetchedPartition {
+                    result: Ok(None),
+                    offsets: Some(partition.offsets()),
+                    diverging_epoch: None,
+                    aborted: Vec::new(),
+                    preferred_read_replica: Some(replica),
+                    stats: None,
+                });
                 continue;
             }
             let follower = request.replica_id >= 0;

@@ -29,6 +29,8 @@ pub struct ReplicaManager {
     pub topic_stats: BrokerTopicStats,
     /// ISR shrinks and expands of the partitions this broker leads.
     pub isr_stats: IsrStats,
+    /// With a rack-aware replica selector (KIP-392): each live broker's rack.
+    racks: RwLock<Option<Arc<HashMap<i32, String>>>>,
 }
 
 impl ReplicaManager {
@@ -52,6 +54,15 @@ impl ReplicaManager {
     /// (`transaction.partition.verification.enable`, a dynamic config).
     pub fn set_transaction_verification(&self, enabled: bool) {
         self.verification.store(enabled, Ordering::Relaxed);
+    }
+
+    /// Turns rack-aware reads on with each broker's rack, or off (`None`).
+    pub fn set_replica_racks(&self, racks: Option<HashMap<i32, String>>) {
+        *self.racks.write().unwrap_or_else(|p| p.into_inner()) = racks.map(Arc::new);
+    }
+
+    pub(super) fn replica_racks(&self) -> Option<Arc<HashMap<i32, String>>> {
+        self.racks.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn add(&self, mut partition: Partition) -> Arc<Partition> {

@@ -372,6 +372,52 @@ impl Partition {
         }
     }
 
+    /// [`Partition::check_leader_epoch`] for a read any replica may serve (a consumer's
+    /// fetch, KIP-392): this broker must hold a replica, led by anyone.
+    pub fn check_replica_epoch(&self, requested: i32) -> Result<i32, Error> {
+        let leadership = self.leadership().ok_or(Error::NotLeaderOrFollower)?;
+        if leadership.leader != self.node_id && !leadership.replicas.contains(&self.node_id) {
+            return Err(Error::NotLeaderOrFollower);
+        }
+        let current = leadership.leader_epoch;
+        match requested {
+            -1 => Ok(current),
+            r if r < current => Err(Error::FencedLeaderEpoch { got: r, current }),
+            r if r > current => Err(Error::UnknownLeaderEpoch(r)),
+            _ => Ok(current),
+        }
+    }
+
+    /// As leader, the in-sync replica a consumer in `client_rack` should read from at
+    /// `fetch_offset`, when it is not this leader (Kafka's `RackAwareReplicaSelector`): the
+    /// replicas in its rack holding the offset; the leader if it is one of them, else the one
+    /// with the longest log, then the one caught up most recently, then the highest id.
+    pub fn preferred_read_replica(
+        &self,
+        client_rack: &str,
+        fetch_offset: i64,
+        racks: &HashMap<i32, String>,
+        now_ms: i64,
+    ) -> Option<i32> {
+        let leadership = self.leadership()?;
+        if leadership.leader != self.node_id {
+            return None;
+        }
+        let in_rack = |id: i32| racks.get(&id).is_some_and(|r| r == client_rack);
+        if in_rack(self.node_id) {
+            return None;
+        }
+        let followers = self.followers.lock().unwrap_or_else(|p| p.into_inner());
+        leadership
+            .isr
+            .iter()
+            .filter(|id| **id != self.node_id && in_rack(**id))
+            .filter_map(|id| followers.get(id).map(|f| (*id, f)))
+            .filter(|(_, f)| f.log_end_offset >= fetch_offset)
+            .max_by_key(|(id, f)| (f.log_end_offset, -(now_ms - f.last_caught_up_ms), *id))
+            .map(|(id, _)| id)
+    }
+
     /// OffsetForLeaderEpoch on the leader (Kafka's `lastOffsetForLeaderEpoch`): after the
     /// request's current leader epoch is checked, the largest epoch at or below `epoch` and
     /// where it ends in this log; (-1, -1) when the log knows no such epoch.

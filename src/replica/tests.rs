@@ -307,6 +307,8 @@ async fn a_follower_with_a_divergent_tail_is_told_where_to_truncate() {
         fetch_offset: offset,
         partition_max_bytes: 1 << 20,
         read_committed: false,
+        from_any_replica: false,
+        client_rack: Arc::from(""),
     };
     // Epoch 3 ended here where epoch 4 began (offset 0): the follower's epoch-3 tail
     // past it must go.
@@ -387,4 +389,89 @@ fn a_version_2_marker_leaves_the_guard_of_the_next_transaction() {
     partition
         .append_checked(&checked(batch), -1, Some(txn))
         .unwrap();
+}
+
+#[tokio::test]
+async fn a_consumer_of_another_rack_is_sent_to_its_racks_in_sync_replica_which_serves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let partition = replicated(dir.path());
+    partition.append(&checked(batch(0, 5, 1, 10)), 1).unwrap();
+    // Follower 2 holds everything, follower 3 only the first three records.
+    partition.record_follower_fetch(2, 5).unwrap();
+    partition.record_follower_fetch(3, 3).unwrap();
+    let racks: std::collections::HashMap<i32, String> = [(1, "a"), (2, "b"), (3, "b")]
+        .map(|(id, r)| (id, r.to_string()))
+        .into();
+    let now = now_ms();
+    assert_eq!(
+        partition.preferred_read_replica("b", 0, &racks, now),
+        Some(2),
+        "longest log"
+    );
+    assert_eq!(
+        partition.preferred_read_replica("b", 5, &racks, now),
+        Some(2)
+    );
+    // In the leader's rack, or a rack with no replica: the leader serves.
+    assert_eq!(partition.preferred_read_replica("a", 0, &racks, now), None);
+    assert_eq!(partition.preferred_read_replica("c", 0, &racks, now), None);
+    // A replica out of the ISR is nobody's preferred replica.
+    partition.set_leadership(leading(4, 1, &[1, 3]));
+    assert_eq!(
+        partition.preferred_read_replica("b", 0, &racks, now),
+        Some(3)
+    );
+    assert_eq!(partition.preferred_read_replica("b", 4, &racks, now), None);
+
+    let replicas = ReplicaManager::new();
+    let partition = replicas.add(Arc::into_inner(partition).unwrap());
+    replicas.set_replica_racks(Some(racks));
+    let limits = FetchLimits {
+        min_bytes: 1,
+        max_bytes: 1 << 20,
+        max_wait: Duration::from_secs(10),
+    };
+    let consumer = |rack: &str, any: bool| FetchRequestPartition {
+        tp: partition.topic_partition().clone(),
+        current_leader_epoch: -1,
+        replica_id: -1,
+        last_fetched_epoch: -1,
+        fetch_offset: 0,
+        partition_max_bytes: 1 << 20,
+        read_committed: false,
+        from_any_replica: any,
+        client_rack: Arc::from(rack),
+    };
+    // Answered at once (not held for min_bytes) with where to read, and no data.
+    let answer = replicas.fetch(&[consumer("b", true)], limits).await;
+    assert_eq!(answer[0].preferred_read_replica, Some(3));
+    assert!(matches!(answer[0].result, Ok(None)));
+
+    // The same partition on a follower (broker 1 following 2): a consumer that may read
+    // from followers gets what is below the high watermark the leader told it; an older
+    // consumer is sent to the leader.
+    partition.set_leadership(Leadership {
+        leader: 2,
+        leader_epoch: 5,
+        partition_epoch: 2,
+        replicas: vec![1, 2, 3],
+        isr: vec![1, 2, 3],
+    });
+    lock(&partition.log).set_high_watermark(0);
+    let limits = FetchLimits {
+        max_wait: Duration::ZERO,
+        ..limits
+    };
+    let answer = replicas.fetch(&[consumer("", true)], limits).await;
+    assert!(
+        matches!(answer[0].result, Ok(None)),
+        "nothing committed yet"
+    );
+    lock(&partition.log).set_high_watermark(5);
+    let answer = replicas.fetch(&[consumer("", true)], limits).await;
+    let records = answer[0].result.as_ref().unwrap().as_ref().unwrap();
+    assert!(!records.is_empty());
+    assert_eq!(answer[0].offsets.unwrap().high_watermark, 5);
+    let answer = replicas.fetch(&[consumer("", false)], limits).await;
+    assert!(matches!(answer[0].result, Err(Error::NotLeaderOrFollower)));
 }

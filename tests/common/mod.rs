@@ -488,6 +488,8 @@ impl Role {
 pub struct Cluster {
     pub nodes: Vec<Broker>,
     pub roles: Vec<Role>,
+    /// Each node's `broker.rack`, substituted for `{rack}` in the settings (none: no racks).
+    pub racks: Vec<String>,
     client_ports: Vec<u16>,
     controller_ports: Vec<u16>,
     /// The client address each node advertises (a proxy's when the network is proxied).
@@ -510,6 +512,18 @@ impl Cluster {
         let mut roles = vec![Role::Controller; controllers];
         roles.extend(vec![Role::Broker; brokers]);
         Self::start_on(roles, extra, None, "PLAINTEXT")
+    }
+
+    /// Combined nodes, node `i` in rack `rack-{i + 1}` (`broker.rack`).
+    pub fn start_racked(size: usize, extra: &[(&str, &str)]) -> Self {
+        let racks: Vec<String> = (1..=size).map(|i| format!("rack-{i}")).collect();
+        let mut extra = extra.to_vec();
+        extra.push(("broker.rack", "{rack}"));
+        let mut cluster =
+            Self::start_deferred(vec![Role::Combined; size], &extra, None, "PLAINTEXT");
+        cluster.racks = racks;
+        cluster.spawn_all();
+        cluster
     }
 
     /// Separate controllers and brokers whose connections all go through [`proxy::Network`].
@@ -546,6 +560,30 @@ impl Cluster {
         network: Option<proxy::Network>,
         client_listener: &str,
     ) -> Self {
+        let mut cluster = Self::start_deferred(roles, extra, network, client_listener);
+        cluster.spawn_all();
+        cluster
+    }
+
+    /// Starts every node and waits until each serves.
+    fn spawn_all(&mut self) {
+        let mut spawned = Vec::new();
+        for i in 0..self.roles.len() {
+            spawned.push(self.spawn_node(i));
+        }
+        for (i, (mut node, lines)) in spawned.into_iter().enumerate() {
+            node.wait_started(&lines, self.roles[i]);
+            self.nodes.push(node);
+        }
+    }
+
+    /// The cluster's ports, directories and settings, no node started yet.
+    fn start_deferred(
+        roles: Vec<Role>,
+        extra: &[(&str, &str)],
+        network: Option<proxy::Network>,
+        client_listener: &str,
+    ) -> Self {
         let size = roles.len();
         let client_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
         let controller_ports: Vec<u16> = (0..size).map(|_| free_port()).collect();
@@ -571,9 +609,10 @@ impl Cluster {
         let dirs: Vec<tempfile::TempDir> = (0..size)
             .map(|_| tempfile::tempdir().expect("temp dir"))
             .collect();
-        let mut cluster = Self {
+        Self {
             nodes: Vec::new(),
             roles,
+            racks: Vec::new(),
             client_ports,
             controller_ports,
             advertised_ports,
@@ -585,16 +624,7 @@ impl Cluster {
                 .collect(),
             network,
             client_listener: client_listener.to_string(),
-        };
-        let mut spawned = Vec::new();
-        for i in 0..size {
-            spawned.push(cluster.spawn_node(i));
         }
-        for (i, (mut node, lines)) in spawned.into_iter().enumerate() {
-            node.wait_started(&lines, cluster.roles[i]);
-            cluster.nodes.push(node);
-        }
-        cluster
     }
 
     /// The proxied network (clusters from [`Cluster::start_partitionable`]).
@@ -625,7 +655,13 @@ impl Cluster {
             ("advertised.listeners", &advertised),
         ];
         overrides.retain(|(_, value)| !value.is_empty());
-        overrides.extend(self.extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let rack = self.racks.get(i).cloned().unwrap_or_default();
+        let extra: Vec<(String, String)> = self
+            .extra
+            .iter()
+            .map(|(k, v)| (k.clone(), v.replace("{rack}", &rack)))
+            .collect();
+        overrides.extend(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         Broker::spawn(self.dirs[i].path(), &overrides, "info")
     }
 
@@ -750,6 +786,14 @@ pub struct Metrics(pub String);
 
 #[allow(dead_code)]
 impl Metrics {
+    /// The value of the series `name`, if it was written (a counter appears once counted).
+    pub fn find(&self, name: &str) -> Option<f64> {
+        self.0
+            .lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+            .and_then(|v| v.parse().ok())
+    }
+
     /// The value of the series `name` (with its labels, if any), as written.
     pub fn value(&self, name: &str) -> f64 {
         self.0

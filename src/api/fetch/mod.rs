@@ -154,6 +154,9 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
         })
         .collect();
     let read_committed = request.isolation_level == 1;
+    // From v11 a consumer names its rack and may read from any replica (KIP-392).
+    let from_any_replica = replica_id < 0 && version >= 11;
+    let client_rack: Arc<str> = Arc::from(request.rack_id.as_str());
     // A consumer under a fetch quota asks for no more than the quota lets through in one
     // window (Kafka's `getMaxValueInQuotaWindow`); followers are not under client quotas.
     let (user, client_id) = ctx.quota_identity();
@@ -188,6 +191,8 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
                 fetch_offset: fetch.fetch_offset,
                 partition_max_bytes: fetch.partition_max_bytes.max(0) as usize,
                 read_committed,
+                from_any_replica,
+                client_rack: client_rack.clone(),
             });
             Ok(reads.len() - 1)
         })
@@ -371,7 +376,9 @@ fn partition_data(
                 })
                 .collect()
         }))
-        .with_preferred_read_replica(kafka_protocol::messages::BrokerId(-1));
+        .with_preferred_read_replica(kafka_protocol::messages::BrokerId(
+            fetched.preferred_read_replica.unwrap_or(-1),
+        ));
     if let Some(offsets) = fetched.offsets {
         data = data
             .with_high_watermark(offsets.high_watermark)
