@@ -647,7 +647,13 @@ impl Error {
 
     /// Text for the response's error message field, where the API has one.
     pub fn message(&self) -> String {
-        self.to_string()
+        match self {
+            // Kafka's own words, as its controller answers them.
+            Error::InvalidReplicaAssignment(text) | Error::InvalidReplicationFactor(text) => {
+                text.clone()
+            }
+            other => other.to_string(),
+        }
     }
 
     /// The records a rejected batch was refused for, by index (Produce's `record_errors`).

@@ -108,5 +108,6 @@ pub fn reply_from(response: AlterPartitionResponse) -> Result<ControllerReply, E
         leader: partition.leader_id.0,
         leader_epoch: partition.leader_epoch,
         partition_epoch: partition.partition_epoch,
+        reassignment: Default::default(),
     }))
 }

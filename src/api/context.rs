@@ -243,6 +243,18 @@ pub(crate) struct LiveBroker {
 /// The live (unfenced) brokers, each at its endpoint of the listener this request came in on,
 /// this broker first, at the address its listener advertises (Metadata's and DescribeCluster's
 /// broker lists).
+/// The controller id clients are told (Metadata, DescribeCluster on a broker listener): the
+/// active controller when it is one of the live brokers they can reach, else a live broker
+/// (the lowest id), which forwards what it is sent to the controller — as Kafka's KRaft
+/// brokers name a live broker, since clients cannot reach controller-only nodes.
+pub(crate) fn controller_for_clients(ctx: &ApiContext, live: &[LiveBroker]) -> i32 {
+    let active = ctx.broker.controller_id();
+    if live.iter().any(|b| b.id == active) {
+        return active;
+    }
+    live.iter().map(|b| b.id).min().unwrap_or(-1)
+}
+
 pub(crate) fn live_brokers(ctx: &ApiContext) -> Vec<LiveBroker> {
     let image = ctx.broker.metadata().image();
     let node = ctx.broker.node_id();

@@ -76,11 +76,15 @@ pub async fn handle(
             })
             .collect()
     };
-    let leader = ctx.broker.controller_id();
-    let controller = if brokers.iter().any(|b| b.broker_id.0 == leader) {
-        leader
+    let controller = if expected == ENDPOINT_CONTROLLERS {
+        let leader = ctx.broker.controller_id();
+        if brokers.iter().any(|b| b.broker_id.0 == leader) {
+            leader
+        } else {
+            -1
+        }
     } else {
-        -1
+        super::context::controller_for_clients(ctx, &super::context::live_brokers(ctx))
     };
     let cluster_ops = if request.include_cluster_authorized_operations {
         authorized_operations(CLUSTER_OPERATIONS)

@@ -209,6 +209,7 @@ api_table! {
     CreatePartitions => create_partitions, m::CreatePartitionsRequest, forwarded,
     AlterConfigs => alter_configs, m::AlterConfigsRequest, forwarded,
     ElectLeaders => elect_leaders, m::ElectLeadersRequest, forwarded,
+    AlterPartitionReassignments => alter_partition_reassignments, m::AlterPartitionReassignmentsRequest, forwarded,
     AlterUserScramCredentials => alter_user_scram_credentials, m::AlterUserScramCredentialsRequest, forwarded,
     AlterClientQuotas => alter_client_quotas, m::AlterClientQuotasRequest, forwarded,
     UpdateFeatures => update_features, m::UpdateFeaturesRequest, forwarded,

@@ -690,6 +690,29 @@ pub async fn forward(
                 None => Ok(ControllerReply::Done),
             }
         }
+        ControllerOp::ReassignPartition {
+            topic,
+            partition,
+            target,
+            allow_replication_factor_change,
+        } => {
+            let request = super::alter_partition_reassignments::request_for(
+                topic,
+                *partition,
+                target.as_deref(),
+                *allow_replication_factor_change,
+                timeout,
+            );
+            let response = exchange(
+                connection,
+                ApiKey::AlterPartitionReassignments,
+                super::alter_partition_reassignments::FORWARD_VERSION,
+                &request,
+                timeout,
+            )
+            .await?;
+            super::alter_partition_reassignments::reply_from(response)
+        }
         ControllerOp::ImportTopics { .. } => Err(Error::InvalidRequest(
             "importing topics is local to a single node".into(),
         )),

@@ -72,19 +72,20 @@ pub async fn handle(
         } else {
             OPERATIONS_NOT_REQUESTED
         };
+    let live = super::context::live_brokers(ctx);
+    let controller = super::context::controller_for_clients(ctx, &live);
     Some(
         MetadataResponse::default()
-            .with_brokers(brokers(ctx))
+            .with_brokers(brokers(live))
             .with_cluster_id(Some(wire_str(&broker.cluster_id())))
-            .with_controller_id(BrokerId(broker.controller_id()))
+            .with_controller_id(BrokerId(controller))
             .with_topics(topics)
             .with_cluster_authorized_operations(cluster_ops),
     )
 }
 
-fn brokers(ctx: &ApiContext) -> Vec<MetadataResponseBroker> {
-    super::context::live_brokers(ctx)
-        .into_iter()
+fn brokers(live: Vec<super::context::LiveBroker>) -> Vec<MetadataResponseBroker> {
+    live.into_iter()
         .map(|b| {
             MetadataResponseBroker::default()
                 .with_node_id(BrokerId(b.id))

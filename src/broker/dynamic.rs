@@ -155,6 +155,7 @@ impl Broker {
             .store(next.producer_id_expiration_ms, Ordering::Relaxed);
         self.replicas
             .set_transaction_verification(next.transaction_partition_verification);
+        super::replication::configure_throttles(&self.replicas, &next);
         self.effective.send_replace(next);
         defaults_changed
     }

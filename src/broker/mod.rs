@@ -417,6 +417,7 @@ impl Broker {
         broker
             .replicas
             .set_transaction_verification(broker.config().transaction_partition_verification);
+        replication::configure_throttles(&broker.replicas, &broker.config());
         let publisher = {
             let broker = broker.clone();
             std::thread::Builder::new()

@@ -160,3 +160,18 @@ impl Broker {
         }
     }
 }
+
+/// The replication throttles in effect (`leader.replication.throttled.rate`,
+/// `follower.replication.throttled.rate`, static or dynamic).
+pub(super) fn configure_throttles(
+    replicas: &crate::replica::ReplicaManager,
+    config: &crate::config::BrokerConfig,
+) {
+    let windows = config.replication_quota_windows;
+    replicas
+        .leader_throttle
+        .configure(config.leader_replication_throttled_rate, windows);
+    replicas
+        .follower_throttle
+        .configure(config.follower_replication_throttled_rate, windows);
+}

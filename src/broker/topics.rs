@@ -17,6 +17,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// A partition reassignment in progress, as ListPartitionReassignments lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OngoingReassignment {
+    pub partition: i32,
+    pub replicas: Vec<i32>,
+    pub adding: Vec<i32>,
+    pub removing: Vec<i32>,
+}
+
 /// A partition's leadership as Metadata reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionState {
@@ -306,47 +315,62 @@ impl Broker {
         }
     }
 
-    /// AlterPartitionReassignments for one partition (`None` cancels), validated as Kafka's
-    /// controller does: a non-empty list of distinct registered brokers, and the same
-    /// replication factor unless `allow_replication_factor_change`. Moving a replica to the
-    /// brokers it is on completes at once, so no reassignment is ever left in progress and
-    /// cancelling one answers NO_REASSIGNMENT_IN_PROGRESS.
-    pub fn reassign_partition(
+    /// AlterPartitionReassignments for one partition (`None` cancels), decided by the
+    /// active controller (`controller::control::reassignments`).
+    pub async fn reassign_partition(
         &self,
         tp: &TopicPartition,
-        target: Option<&[i32]>,
+        target: Option<Vec<i32>>,
         allow_replication_factor_change: bool,
     ) -> Result<(), Error> {
-        self.replicas.get(tp)?;
-        let Some(target) = target else {
-            return Err(Error::NoReassignmentInProgress);
+        let op = ControllerOp::ReassignPartition {
+            topic: tp.topic.to_string(),
+            partition: tp.partition,
+            target: target.clone(),
+            allow_replication_factor_change,
         };
-        if target.is_empty() {
-            return Err(Error::InvalidReplicaAssignment(
-                "the replica list is empty".into(),
-            ));
-        }
-        let distinct: std::collections::BTreeSet<i32> = target.iter().copied().collect();
-        if distinct.len() != target.len() {
-            return Err(Error::InvalidReplicaAssignment(format!(
-                "duplicate broker ids in {target:?}"
-            )));
-        }
-        let image = self.metadata.image();
-        if let Some(unknown) = target.iter().find(|id| !image.brokers.contains_key(id)) {
-            return Err(Error::InvalidReplicaAssignment(format!(
-                "broker {unknown} is not registered"
-            )));
-        }
-        let current = self.partition_replicas(tp);
-        if target.len() != current.len() && !allow_replication_factor_change {
-            return Err(Error::InvalidReplicationFactor(format!(
-                "the reassignment would change the replication factor from {} to {}",
-                current.len(),
-                target.len()
-            )));
-        }
+        self.call_active_controller(op).await?;
+        // Answered once this broker's metadata shows it (ListPartitionReassignments reads it).
+        self.await_visible(|image| {
+            image
+                .partition(&tp.topic, tp.partition)
+                .is_some_and(|p| match &target {
+                    Some(target) => p.target_replicas() == *target,
+                    None => p.reassignment.is_empty(),
+                })
+        })
+        .await;
         Ok(())
+    }
+
+    /// The reassignments in progress (ListPartitionReassignments), of `wanted` partitions or
+    /// all, by topic.
+    pub fn reassignments(
+        &self,
+        wanted: Option<&std::collections::HashSet<TopicPartition>>,
+    ) -> BTreeMap<String, Vec<OngoingReassignment>> {
+        let image = self.metadata.image();
+        let mut listed: BTreeMap<String, Vec<_>> = BTreeMap::new();
+        for (name, topic) in &image.topics {
+            for (p, partition) in topic.partitions.iter().enumerate() {
+                if partition.reassignment.is_empty() {
+                    continue;
+                }
+                if wanted.is_some_and(|w| !w.contains(&TopicPartition::new(name, p as i32))) {
+                    continue;
+                }
+                listed
+                    .entry(name.to_string())
+                    .or_default()
+                    .push(OngoingReassignment {
+                        partition: p as i32,
+                        replicas: partition.replicas.clone(),
+                        adding: partition.reassignment.adding.clone(),
+                        removing: partition.reassignment.removing.clone(),
+                    });
+            }
+        }
+        listed
     }
 
     /// ListOffsets for one partition: Kafka's special timestamps (-1 latest, -2 earliest,

@@ -55,6 +55,12 @@ pub struct BrokerConfig {
     pub max_connections_per_ip_overrides: BTreeMap<std::net::IpAddr, usize>,
     /// `quota.window.num` and `quota.window.size.seconds`.
     pub quota_windows: QuotaWindows,
+    /// `leader.replication.throttled.rate` and `follower.replication.throttled.rate`, bytes
+    /// per second.
+    pub leader_replication_throttled_rate: i64,
+    pub follower_replication_throttled_rate: i64,
+    /// `replication.quota.window.num` and `replication.quota.window.size.seconds`.
+    pub replication_quota_windows: QuotaWindows,
     /// `controller.quota.window.num` and `controller.quota.window.size.seconds`.
     pub controller_quota_windows: QuotaWindows,
     /// `None`: idle connections are kept.
@@ -517,6 +523,12 @@ impl BrokerConfig {
             quota_windows: QuotaWindows {
                 samples: int("quota.window.num").clamp(1, 1_000) as u32,
                 window_ms: int("quota.window.size.seconds").clamp(1, 86_400) * 1000,
+            },
+            leader_replication_throttled_rate: int("leader.replication.throttled.rate").max(0),
+            follower_replication_throttled_rate: int("follower.replication.throttled.rate").max(0),
+            replication_quota_windows: QuotaWindows {
+                samples: int("replication.quota.window.num").clamp(1, 1_000) as u32,
+                window_ms: int("replication.quota.window.size.seconds").clamp(1, 86_400) * 1000,
             },
             controller_quota_windows: QuotaWindows {
                 samples: int("controller.quota.window.num").clamp(1, 1_000) as u32,

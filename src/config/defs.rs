@@ -30,6 +30,8 @@ pub enum Validator {
     OneOf(&'static [&'static str]),
     ListOf(&'static [&'static str]),
     Fraction,
+    /// Kafka's `ThrottledReplicaListValidator`: `*` or `partition:broker` entries.
+    ThrottledReplicas,
 }
 
 /// One known property.
@@ -89,6 +91,8 @@ pub static TOPIC_CONFIGS: &[ConfigDef] = &[
     def!("segment.jitter.ms", Long, Some("0"), Validator::AtLeast(0), Some("log.roll.jitter.ms"), "Maximum random jitter subtracted from segment.ms."),
     def!("segment.ms", Long, Some("604800000"), Validator::AtLeast(1), Some("log.roll.ms"), "Time after which a segment is rolled even if not full."),
     def!("unclean.leader.election.enable", Boolean, Some("false"), Validator::Any, Some("unclean.leader.election.enable"), "Allow an out-of-sync replica to become leader."),
+    def!("leader.replication.throttled.replicas", List, Some(""), Validator::ThrottledReplicas, None, "Replicas (partition:broker, or * for all) whose leader throttles what it sends to followers out of the ISR to the broker's leader.replication.throttled.rate."),
+    def!("follower.replication.throttled.replicas", List, Some(""), Validator::ThrottledReplicas, None, "Replicas (partition:broker, or * for all) that, out of the ISR, fetch from their leader at most at the broker's follower.replication.throttled.rate."),
 ];
 
 /// Broker properties that this broker acts on, with Kafka's defaults (except `listeners` and
@@ -145,6 +149,10 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("max.connections.per.ip", Int, Some("2147483647"), Validator::AtLeast(0), None, "Maximum simultaneous client connections from one IP address; more are closed at once."),
     def!("max.connections.per.ip.overrides", String, Some(""), Validator::Any, None, "Per-address (IP or host name, resolved when the config is read) overrides of max.connections.per.ip, as host:count pairs separated by commas, e.g. 127.0.0.1:200,localhost:100."),
     def!("quota.window.num", Int, Some("11"), Validator::AtLeast(1), None, "Samples kept to measure client quotas' rates."),
+    def!("leader.replication.throttled.rate", Long, Some(LONG_MAX), Validator::AtLeast(0), None, "Bytes per second this broker sends, as leader, to followers of throttled replicas (leader.replication.throttled.replicas) out of the ISR."),
+    def!("follower.replication.throttled.rate", Long, Some(LONG_MAX), Validator::AtLeast(0), None, "Bytes per second this broker fetches, as follower, for throttled replicas (follower.replication.throttled.replicas) out of the ISR."),
+    def!("replication.quota.window.num", Int, Some("11"), Validator::AtLeast(1), None, "Samples kept to measure the replication throttles' rates."),
+    def!("replication.quota.window.size.seconds", Int, Some("1"), Validator::AtLeast(1), None, "The length of each replication throttle sample."),
     def!("quota.window.size.seconds", Int, Some("1"), Validator::AtLeast(1), None, "The length of each client quota sample."),
     def!("controller.quota.window.num", Int, Some("11"), Validator::AtLeast(1), None, "Samples of the controller mutation quota (its burst is this many windows of the rate)."),
     def!("controller.quota.window.size.seconds", Int, Some("1"), Validator::AtLeast(1), None, "The length of each controller mutation quota sample."),
@@ -597,6 +605,26 @@ pub fn validate_value(def: &ConfigDef, value: &str) -> Result<(), ConfigError> {
                         format!("String must be one of: {}", allowed.join(", ")),
                     ));
                 }
+            }
+        }
+        Validator::ThrottledReplicas => {
+            let items: Vec<&str> = value.split(',').map(str::trim).collect();
+            let listed = items.iter().all(|item| {
+                item.is_empty()
+                    || item.split_once(':').is_some_and(|(p, b)| {
+                        [p, b]
+                            .iter()
+                            .all(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+                    })
+            });
+            if !listed && items.concat() != "*" {
+                return Err(invalid(
+                    name,
+                    value,
+                    format!(
+                        "{name} must be the literal '*' or a list of replicas in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."
+                    ),
+                ));
             }
         }
         Validator::Any | Validator::Fraction => {}

@@ -36,6 +36,54 @@ pub struct LogConfig {
     pub gzip_level: i32,
     pub lz4_level: i32,
     pub zstd_level: i32,
+    /// `leader.replication.throttled.replicas`.
+    pub leader_throttled: ThrottledReplicas,
+    /// `follower.replication.throttled.replicas`.
+    pub follower_throttled: ThrottledReplicas,
+}
+
+/// A topic's throttled replicas list (KIP-73): none, all (`*`), or `partition:broker` pairs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ThrottledReplicas {
+    #[default]
+    None,
+    All,
+    Listed(Vec<(i32, i32)>),
+}
+
+impl ThrottledReplicas {
+    /// Reads a validated list; entries that do not parse are left out.
+    pub fn parse(text: &str) -> Self {
+        let items: Vec<&str> = text
+            .split(',')
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+            .collect();
+        if items == ["*"] {
+            return ThrottledReplicas::All;
+        }
+        let pairs: Vec<(i32, i32)> = items
+            .iter()
+            .filter_map(|item| {
+                let (partition, broker) = item.split_once(':')?;
+                Some((partition.trim().parse().ok()?, broker.trim().parse().ok()?))
+            })
+            .collect();
+        if pairs.is_empty() {
+            ThrottledReplicas::None
+        } else {
+            ThrottledReplicas::Listed(pairs)
+        }
+    }
+
+    /// Whether the replica of `partition` on `broker` is throttled.
+    pub fn includes(&self, partition: i32, broker: i32) -> bool {
+        match self {
+            ThrottledReplicas::None => false,
+            ThrottledReplicas::All => true,
+            ThrottledReplicas::Listed(pairs) => pairs.contains(&(partition, broker)),
+        }
+    }
 }
 
 impl LogConfig {
@@ -79,6 +127,12 @@ impl LogConfig {
             lz4_level: long("compression.lz4.level").clamp(1, 17) as i32,
             zstd_level: long("compression.zstd.level").clamp(-131_072, 22) as i32,
             min_compaction_lag_ms: long("min.compaction.lag.ms"),
+            leader_throttled: ThrottledReplicas::parse(&get(
+                "leader.replication.throttled.replicas",
+            )),
+            follower_throttled: ThrottledReplicas::parse(&get(
+                "follower.replication.throttled.replicas",
+            )),
         }
     }
 }

@@ -91,6 +91,14 @@ pub enum ControllerOp {
         broker: i32,
         broker_epoch: i64,
     },
+    /// AlterPartitionReassignments for one partition: move it to `target`, or cancel the
+    /// reassignment in progress (`None`).
+    ReassignPartition {
+        topic: String,
+        partition: i32,
+        target: Option<Vec<i32>>,
+        allow_replication_factor_change: bool,
+    },
     ImportTopics {
         broker: i32,
         topics: Vec<ImportedTopic>,

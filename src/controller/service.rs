@@ -549,6 +549,22 @@ impl Loop {
             } => self
                 .decide(|c, o| c.elect_leader(o, &topic, partition, election))
                 .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::ReassignPartition {
+                topic,
+                partition,
+                target,
+                allow_replication_factor_change,
+            } => self
+                .decide(|c, o| {
+                    c.reassign_partition(
+                        o,
+                        &topic,
+                        partition,
+                        target.as_deref(),
+                        allow_replication_factor_change,
+                    )
+                })
+                .map(|(i, ())| (i, ControllerReply::Done)),
             ControllerOp::AllocateProducerIds {
                 broker,
                 broker_epoch,

@@ -4,7 +4,7 @@
 //! topics are shared `Arc`s, so a node keeps the previous image and diffs it against the new
 //! one to learn which partitions it must lead, follow or drop.
 
-use super::records::{ConfigResource, Endpoint, MetadataRecord, NO_LEADER};
+use super::records::{ConfigResource, Endpoint, MetadataRecord, NO_LEADER, Reassignment};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use uuid::Uuid;
@@ -33,7 +33,8 @@ impl BrokerRegistration {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionRegistration {
-    /// Preferred replica first.
+    /// Preferred replica first (while a reassignment is in progress, the target replicas
+    /// first, then those it removes).
     pub replicas: Vec<i32>,
     pub isr: Vec<i32>,
     /// [`NO_LEADER`] when no replica can lead.
@@ -41,11 +42,32 @@ pub struct PartitionRegistration {
     pub leader_epoch: i32,
     /// Bumped by every change (AlterPartition's `partitionEpoch`).
     pub partition_epoch: i32,
+    /// A reassignment in progress (empty when none).
+    pub reassignment: Reassignment,
 }
 
 impl PartitionRegistration {
     pub fn leader(&self) -> Option<i32> {
         (self.leader != NO_LEADER).then_some(self.leader)
+    }
+
+    /// The replicas a reassignment in progress moves the partition to (the replicas when
+    /// none is).
+    pub fn target_replicas(&self) -> Vec<i32> {
+        self.replicas
+            .iter()
+            .copied()
+            .filter(|r| !self.reassignment.removing.contains(r))
+            .collect()
+    }
+
+    /// The replicas before the reassignment in progress (the replicas when none is).
+    pub fn original_replicas(&self) -> Vec<i32> {
+        self.replicas
+            .iter()
+            .copied()
+            .filter(|r| !self.reassignment.adding.contains(r))
+            .collect()
     }
 }
 
@@ -170,6 +192,8 @@ impl MetadataImage {
                     leader: partition.leader,
                     leader_epoch: partition.leader_epoch,
                     partition_epoch: partition.partition_epoch,
+                    reassignment: (!partition.reassignment.is_empty())
+                        .then(|| partition.reassignment.clone()),
                 });
             }
         }
@@ -346,6 +370,7 @@ impl MetadataImage {
                 leader,
                 leader_epoch,
                 partition_epoch,
+                reassignment,
             } => {
                 let topic = self.topic_mut(*topic_id)?;
                 if *partition_id as usize != topic.partitions.len() {
@@ -360,6 +385,7 @@ impl MetadataImage {
                     leader: *leader,
                     leader_epoch: *leader_epoch,
                     partition_epoch: *partition_epoch,
+                    reassignment: reassignment.clone().unwrap_or_default(),
                 });
             }
             MetadataRecord::PartitionChange {
@@ -368,6 +394,7 @@ impl MetadataImage {
                 leader,
                 isr,
                 replicas,
+                reassignment,
             } => {
                 let topic = self.topic_mut(*topic_id)?;
                 let name = topic.name.clone();
@@ -386,6 +413,9 @@ impl MetadataImage {
                 }
                 if let Some(replicas) = replicas {
                     partition.replicas = replicas.clone();
+                }
+                if let Some(reassignment) = reassignment {
+                    partition.reassignment = reassignment.clone();
                 }
                 partition.partition_epoch += 1;
             }
@@ -604,6 +634,7 @@ mod tests {
                 leader: replicas[0],
                 leader_epoch: 0,
                 partition_epoch: 0,
+                reassignment: None,
             });
         }
         records
@@ -626,6 +657,7 @@ mod tests {
                     leader: Some(2),
                     isr: Some(vec![2, 3]),
                     replicas: None,
+                    reassignment: None,
                 }],
             )
             .unwrap();
@@ -643,6 +675,7 @@ mod tests {
                     leader: None,
                     isr: Some(vec![2, 3, 1]),
                     replicas: None,
+                    reassignment: None,
                 }],
             )
             .unwrap();
@@ -700,6 +733,7 @@ mod tests {
             leader: Some(NO_LEADER),
             isr: None,
             replicas: None,
+            reassignment: None,
         });
         records.push(MetadataRecord::Config {
             resource: ConfigResource::Topic,
@@ -737,6 +771,7 @@ mod tests {
                 leader: None,
                 isr: None,
                 replicas: None,
+                reassignment: None,
             },
         ];
         assert!(image.apply(2, &bad).is_err());

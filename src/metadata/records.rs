@@ -34,6 +34,21 @@ pub enum ConfigResource {
     Group,
 }
 
+/// A partition's move to other brokers (AlterPartitionReassignments): the replicas it gains
+/// and those it will lose once every target replica is in sync. The target is the replicas
+/// less `removing`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reassignment {
+    pub adding: Vec<i32>,
+    pub removing: Vec<i32>,
+}
+
+impl Reassignment {
+    pub fn is_empty(&self) -> bool {
+        self.adding.is_empty() && self.removing.is_empty()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum MetadataRecord {
@@ -75,6 +90,9 @@ pub enum MetadataRecord {
         leader: i32,
         leader_epoch: i32,
         partition_epoch: i32,
+        /// A reassignment in progress (KRaft's `addingReplicas` / `removingReplicas`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reassignment: Option<Reassignment>,
     },
     /// A change to an existing partition; `None` fields are unchanged. Applying one bumps
     /// the partition epoch, and the leader epoch when the leader changes.
@@ -87,6 +105,9 @@ pub enum MetadataRecord {
         isr: Option<Vec<i32>>,
         #[serde(default)]
         replicas: Option<Vec<i32>>,
+        /// The reassignment in progress after the change (`Some` of an empty one: none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reassignment: Option<Reassignment>,
     },
     RemoveTopic {
         topic_id: Uuid,
@@ -237,6 +258,7 @@ mod tests {
                 leader: Some(2),
                 isr: None,
                 replicas: None,
+                reassignment: None,
             },
             MetadataRecord::Config {
                 resource: ConfigResource::Topic,

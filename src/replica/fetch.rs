@@ -222,6 +222,7 @@ impl ReplicaManager {
                 continue;
             }
             let follower = request.replica_id >= 0;
+            let mut throttled = false;
             if follower {
                 match partition.record_follower_fetch(request.replica_id, request.fetch_offset) {
                     Ok(caught_up) => {
@@ -235,6 +236,24 @@ impl ReplicaManager {
                         continue;
                     }
                 }
+            }
+            if follower
+                && self.leader_throttle.is_set()
+                && partition.leader_throttles(request.replica_id)
+            {
+                // Over the leader's replication throttle: no data for this replica now.
+                if self.leader_throttle.is_exceeded(crate::types::now_ms()) {
+                    out.push(FetchedPartition {
+                        result: Ok(None),
+                        offsets: Some(partition.offsets()),
+                        diverging_epoch: None,
+                        aborted: Vec::new(),
+                        preferred_read_replica: None,
+                        stats: None,
+                    });
+                    continue;
+                }
+                throttled = true;
             }
             let remaining = limits.max_bytes.saturating_sub(total);
             // Kafka returns the first batch of the first non-empty partition even when it
@@ -250,7 +269,13 @@ impl ReplicaManager {
             }
             let result = &fetched.result;
             match result {
-                Ok(Some(records)) => total += records.len(),
+                Ok(Some(records)) => {
+                    total += records.len();
+                    if throttled {
+                        self.leader_throttle
+                            .record(records.len() as u64, crate::types::now_ms());
+                    }
+                }
                 Ok(None) => {}
                 Err(_) => any_error = true,
             }

@@ -18,6 +18,9 @@ use tokio_util::sync::CancellationToken;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// The longest a fetcher whose every partition is throttled waits before looking again.
+const MAX_THROTTLED_PAUSE: Duration = Duration::from_millis(500);
+
 /// One partition of a follower's fetch.
 #[derive(Debug, Clone)]
 pub struct FollowerFetch {
@@ -128,6 +131,11 @@ pub async fn run(
                 }
             }
         }
+        // Throttled replicas out of the ISR sit this fetch out while the follower's
+        // replication throttle is exceeded (Kafka's `shouldFollowerThrottle`).
+        let over_throttle =
+            replicas.follower_throttle.is_set() && replicas.follower_throttle.is_exceeded(now_ms());
+        let throttled: Vec<bool> = partitions.iter().map(|p| p.follower_throttled()).collect();
         let spec = FetchSpec {
             replica_id: config.node_id,
             max_wait_ms: config.max_wait_ms,
@@ -135,7 +143,9 @@ pub async fn run(
             max_bytes: config.response_max_bytes,
             partitions: partitions
                 .iter()
-                .filter_map(|p| {
+                .zip(&throttled)
+                .filter(|(_, throttled)| !(over_throttle && **throttled))
+                .filter_map(|(p, _)| {
                     let epoch = p.leadership()?.leader_epoch;
                     let log = lock(p.log());
                     Some(FollowerFetch {
@@ -148,6 +158,19 @@ pub async fn run(
                 })
                 .collect(),
         };
+        if spec.partitions.is_empty() {
+            // Everything followed here is throttled for now: until the rate is back within
+            // its bound.
+            let delay = replicas.follower_throttle.delay(now_ms());
+            pause(delay.clamp(Duration::from_millis(1), MAX_THROTTLED_PAUSE)).await;
+            continue;
+        }
+        let throttled: std::collections::HashSet<&TopicPartition> = partitions
+            .iter()
+            .zip(&throttled)
+            .filter(|(_, t)| **t)
+            .map(|(p, _)| p.topic_partition())
+            .collect();
         let Some(conn) = connection.as_mut() else {
             continue;
         };
@@ -159,6 +182,11 @@ pub async fn run(
             Ok(answers) => {
                 let mut back_off = false;
                 for answer in answers {
+                    if throttled.contains(&answer.tp) {
+                        replicas
+                            .follower_throttle
+                            .record(answer.records.len() as u64, now_ms());
+                    }
                     if let Ok(partition) = replicas.get(&answer.tp)
                         && let Err(e) = apply(&partition, answer)
                     {

@@ -31,6 +31,10 @@ pub struct ReplicaManager {
     pub isr_stats: IsrStats,
     /// With a rack-aware replica selector (KIP-392): each live broker's rack.
     racks: RwLock<Option<Arc<HashMap<i32, String>>>>,
+    /// What this broker sends, as leader, to throttled replicas out of the ISR.
+    pub leader_throttle: super::throttle::ReplicationQuota,
+    /// What this broker fetches, as follower, for throttled replicas out of the ISR.
+    pub follower_throttle: super::throttle::ReplicationQuota,
 }
 
 impl ReplicaManager {

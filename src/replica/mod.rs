@@ -12,6 +12,7 @@
 //! | `manager.rs` | every hosted partition, by topic and partition |
 //! | `fetcher.rs` | a follower's fetch loop per leader (Kafka's `ReplicaFetcherThread`) |
 //! | `alter_partition.rs` | the leader's outstanding ISR change requests and their backoff |
+//! | `throttle.rs` | the leader and follower replication throttles (KIP-73) |
 //! | `list_offsets.rs` | ListOffsets on the leader (by special timestamps or time) |
 
 pub mod alter_partition;
@@ -23,6 +24,7 @@ pub mod partition;
 pub mod produce;
 #[cfg(test)]
 mod tests;
+pub mod throttle;
 
 pub use fetch::{FetchLimits, FetchRequestPartition, FetchedPartition};
 pub use manager::ReplicaManager;

@@ -372,6 +372,32 @@ impl Partition {
         }
     }
 
+    /// As leader: whether what `follower` fetches is throttled (its replica is listed in
+    /// `leader.replication.throttled.replicas` for this broker and it is out of the ISR).
+    pub fn leader_throttles(&self, follower: i32) -> bool {
+        let out_of_sync = self
+            .leadership()
+            .is_some_and(|l| l.leader == self.node_id && !l.isr.contains(&follower));
+        out_of_sync
+            && lock(&self.log)
+                .config()
+                .leader_throttled
+                .includes(self.tp.partition, self.node_id)
+    }
+
+    /// As follower: whether this replica's fetching is throttled (listed in
+    /// `follower.replication.throttled.replicas` for this broker, and out of the ISR).
+    pub fn follower_throttled(&self) -> bool {
+        let out_of_sync = self
+            .leadership()
+            .is_some_and(|l| l.leader != self.node_id && !l.isr.contains(&self.node_id));
+        out_of_sync
+            && lock(&self.log)
+                .config()
+                .follower_throttled
+                .includes(self.tp.partition, self.node_id)
+    }
+
     /// [`Partition::check_leader_epoch`] for a read any replica may serve (a consumer's
     /// fetch, KIP-392): this broker must hold a replica, led by anyone.
     pub fn check_replica_epoch(&self, requested: i32) -> Result<i32, Error> {

@@ -14,8 +14,10 @@
 //! | `requests.rs` | `RequestMetrics`: requests per version, response error codes, phase times, per request name |
 //! | `histogram.rs` | a lock-free time histogram with Kafka's quantiles over the last minutes |
 //! | `sockets.rs` | connections per listener, the request memory pool |
+//! | `rate.rs` | Kafka's `Rate` and `TokenBucket` arithmetic (quotas and replication throttles) |
 
 pub mod histogram;
+pub mod rate;
 pub mod requests;
 pub mod sockets;
 pub mod topics;

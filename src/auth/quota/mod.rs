@@ -17,9 +17,11 @@
 //! | file | owns |
 //! |---|---|
 //! | `mod.rs` | the quota tables, sensors, recording and throttle times |
-//! | `rate.rs` | Kafka's `Rate` and `TokenBucket` arithmetic |
+//!
 
-pub mod rate;
+/// Kafka's `Rate` and `TokenBucket` arithmetic (in `stats`, below the replica layer's
+/// replication throttles, which measure with it too).
+pub use crate::stats::rate;
 
 use crate::metadata::quota::{
     CLIENT_ID, CONNECTION_CREATION_RATE, CONSUMER_BYTE_RATE, CONTROLLER_MUTATION_RATE, IP,

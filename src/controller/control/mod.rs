@@ -11,6 +11,7 @@
 //! | `brokers.rs` | registration, heartbeats, fencing, controlled shutdown |
 //! | `topics.rs` | topic creation and placement, deletion, partitions, configs, imports |
 //! | `partitions.rs` | AlterPartition, ElectLeaders, elections after fencing |
+//! | `reassignments.rs` | partition reassignments: start, complete, cancel |
 //! | `security.rs` | SCRAM credentials and ACLs |
 //! | `quotas.rs` | client quotas |
 //! | `features.rs` | feature levels (UpdateFeatures) |
@@ -29,6 +30,7 @@ mod brokers;
 mod features;
 mod partitions;
 mod quotas;
+mod reassignments;
 mod security;
 #[cfg(test)]
 mod tests;

@@ -75,7 +75,19 @@ impl ClusterControl {
                 leader: None,
                 isr: Some(isr),
                 replicas: None,
+                reassignment: None,
             }])?;
+            // A reassignment whose target replicas are all in sync now completes.
+            if let Some(partition) = changes.image.partition(&topic.name, request.partition)
+                && let Some(completed) = super::reassignments::complete_after_isr_change(
+                    &changes.image,
+                    topic.id,
+                    request.partition,
+                    partition,
+                )
+            {
+                changes.push(vec![completed])?;
+            }
         }
         let now = changes
             .image
@@ -130,6 +142,7 @@ impl ClusterControl {
             leader: Some(change.0),
             isr: (change.1 != current.isr).then_some(change.1),
             replicas: None,
+            reassignment: None,
         }])?;
         Ok(self.finish(offset, changes, ()))
     }
@@ -225,6 +238,7 @@ pub(super) fn leader_and_isr_updates(
                 leader: (leader != partition.leader).then_some(leader),
                 isr: (isr != partition.isr).then_some(isr),
                 replicas: None,
+                reassignment: None,
             });
         }
     }
@@ -253,6 +267,7 @@ pub(super) fn elect_for_leaderless(
                     leader: Some(leader),
                     isr: (isr != partition.isr).then_some(isr),
                     replicas: None,
+                    reassignment: None,
                 });
             }
         }

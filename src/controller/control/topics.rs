@@ -53,6 +53,7 @@ impl ClusterControl {
                     leader: NO_LEADER,
                     leader_epoch: 0,
                     partition_epoch: 0,
+                    reassignment: None,
                 });
             }
         }
@@ -403,6 +404,7 @@ fn partition_records(
                 isr,
                 leader_epoch: 0,
                 partition_epoch: 0,
+                reassignment: None,
             }
         })
         .collect()
