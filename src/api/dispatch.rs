@@ -138,6 +138,7 @@ api_table! {
     CreatePartitions => create_partitions, m::CreatePartitionsRequest, create_partitions,
     IncrementalAlterConfigs => incremental_alter_configs, m::IncrementalAlterConfigsRequest, incremental_alter_configs,
     DescribeCluster => describe_cluster, m::DescribeClusterRequest, describe_cluster,
+    UnregisterBroker => unregister_broker, m::UnregisterBrokerRequest, unregister_broker,
     DescribeQuorum => describe_quorum, m::DescribeQuorumRequest, describe_quorum,
     FindCoordinator => find_coordinator, m::FindCoordinatorRequest, find_coordinator,
     JoinGroup => join_group, m::JoinGroupRequest, join_group,

@@ -1,5 +1,6 @@
-//! UnregisterBroker (controller listener): forgets a decommissioned broker. The same file
-//! builds the request.
+//! UnregisterBroker: forgets a decommissioned broker (`kafka-cluster unregister`). On the
+//! controller listener the controller answers; a broker forwards it to the active controller,
+//! as Kafka's do. The same file builds the request.
 
 use super::broker_registration::unexpected;
 use super::{ApiContext, wire_str};
@@ -14,7 +15,12 @@ pub async fn handle(
 ) -> Option<UnregisterBrokerResponse> {
     let op = ControllerOp::UnregisterBroker(request.broker_id.0);
     let response = UnregisterBrokerResponse::default();
-    Some(match ctx.broker.controller().call(op).await {
+    let answer = if ctx.is_controller_listener() {
+        ctx.broker.controller().call(op).await
+    } else {
+        ctx.broker.call_active_controller(op).await
+    };
+    Some(match answer {
         Ok(ControllerReply::Done) => response,
         Ok(other) => response.with_error_code(unexpected(&other).code()),
         Err(e) => response

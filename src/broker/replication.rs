@@ -115,9 +115,17 @@ impl Broker {
             let lock_requests = || requests.lock().unwrap_or_else(|p| p.into_inner());
             lock_requests().retain(|tp| partitions.iter().any(|p| p.topic_partition() == tp));
             for partition in partitions {
-                let Some((leadership, isr)) = partition.wanted_isr(now, lag_ms) else {
+                let Some((leadership, mut isr)) = partition.wanted_isr(now, lag_ms) else {
                     continue;
                 };
+                // Kafka's `isReplicaIsrEligible`: a replica joins only while its broker is
+                // registered, unfenced and not shutting down (the controller would refuse
+                // it with INELIGIBLE_REPLICA); it is asked for again once it is.
+                let image = self.metadata.image();
+                isr.retain(|r| leadership.isr.contains(r) || image.is_active(*r));
+                if isr == leadership.isr {
+                    continue;
+                }
                 let tp = partition.topic_partition().clone();
                 let epoch = leadership.partition_epoch;
                 if !lock_requests().should_send(&tp, epoch, std::time::Instant::now()) {

@@ -739,6 +739,11 @@ pub(super) fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
             v,
             "describe_quorum",
         ),
+        ApiKey::UnregisterBroker => encode(
+            &crate::api::unregister_broker::request_for(99),
+            v,
+            "unregister_broker",
+        ),
         ApiKey::FetchSnapshot => encode(
             &crate::api::fetch_snapshot::request_for(7, 5, 1, 0),
             v,
