@@ -10,8 +10,8 @@
 //! | [`config`] | 0 | Kafka-named properties: the `.properties` format and the image environment, definitions, validation, typed views, JAAS syntax |
 //! | [`limits`] | 0 | process resource limits: the open-file limit raised and checked |
 //! | [`telemetry`] | 0 | logging |
-//! | [`stats`] | 0 | the broker's own measurements, counted on the hot paths with atomics: per topic, per request, per listener |
 //! | [`record`] | 1 | v2 record batches as zero-copy views; a produced batch parsed once and checked; codecs, record walks, internal-record schemas |
+//! | [`stats`] | 1 | the broker's own measurements, counted on the hot paths with atomics: per topic, per request, per listener; the rate arithmetic of quotas and throttles |
 //! | [`storage`] | 2 | segmented logs with mmapped indexes, checkpoints, recovery, retention, compaction, flush; the log directory and its timers |
 //! | [`error`] | 3 | the broker error types (coordinators' too) and the one mapping to Kafka error codes |
 //! | [`metadata`] | 3 | metadata records, the image they build, this broker's view of it, cluster identity, features |

@@ -211,3 +211,49 @@ async fn three_controllers_and_three_brokers_serve_clients_through_a_controller_
 fn bootstrap_of(cluster: &Cluster, node: usize) -> String {
     cluster.nodes[node].bootstrap.clone()
 }
+
+#[test]
+fn a_broker_that_fell_behind_a_snapshot_reads_it_from_the_quorum() {
+    // Snapshots every 2 KiB of records: a few topics are enough.
+    let mut cluster = Cluster::start_separate(
+        1,
+        2,
+        &[("metadata.log.max.record.bytes.between.snapshots", "2048")],
+    );
+    assert!(wait_until(Duration::from_secs(60), || {
+        metadata(&cluster.nodes[2].bootstrap).brokers.len() == 2
+    }));
+    cluster.nodes[2].stop();
+    let names: Vec<String> = (0..30).map(|i| format!("while-away-{i}")).collect();
+    for name in &names {
+        let request = CreateTopicsRequest::default()
+            .with_topics(vec![
+                CreatableTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(name.clone())))
+                    .with_num_partitions(1)
+                    .with_replication_factor(1),
+            ])
+            .with_timeout_ms(30_000);
+        let response: CreateTopicsResponse = raw_call(
+            &cluster.nodes[1].bootstrap,
+            ApiKey::CreateTopics,
+            7,
+            &request,
+        );
+        assert_eq!(response.topics[0].error_code, 0, "{name}");
+    }
+    cluster.restart(2);
+    assert!(wait_until(Duration::from_secs(30), || {
+        cluster.nodes[2]
+            .log_text()
+            .contains("loaded the metadata snapshot from the controller quorum")
+    }));
+    assert!(wait_until(Duration::from_secs(30), || {
+        let known: BTreeSet<String> = metadata(&cluster.nodes[2].bootstrap)
+            .topics
+            .iter()
+            .filter_map(|t| t.name.as_ref().map(|n| n.to_string()))
+            .collect();
+        names.iter().all(|n| known.contains(n))
+    }));
+}

@@ -242,6 +242,7 @@ impl Broker {
                 election_ticks: 10,
                 heartbeat_ticks: 1,
                 snapshot_after_entries: 10_000,
+                snapshot_after_bytes: config.metadata_snapshot_after_bytes,
             },
             tick: Duration::from_millis((config.cluster.election_timeout_ms / 10).clamp(10, 1000)),
             control: ControlConfig {

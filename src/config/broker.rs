@@ -55,6 +55,8 @@ pub struct BrokerConfig {
     pub max_connections_per_ip_overrides: BTreeMap<std::net::IpAddr, usize>,
     /// `quota.window.num` and `quota.window.size.seconds`.
     pub quota_windows: QuotaWindows,
+    /// `metadata.log.max.record.bytes.between.snapshots`.
+    pub metadata_snapshot_after_bytes: u64,
     /// `leader.replication.throttled.rate` and `follower.replication.throttled.rate`, bytes
     /// per second.
     pub leader_replication_throttled_rate: i64,
@@ -524,6 +526,8 @@ impl BrokerConfig {
                 samples: int("quota.window.num").clamp(1, 1_000) as u32,
                 window_ms: int("quota.window.size.seconds").clamp(1, 86_400) * 1000,
             },
+            metadata_snapshot_after_bytes: int("metadata.log.max.record.bytes.between.snapshots")
+                .max(1) as u64,
             leader_replication_throttled_rate: int("leader.replication.throttled.rate").max(0),
             follower_replication_throttled_rate: int("follower.replication.throttled.rate").max(0),
             replication_quota_windows: QuotaWindows {

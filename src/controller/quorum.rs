@@ -61,8 +61,10 @@ pub struct QuorumSettings {
     pub election_ticks: usize,
     /// Ticks between a leader's heartbeats.
     pub heartbeat_ticks: usize,
-    /// A snapshot is taken once this many entries were applied since the last one.
+    /// A snapshot is taken once this many entries were applied since the last one...
     pub snapshot_after_entries: u64,
+    /// ... or this many bytes of records (`metadata.log.max.record.bytes.between.snapshots`).
+    pub snapshot_after_bytes: u64,
 }
 
 /// What one round of [`Quorum::handle_ready`] produced.
@@ -111,6 +113,9 @@ pub struct Quorum {
     raw: RawNode<MetadataLog>,
     image: MetadataImage,
     snapshot_after_entries: u64,
+    snapshot_after_bytes: u64,
+    /// Bytes of records applied since the last snapshot.
+    bytes_since_snapshot: u64,
     /// A Ready whose persistence failed for want of space or descriptors: the next round
     /// persists it again before anything else (raft-rs hands out each Ready once).
     unpersisted: Option<Unpersisted>,
@@ -235,6 +240,8 @@ impl Quorum {
             raw,
             image,
             snapshot_after_entries: settings.snapshot_after_entries.max(1),
+            snapshot_after_bytes: settings.snapshot_after_bytes.max(1),
+            bytes_since_snapshot: 0,
             unpersisted: None,
             commit_to_write: None,
             followers: FollowerClock::default(),
@@ -513,6 +520,7 @@ impl Quorum {
             }
             let records = decode_batch(&entry.data)
                 .map_err(|source| QuorumError::Decode { index, source })?;
+            self.bytes_since_snapshot += entry.data.len() as u64;
             log_credential_changes(&self.image, &records);
             self.image
                 .apply(index, &records)
@@ -525,9 +533,13 @@ impl Quorum {
     fn maybe_snapshot(&mut self) -> Result<(), QuorumError> {
         let applied = self.image.offset;
         let snapshot_index = self.raw.store().latest_snapshot().get_metadata().index;
-        if applied >= snapshot_index + self.snapshot_after_entries {
+        if applied > snapshot_index
+            && (applied >= snapshot_index + self.snapshot_after_entries
+                || self.bytes_since_snapshot >= self.snapshot_after_bytes)
+        {
             let data = encode_batch(&self.image.to_records());
             self.raw.mut_store().compact(applied, data)?;
+            self.bytes_since_snapshot = 0;
             tracing::debug!(index = applied, "metadata snapshot");
         }
         Ok(())
@@ -608,6 +620,7 @@ mod tests {
                 election_ticks: 10,
                 heartbeat_ticks: 2,
                 snapshot_after_entries,
+                snapshot_after_bytes: u64::MAX,
             };
             let mut cluster = Self {
                 dirs: BTreeMap::new(),
@@ -720,6 +733,62 @@ mod tests {
                 .map(|t| t.to_string())
                 .collect()
         }
+    }
+
+    #[test]
+    fn an_observer_reads_committed_entries_or_the_snapshot_in_pieces() {
+        let mut cluster = Cluster::new(1, 5);
+        cluster.settle();
+        for i in 0..12 {
+            cluster.topic(1, &format!("t{i:02}")).unwrap();
+        }
+        let leader = cluster.nodes.get_mut(&1).unwrap();
+        let snapshot_index = leader.raw.store().latest_snapshot().get_metadata().index;
+        assert!(snapshot_index >= 5);
+        // Compacted: the snapshot first, read in pieces of 7 bytes.
+        let read = leader.read_for_observer(9, 1, 1 << 20, 1_000).unwrap();
+        let ReadContent::SnapshotNeeded { index, term } = read.content else {
+            panic!("{read:?}");
+        };
+        assert_eq!(index, snapshot_index);
+        let mut bytes = Vec::new();
+        loop {
+            let chunk = leader
+                .read_snapshot(index, term, bytes.len() as u64, 7)
+                .unwrap();
+            bytes.extend_from_slice(&chunk.bytes);
+            if bytes.len() as u64 >= chunk.size {
+                break;
+            }
+        }
+        let image = image_from_snapshot(&decode_snapshot(&bytes).unwrap()).unwrap();
+        assert_eq!(image.offset, index);
+        assert!(matches!(
+            leader.read_snapshot(index - 1, term, 0, 7),
+            Err(QuorumError::SnapshotNotFound { .. })
+        ));
+        // Then the committed entries after it, as record batches.
+        let read = leader
+            .read_for_observer(9, index + 1, 1 << 20, 2_000)
+            .unwrap();
+        let ReadContent::Entries(batches) = read.content else {
+            panic!("{read:?}");
+        };
+        let entries =
+            crate::controller::metadata_log::entries_from_batches(&batches, index + 1).unwrap();
+        assert_eq!(entries.last().unwrap().index, read.high_watermark);
+        // Nothing new past the end; the observer is described.
+        let read = leader
+            .read_for_observer(9, read.high_watermark + 1, 1 << 20, 3_000)
+            .unwrap();
+        assert_eq!(read.content, ReadContent::Entries(bytes::Bytes::new()));
+        let described = leader.describe(3_000).unwrap();
+        assert_eq!(described.observers.len(), 1);
+        assert_eq!(described.observers[0].node, 9);
+        assert_eq!(
+            described.observers[0].log_end_offset,
+            read.high_watermark as i64
+        );
     }
 
     #[test]

@@ -656,6 +656,7 @@ mod tests {
                         election_ticks: 10,
                         heartbeat_ticks: 2,
                         snapshot_after_entries: 1000,
+                        snapshot_after_bytes: u64::MAX,
                     },
                     tick: Duration::from_millis(10),
                     control: ControlConfig {
