@@ -257,3 +257,41 @@ fn a_broker_that_fell_behind_a_snapshot_reads_it_from_the_quorum() {
         names.iter().all(|n| known.contains(n))
     }));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn brokers_that_know_only_bootstrap_servers_find_the_leader_and_serve() {
+    // KIP-853's `controller.quorum.bootstrap.servers` on the brokers: they ask any controller,
+    // which names the leader and its address (Fetch's node endpoints).
+    let mut cluster =
+        Cluster::start_separate_bootstrapped(3, 2, &[("offsets.topic.replication.factor", "2")]);
+    let bootstrap = cluster.bootstrap();
+    assert!(wait_until(Duration::from_secs(60), || {
+        cluster.nodes[3..]
+            .iter()
+            .all(|n| metadata(&n.bootstrap).brokers.len() == 2)
+    }));
+    let request = CreateTopicsRequest::default()
+        .with_topics(vec![
+            CreatableTopic::default()
+                .with_name(TopicName(StrBytes::from_static_str("found")))
+                .with_num_partitions(3)
+                .with_replication_factor(2),
+        ])
+        .with_timeout_ms(30_000);
+    let created: CreateTopicsResponse = raw_call(
+        &cluster.nodes[3].bootstrap,
+        ApiKey::CreateTopics,
+        7,
+        &request,
+    );
+    assert_eq!(created.topics[0].error_code, 0);
+    produce(&bootstrap, "found", 0..100).await;
+    // A new leader elsewhere: the brokers follow it there.
+    let active = cluster.active_controller().unwrap();
+    cluster.nodes[active].kill9();
+    assert!(wait_until(Duration::from_secs(60), || {
+        cluster.active_controller().is_some_and(|now| now != active)
+    }));
+    produce(&bootstrap, "found", 100..200).await;
+    assert_eq!(consume_all(&bootstrap, "found", "finders", 200).len(), 200);
+}

@@ -8,24 +8,26 @@
 //! The same file is the observer's side: [`MetadataFetcher`] sends these requests.
 
 use super::{ApiContext, wire_str};
-use crate::controller::observer::{BoxFuture, FETCH_MAX_BYTES, Fetched, MetadataSource};
+use crate::controller::observer::{Answer, BoxFuture, FETCH_MAX_BYTES, Fetched, MetadataSource};
 use crate::controller::ops::{MetadataRead, ReadContent, SnapshotChunk};
 use crate::controller::service::{ControllerOp, ControllerReply};
 use crate::error::{Error, code};
 use crate::net::{PeerConnection, PeerSecurity, RequestError};
 use crate::storage::manager::CLUSTER_METADATA_DIR;
-use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic, ReplicaState};
 use kafka_protocol::messages::fetch_response::{
-    FetchableTopicResponse, LeaderIdAndEpoch, PartitionData, SnapshotId,
+    FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint, PartitionData, SnapshotId,
 };
-use kafka_protocol::messages::{ApiKey, BrokerId, FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::messages::{ApiKey, BrokerId, FetchRequest, FetchResponse};
 use std::collections::HashMap;
 use std::time::Duration;
 
 /// The metadata log's topic id, as Kafka fixes it (`Uuid.METADATA_TOPIC_ID`).
 pub const METADATA_TOPIC_ID: uuid::Uuid = uuid::Uuid::from_u128(1);
-/// The version an observer fetches with (topic names, `replica_id` in the body).
-const FETCH_VERSION: i16 = 12;
+/// The version an observer fetches with: the metadata topic by id, the replica in
+/// `replica_state`, and the leader's address in `node_endpoints` (KIP-951), which a broker that
+/// knows only `controller.quorum.bootstrap.servers` needs.
+const FETCH_VERSION: i16 = 16;
 /// The longest a fetch is held on the leader, whatever it asks.
 const MAX_WAIT: Duration = Duration::from_secs(1);
 
@@ -44,6 +46,7 @@ pub async fn handle(
         request.replica_id.0
     };
     let mut topics = Vec::new();
+    let mut leaders = std::collections::BTreeSet::new();
     for topic in &request.topics {
         let is_metadata = if version >= 13 {
             topic.topic_id == METADATA_TOPIC_ID
@@ -53,7 +56,9 @@ pub async fn handle(
         let mut partitions = Vec::new();
         for asked in &topic.partitions {
             let partition = if is_metadata && asked.partition == 0 {
-                read(ctx, observer, asked.fetch_offset, request.max_wait_ms).await
+                let answer = read(ctx, observer, asked.fetch_offset, request.max_wait_ms).await;
+                leaders.insert(answer.current_leader.leader_id.0);
+                answer
             } else {
                 PartitionData::default().with_error_code(code::UNKNOWN_TOPIC_OR_PARTITION)
             };
@@ -66,7 +71,26 @@ pub async fn handle(
                 .with_partitions(partitions),
         );
     }
-    Some(FetchResponse::default().with_responses(topics))
+    // Where the leader named in the answer listens (v16+): its controller listener.
+    let config = ctx.broker.config();
+    let endpoints = leaders
+        .into_iter()
+        .filter_map(|id| {
+            let voter = config.cluster.voters.iter().find(|v| v.id == id)?;
+            Some(
+                NodeEndpoint::default()
+                    .with_node_id(BrokerId(id))
+                    .with_host(wire_str(&voter.host))
+                    .with_port(i32::from(voter.port)),
+            )
+        })
+        .collect();
+    let response = FetchResponse::default().with_responses(topics);
+    Some(if version >= 16 {
+        response.with_node_endpoints(endpoints)
+    } else {
+        response
+    })
 }
 
 /// The answer for the metadata partition from `fetch_offset` on.
@@ -200,10 +224,14 @@ impl MetadataFetcher {
         observer: u64,
         from_index: u64,
         wait: Duration,
-    ) -> Result<Fetched, Error> {
+    ) -> Result<Answer, Error> {
         let max_bytes = FETCH_MAX_BYTES as i32;
         let request = FetchRequest::default()
-            .with_replica_id(BrokerId(observer as i32))
+            .with_replica_state(
+                ReplicaState::default()
+                    .with_replica_id(BrokerId(observer as i32))
+                    .with_replica_epoch(-1),
+            )
             .with_max_wait_ms(wait.as_millis().min(i32::MAX as u128) as i32)
             .with_min_bytes(1)
             .with_max_bytes(max_bytes)
@@ -211,7 +239,7 @@ impl MetadataFetcher {
             .with_session_epoch(-1)
             .with_topics(vec![
                 FetchTopic::default()
-                    .with_topic(TopicName(wire_str(metadata_topic())))
+                    .with_topic_id(METADATA_TOPIC_ID)
                     .with_partitions(vec![
                         FetchPartition::default()
                             .with_partition(0)
@@ -234,9 +262,17 @@ impl MetadataFetcher {
         if let Some(e) = Error::from_code(response.error_code, None) {
             return Err(e);
         }
+        let endpoint_of = |id: i32| {
+            response
+                .node_endpoints
+                .iter()
+                .find(|e| e.node_id.0 == id && id >= 0)
+                .map(|e| (id as u64, format!("{}:{}", e.host, e.port)))
+        };
         let Some(partition) = response
             .responses
-            .into_iter()
+            .iter()
+            .cloned()
             .flat_map(|t| t.partitions)
             .find(|p| p.partition_index == 0)
         else {
@@ -246,12 +282,16 @@ impl MetadataFetcher {
         };
         let leader = partition.current_leader.leader_id.0;
         let term = partition.current_leader.leader_epoch.max(0) as u64;
+        let leader_endpoint = endpoint_of(leader);
         match partition.error_code {
             code::NONE => {}
             code::NOT_LEADER_OR_FOLLOWER => {
-                return Ok(Fetched::Elsewhere {
-                    leader: (leader >= 0).then_some(leader as u64),
-                    term,
+                return Ok(Answer {
+                    fetched: Fetched::Elsewhere {
+                        leader: (leader >= 0).then_some(leader as u64),
+                        term,
+                    },
+                    leader_endpoint,
                 });
             }
             other => {
@@ -266,12 +306,15 @@ impl MetadataFetcher {
         } else {
             ReadContent::Entries(partition.records.unwrap_or_default())
         };
-        Ok(Fetched::Read(MetadataRead {
-            leader: leader.max(0) as u64,
-            term,
-            high_watermark: partition.high_watermark.max(0) as u64,
-            content,
-        }))
+        Ok(Answer {
+            fetched: Fetched::Read(MetadataRead {
+                leader: leader.max(0) as u64,
+                term,
+                high_watermark: partition.high_watermark.max(0) as u64,
+                content,
+            }),
+            leader_endpoint,
+        })
     }
 }
 
@@ -282,7 +325,7 @@ impl MetadataSource for MetadataFetcher {
         observer: u64,
         from_index: u64,
         wait: Duration,
-    ) -> BoxFuture<'a, Result<Fetched, Error>> {
+    ) -> BoxFuture<'a, Result<Answer, Error>> {
         Box::pin(self.fetch(address, observer, from_index, wait))
     }
 

@@ -76,19 +76,18 @@ impl Broker {
 
     /// Sends `op` to voter `leader`'s controller listener.
     async fn forward_to(&self, leader: u64, op: &ControllerOp) -> Result<ControllerReply, Error> {
-        let Some(voter) = self
-            .config
-            .cluster
-            .voters
-            .iter()
-            .find(|v| v.id as u64 == leader)
-        else {
+        let known = self
+            .controller_endpoints
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&leader)
+            .cloned();
+        let Some(address) = known else {
             return Err(Error::NotController);
         };
         let Some(forwarder) = self.forwarder.get() else {
             return Err(Error::NotController);
         };
-        let address = format!("{}:{}", voter.host, voter.port);
         let cluster = &self.config.cluster;
         let mut timeout = cluster.replica_socket_timeout_ms;
         if matches!(

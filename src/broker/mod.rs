@@ -46,7 +46,7 @@ use txn::{BrokerMarkers, BrokerVerifier};
 use crate::config::{BrokerConfig, DynamicLayers, LogConfig};
 use crate::controller::control::ControlConfig;
 use crate::controller::metadata_log::log_config as metadata_log_config;
-use crate::controller::observer::Observer;
+use crate::controller::observer::{ControllerEndpoints, Observer};
 use crate::controller::quorum::QuorumSettings;
 use crate::controller::service::{self, ControllerHandle, ControllerSettings};
 use crate::error::Error;
@@ -210,6 +210,8 @@ pub struct Broker {
     raft_outbound: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<raft::prelude::Message>>>,
     /// A broker-only node's way of following the quorum, until the server starts it.
     observer: Mutex<Option<Observer>>,
+    /// Where each voter's controller listener is, as far as this node knows.
+    controller_endpoints: ControllerEndpoints,
     controller_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
@@ -260,6 +262,16 @@ impl Broker {
             cluster_id: bootstrap_cluster_id.clone(),
             bootstrap: metadata::bootstrap::read(&config.log_dir)?,
         };
+        // Where the voters listen: the configured ones, and on a broker-only node those the
+        // quorum names to it.
+        let controller_endpoints: ControllerEndpoints = Arc::new(std::sync::RwLock::new(
+            config
+                .cluster
+                .voters
+                .iter()
+                .map(|v| (v.id as u64, format!("{}:{}", v.host, v.port)))
+                .collect(),
+        ));
         let (controller, controller_thread, raft_outbound, observer) = if config
             .cluster
             .controller_role
@@ -273,16 +285,17 @@ impl Broker {
             (controller, Some(thread), Some(raft_outbound), None)
         } else {
             // A broker-only node follows the quorum; the server starts its fetching.
-            let voters = config
+            let bootstrap = config
                 .cluster
-                .voters
+                .bootstrap_servers
                 .iter()
-                .map(|v| (v.id as u64, format!("{}:{}", v.host, v.port)))
+                .map(|(host, port)| format!("{host}:{port}"))
                 .collect();
             let (controller, observer) = Observer::open(
                 &config.log_dir,
                 config.node_id as u64,
-                voters,
+                controller_endpoints.clone(),
+                bootstrap,
                 Some(images.clone()),
             )
             .map_err(|e| StorageError::Corrupt(format!("cannot open the metadata copy: {e}")))?;
@@ -366,6 +379,7 @@ impl Broker {
             legacy_topics: Mutex::new(Vec::new()),
             raft_outbound: Mutex::new(raft_outbound),
             observer: Mutex::new(observer),
+            controller_endpoints,
             forwarder: std::sync::OnceLock::new(),
             leader_connector: std::sync::OnceLock::new(),
             transactions: std::sync::OnceLock::new(),

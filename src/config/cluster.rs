@@ -220,13 +220,6 @@ impl ClusterConfig {
                 ),
             ));
         }
-        if broker_role && !controller_role && voters.is_empty() && !bootstrap_servers.is_empty() {
-            return Err(invalid(
-                "controller.quorum.bootstrap.servers",
-                &get("controller.quorum.bootstrap.servers").unwrap_or_default(),
-                "a broker-only node needs a static quorum: set controller.quorum.voters (dynamic quorums, KIP-853, are not supported)",
-            ));
-        }
         if broker_role && !controller_role && voters.is_empty() && bootstrap_servers.is_empty() {
             return Err(invalid(
                 "controller.quorum.voters",

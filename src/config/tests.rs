@@ -179,10 +179,14 @@ fn kraft_settings_follow_kafkas_rules() {
         ("listeners", "PLAINTEXT://127.0.0.1:9092"),
     ];
     assert!(BrokerConfig::with_overrides(&broker_only).is_err());
-    // ... through the static voters: a dynamic quorum's bootstrap servers are not enough yet.
+    // ... through the voters, or servers to ask for them (KIP-853).
     let mut with_bootstrap = broker_only.to_vec();
     with_bootstrap.push(("controller.quorum.bootstrap.servers", "127.0.0.1:9101"));
-    assert!(BrokerConfig::with_overrides(&with_bootstrap).is_err());
+    let config = BrokerConfig::with_overrides(&with_bootstrap).unwrap();
+    assert_eq!(
+        config.cluster.bootstrap_servers,
+        vec![("127.0.0.1".to_string(), 9101)]
+    );
     let mut with_voters = broker_only.to_vec();
     with_voters.push(("controller.quorum.voters", "1@127.0.0.1:9101"));
     let config = BrokerConfig::with_overrides(&with_voters).unwrap();

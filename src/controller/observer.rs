@@ -21,6 +21,7 @@ use crate::metadata::cache::ImageSlot;
 use crate::metadata::image::MetadataImage;
 use crate::metadata::records::{decode_batch, encode_batch};
 use raft::prelude::Snapshot;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -41,6 +42,11 @@ const SAVE_EVERY: Duration = Duration::from_secs(5);
 const RETRY_FIRST: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(1);
 
+/// The controller listener address of each voter this node knows of: the configured
+/// `controller.quorum.voters`, and the leaders the quorum named to it (a broker that knows only
+/// `controller.quorum.bootstrap.servers`). The broker forwards commands with it too.
+pub type ControllerEndpoints = Arc<std::sync::RwLock<BTreeMap<u64, String>>>;
+
 /// What a voter answered an observer's fetch with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fetched {
@@ -50,6 +56,13 @@ pub enum Fetched {
         leader: Option<u64>,
         term: u64,
     },
+}
+
+/// A voter's answer, with the leader's controller listener address when it gave one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub fetched: Fetched,
+    pub leader_endpoint: Option<(u64, String)>,
 }
 
 /// Reads the metadata from a voter's controller listener. The API layer implements it (it
@@ -62,7 +75,7 @@ pub trait MetadataSource: Send + Sync + std::fmt::Debug {
         observer: u64,
         from_index: u64,
         wait: Duration,
-    ) -> BoxFuture<'a, Result<Fetched, Error>>;
+    ) -> BoxFuture<'a, Result<Answer, Error>>;
 
     /// A piece of the snapshot at `index` of `term`, from byte `position`.
     fn read_snapshot<'a>(
@@ -78,8 +91,10 @@ pub trait MetadataSource: Send + Sync + std::fmt::Debug {
 /// The observer's state, run by [`Observer::run`] once the node has its transport.
 pub struct Observer {
     node: u64,
-    /// Each voter's id and controller listener address.
-    voters: Vec<(u64, String)>,
+    /// The voters' controller listener addresses known so far.
+    endpoints: ControllerEndpoints,
+    /// `controller.quorum.bootstrap.servers`: where to ask first when no voter is known.
+    bootstrap: Vec<String>,
     dir: PathBuf,
     image: Arc<MetadataImage>,
     /// The term of the entry the image was last advanced by.
@@ -108,7 +123,8 @@ impl Observer {
     pub fn open(
         log_dir: &std::path::Path,
         node: u64,
-        voters: Vec<(u64, String)>,
+        endpoints: ControllerEndpoints,
+        bootstrap: Vec<String>,
         publish_to: Option<Arc<ImageSlot>>,
     ) -> Result<(ControllerHandle, Observer), QuorumError> {
         let dir = log_dir.join(CLUSTER_METADATA_DIR);
@@ -130,7 +146,8 @@ impl Observer {
         let (status_tx, status_rx) = watch::channel(QuorumStatus::default());
         let observer = Observer {
             node,
-            voters,
+            endpoints,
+            bootstrap,
             dir,
             saved_offset: image.offset,
             image_term: snapshot.get_metadata().term,
@@ -149,16 +166,34 @@ impl Observer {
         let mut next_voter = 0usize;
         let mut pause = RETRY_FIRST;
         let mut unreachable_said = false;
-        while !shutdown.is_cancelled() && !self.voters.is_empty() {
-            let (voter, address) = match self
+        while !shutdown.is_cancelled() {
+            // The leader when its address is known, else each known voter and bootstrap
+            // server in turn.
+            let known = self
+                .endpoints
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let leader = self
                 .status
                 .leader
-                .and_then(|l| self.voters.iter().find(|(id, _)| *id == l))
-            {
-                Some(leader) => leader.clone(),
+                .and_then(|l| known.get(&l).map(|a| (Some(l), a.clone())));
+            let (voter, address) = match leader {
+                Some(leader) => leader,
                 None => {
+                    let candidates: Vec<(Option<u64>, String)> = known
+                        .iter()
+                        .map(|(id, a)| (Some(*id), a.clone()))
+                        .chain(self.bootstrap.iter().map(|a| (None, a.clone())))
+                        .collect();
+                    if candidates.is_empty() {
+                        tracing::error!(
+                            "no controller to follow: neither controller.quorum.voters nor controller.quorum.bootstrap.servers"
+                        );
+                        return;
+                    }
                     next_voter = next_voter.wrapping_add(1);
-                    self.voters[next_voter % self.voters.len()].clone()
+                    candidates[next_voter % candidates.len()].clone()
                 }
             };
             let from_index = self.image.offset + 1;
@@ -166,7 +201,16 @@ impl Observer {
                 fetched = source.read(&address, self.node, from_index, FETCH_WAIT) => fetched,
                 () = shutdown.cancelled() => break,
             };
-            tracing::trace!(voter, from_index, ?fetched, "metadata fetched");
+            tracing::trace!(?voter, from_index, ?fetched, "metadata fetched");
+            let fetched = fetched.map(|answer| {
+                if let Some((id, address)) = answer.leader_endpoint {
+                    self.endpoints
+                        .write()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(id, address);
+                }
+                answer.fetched
+            });
             let outcome = match fetched {
                 Ok(Fetched::Read(read)) => {
                     self.follow(Some(read.leader), read.term);
@@ -185,7 +229,7 @@ impl Observer {
                 }
                 Ok(Fetched::Elsewhere { leader, term }) => {
                     // Asked the wrong voter: straight to the one it names, else wait a little.
-                    let moved = leader.is_some_and(|l| l != voter);
+                    let moved = leader.is_some_and(|l| Some(l) != voter);
                     self.follow(leader, term);
                     Ok(moved)
                 }
@@ -194,7 +238,7 @@ impl Observer {
             match outcome {
                 Ok(progressed) => {
                     if unreachable_said {
-                        tracing::info!(voter, %address, "following the controller quorum again");
+                        tracing::info!(?voter, %address, "following the controller quorum again");
                         unreachable_said = false;
                     }
                     pause = RETRY_FIRST;
@@ -207,7 +251,7 @@ impl Observer {
                 }
                 Err(e) => {
                     if !unreachable_said {
-                        tracing::info!(voter, %address, error = %e, "cannot fetch the metadata from the controller quorum; retrying");
+                        tracing::info!(?voter, %address, error = %e, "cannot fetch the metadata from the controller quorum; retrying");
                         unreachable_said = true;
                     }
                     self.follow(None, self.status.term);
@@ -381,16 +425,20 @@ mod tests {
             _observer: u64,
             from_index: u64,
             _wait: Duration,
-        ) -> BoxFuture<'a, Result<Fetched, Error>> {
+        ) -> BoxFuture<'a, Result<Answer, Error>> {
             Box::pin(async move {
                 self.fetches
                     .lock()
                     .unwrap()
                     .push((address.to_string(), from_index));
                 if address != "leader" {
-                    return Ok(Fetched::Elsewhere {
-                        leader: Some(2),
-                        term: 2,
+                    // A bootstrap server names the leader and where it listens.
+                    return Ok(Answer {
+                        fetched: Fetched::Elsewhere {
+                            leader: Some(2),
+                            term: 2,
+                        },
+                        leader_endpoint: Some((2, "leader".into())),
                     });
                 }
                 let entries = self.entries.lock().unwrap().clone();
@@ -410,12 +458,15 @@ mod tests {
                     }
                     ReadContent::Entries(entries_as_batches(&rest).unwrap().into())
                 };
-                Ok(Fetched::Read(MetadataRead {
-                    leader: 2,
-                    term: 2,
-                    high_watermark: self.entries.lock().unwrap().len() as u64,
-                    content,
-                }))
+                Ok(Answer {
+                    fetched: Fetched::Read(MetadataRead {
+                        leader: 2,
+                        term: 2,
+                        high_watermark: self.entries.lock().unwrap().len() as u64,
+                        content,
+                    }),
+                    leader_endpoint: None,
+                })
             })
         }
 
@@ -477,8 +528,11 @@ mod tests {
         *leader.entries.lock().unwrap() =
             (1..=5).map(|i| topic_entry(i, &format!("t{i}"))).collect();
 
-        let voters = vec![(1, "follower".to_string()), (2, "leader".to_string())];
-        let (handle, observer) = Observer::open(dir.path(), 7, voters.clone(), None).unwrap();
+        // Known only through a bootstrap server, which names the leader.
+        let endpoints = ControllerEndpoints::default();
+        let bootstrap = vec!["bootstrap".to_string()];
+        let (handle, observer) =
+            Observer::open(dir.path(), 7, endpoints.clone(), bootstrap.clone(), None).unwrap();
         let shutdown = CancellationToken::new();
         let running = tokio::spawn(observer.run(leader.clone(), shutdown.clone()));
         wait_for_topics(&handle, 5).await;
@@ -491,7 +545,11 @@ mod tests {
         // A restart starts from the copy it saved: it asks for entry 6 first.
         leader.fetches.lock().unwrap().clear();
         leader.entries.lock().unwrap().push(topic_entry(6, "t6"));
-        let (handle, observer) = Observer::open(dir.path(), 7, voters, None).unwrap();
+        assert_eq!(
+            endpoints.read().unwrap().get(&2).map(String::as_str),
+            Some("leader")
+        );
+        let (handle, observer) = Observer::open(dir.path(), 7, endpoints, bootstrap, None).unwrap();
         assert_eq!(handle.image().borrow().topics.len(), 5);
         let shutdown = CancellationToken::new();
         let running = tokio::spawn(observer.run(leader.clone(), shutdown.clone()));

@@ -490,6 +490,9 @@ pub struct Cluster {
     pub roles: Vec<Role>,
     /// Each node's `broker.rack`, substituted for `{rack}` in the settings (none: no racks).
     pub racks: Vec<String>,
+    /// Broker-only nodes know the controllers through `controller.quorum.bootstrap.servers`
+    /// only (KIP-853), not `controller.quorum.voters`.
+    brokers_bootstrap: bool,
     client_ports: Vec<u16>,
     controller_ports: Vec<u16>,
     /// The client address each node advertises (a proxy's when the network is proxied).
@@ -522,6 +525,21 @@ impl Cluster {
         let mut cluster =
             Self::start_deferred(vec![Role::Combined; size], &extra, None, "PLAINTEXT");
         cluster.racks = racks;
+        cluster.spawn_all();
+        cluster
+    }
+
+    /// [`Cluster::start_separate`] with brokers that know only
+    /// `controller.quorum.bootstrap.servers`.
+    pub fn start_separate_bootstrapped(
+        controllers: usize,
+        brokers: usize,
+        extra: &[(&str, &str)],
+    ) -> Self {
+        let mut roles = vec![Role::Controller; controllers];
+        roles.extend(vec![Role::Broker; brokers]);
+        let mut cluster = Self::start_deferred(roles, extra, None, "PLAINTEXT");
+        cluster.brokers_bootstrap = true;
         cluster.spawn_all();
         cluster
     }
@@ -613,6 +631,7 @@ impl Cluster {
             nodes: Vec::new(),
             roles,
             racks: Vec::new(),
+            brokers_bootstrap: false,
             client_ports,
             controller_ports,
             advertised_ports,
@@ -647,10 +666,24 @@ impl Cluster {
             _ => format!("{name}://127.0.0.1:{}", self.advertised_ports[i]),
         };
         let node_id = (i + 1).to_string();
+        let bootstrap_servers: String = self
+            .voters
+            .split(',')
+            .filter_map(|v| v.split_once('@').map(|(_, address)| address))
+            .collect::<Vec<_>>()
+            .join(",");
+        let quorum = if self.brokers_bootstrap && role == Role::Broker {
+            (
+                "controller.quorum.bootstrap.servers",
+                bootstrap_servers.as_str(),
+            )
+        } else {
+            ("controller.quorum.voters", self.voters.as_str())
+        };
         let mut overrides: Vec<(&str, &str)> = vec![
             ("node.id", &node_id),
             ("process.roles", role.roles()),
-            ("controller.quorum.voters", &self.voters),
+            quorum,
             ("listeners", &listeners),
             ("advertised.listeners", &advertised),
         ];
