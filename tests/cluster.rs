@@ -13,7 +13,7 @@ use common::{Cluster, raw_call, wait_until};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
 use kafka_protocol::messages::{
     ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreateTopicsRequest, CreateTopicsResponse,
-    DescribeClusterRequest, DescribeClusterResponse, MetadataRequest, MetadataResponse, TopicName,
+    DescribeClusterRequest, DescribeClusterResponse, MetadataResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::Message;
@@ -37,12 +37,7 @@ fn create_topic(bootstrap: &str, name: &str, partitions: i32, replication: i16) 
 }
 
 fn metadata(bootstrap: &str) -> MetadataResponse {
-    raw_call(
-        bootstrap,
-        ApiKey::Metadata,
-        12,
-        &MetadataRequest::default().with_topics(None),
-    )
+    common::metadata_of(bootstrap)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,7 +10,7 @@ mod common;
 use common::{Cluster, raw_call, wait_until};
 use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
 use kafka_protocol::messages::{
-    ApiKey, CreateTopicsRequest, CreateTopicsResponse, MetadataRequest, MetadataResponse, TopicName,
+    ApiKey, CreateTopicsRequest, CreateTopicsResponse, MetadataResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::Message;
@@ -21,12 +21,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 fn metadata(bootstrap: &str) -> MetadataResponse {
-    raw_call(
-        bootstrap,
-        ApiKey::Metadata,
-        12,
-        &MetadataRequest::default().with_topics(None),
-    )
+    common::metadata_of(bootstrap)
 }
 
 fn create_topic(bootstrap: &str, name: &str) -> i16 {

@@ -358,30 +358,38 @@ impl Server {
                 "requests still in flight after {CONNECTION_DRAIN:?}; closing their connections"
             );
         }
-        let broker = self.broker.clone();
-        let stopped = tokio::time::timeout(
-            SHUTDOWN_BUDGET,
-            tokio::task::spawn_blocking(move || broker.shutdown()),
-        )
-        .await;
-        quorum_shutdown.cancel();
-        quorum_tracker.close();
-        let _ = tokio::time::timeout(CONNECTION_DRAIN, quorum_tracker.wait()).await;
-        match stopped {
-            Ok(stopped) => stopped.map_err(|e| {
-                crate::error::Error::Internal(format!("shutdown task failed: {e}"))
-            })??,
-            Err(_) => {
-                // The next start recovers the logs, as after a crash.
-                tracing::error!(
-                    "shutdown did not finish within {SHUTDOWN_BUDGET:?}; exiting without the clean-shutdown marker"
-                );
-                return Ok(());
-            }
-        }
-        tracing::info!("shut down cleanly");
-        Ok(())
+        stop_node(self.broker.clone(), quorum_tracker, quorum_shutdown).await
     }
+}
+
+/// Shuts the node down (controlled shutdown, flushes, the clean-shutdown marker) within
+/// [`SHUTDOWN_BUDGET`], then ends the quorum's traffic, which the controlled shutdown needed.
+async fn stop_node(
+    broker: Arc<Broker>,
+    quorum_tracker: TaskTracker,
+    quorum_shutdown: CancellationToken,
+) -> Result<(), crate::error::Error> {
+    let stopped = tokio::time::timeout(
+        SHUTDOWN_BUDGET,
+        tokio::task::spawn_blocking(move || broker.shutdown()),
+    )
+    .await;
+    quorum_shutdown.cancel();
+    quorum_tracker.close();
+    let _ = tokio::time::timeout(CONNECTION_DRAIN, quorum_tracker.wait()).await;
+    match stopped {
+        Ok(stopped) => stopped
+            .map_err(|e| crate::error::Error::Internal(format!("shutdown task failed: {e}")))??,
+        Err(_) => {
+            // The next start recovers the logs, as after a crash.
+            tracing::error!(
+                "shutdown did not finish within {SHUTDOWN_BUDGET:?}; exiting without the clean-shutdown marker"
+            );
+            return Ok(());
+        }
+    }
+    tracing::info!("shut down cleanly");
+    Ok(())
 }
 
 impl Server {
@@ -398,26 +406,7 @@ impl Server {
         shutdown.cancelled().await;
         tracker.close();
         let _ = tokio::time::timeout(CONNECTION_DRAIN, tracker.wait()).await;
-        let broker = self.broker.clone();
-        let stopped = tokio::time::timeout(
-            SHUTDOWN_BUDGET,
-            tokio::task::spawn_blocking(move || broker.shutdown()),
-        )
-        .await;
-        quorum_shutdown.cancel();
-        quorum_tracker.close();
-        let _ = tokio::time::timeout(CONNECTION_DRAIN, quorum_tracker.wait()).await;
-        match stopped {
-            Ok(stopped) => stopped.map_err(|e| {
-                crate::error::Error::Internal(format!("shutdown task failed: {e}"))
-            })??,
-            Err(_) => {
-                tracing::error!("shutdown did not finish within {SHUTDOWN_BUDGET:?}");
-                return Ok(());
-            }
-        }
-        tracing::info!("shut down cleanly");
-        Ok(())
+        stop_node(self.broker.clone(), quorum_tracker, quorum_shutdown).await
     }
 
     /// Serves the controller listener and sends this voter's Raft messages to the others.

@@ -427,6 +427,17 @@ where
     Resp::decode(&mut response, version).unwrap()
 }
 
+/// Metadata for every topic, as `bootstrap` answers it (v12).
+pub fn metadata_of(bootstrap: &str) -> kafka_protocol::messages::MetadataResponse {
+    use kafka_protocol::messages::{ApiKey, MetadataRequest};
+    raw_call(
+        bootstrap,
+        ApiKey::Metadata,
+        12,
+        &MetadataRequest::default().with_topics(None),
+    )
+}
+
 /// A free loopback port (bound and released: a node's address must be known before it starts,
 /// for `controller.quorum.voters`).
 ///
@@ -542,17 +553,6 @@ impl Cluster {
         cluster.brokers_bootstrap = true;
         cluster.spawn_all();
         cluster
-    }
-
-    /// Separate controllers and brokers whose connections all go through [`proxy::Network`].
-    pub fn start_separate_partitionable(
-        controllers: usize,
-        brokers: usize,
-        extra: &[(&str, &str)],
-    ) -> Self {
-        let mut roles = vec![Role::Controller; controllers];
-        roles.extend(vec![Role::Broker; brokers]);
-        Self::start_on(roles, extra, Some(proxy::Network::new()), "PLAINTEXT")
     }
 
     /// A cluster whose client listener is named `client_listener` (its security protocol and

@@ -97,6 +97,24 @@ impl ClusterControl {
         Ok(self.finish(offset, changes, now))
     }
 
+    /// A partition of a topic by name, and the topic's id (UNKNOWN_TOPIC_OR_PARTITION when
+    /// either does not exist).
+    pub(super) fn partition_of(
+        &self,
+        topic: &str,
+        partition: i32,
+    ) -> Result<(uuid::Uuid, PartitionRegistration), Error> {
+        let topic = self
+            .image
+            .topic(topic)
+            .ok_or(Error::UnknownTopicOrPartition)?;
+        let registration = usize::try_from(partition)
+            .ok()
+            .and_then(|p| topic.partitions.get(p))
+            .ok_or(Error::UnknownTopicOrPartition)?;
+        Ok((topic.id, registration.clone()))
+    }
+
     /// ElectLeaders for one partition, with Kafka's answers.
     pub fn elect_leader(
         &mut self,
@@ -105,15 +123,8 @@ impl ClusterControl {
         partition: i32,
         election: Election,
     ) -> Result<Outcome<()>, Error> {
-        let topic_image = self
-            .image
-            .topic(topic)
-            .ok_or(Error::UnknownTopicOrPartition)?
-            .clone();
-        let current = usize::try_from(partition)
-            .ok()
-            .and_then(|p| topic_image.partitions.get(p))
-            .ok_or(Error::UnknownTopicOrPartition)?;
+        let (topic_id, current) = self.partition_of(topic, partition)?;
+        let current = &current;
         let change = match election {
             Election::Preferred => {
                 let preferred = current.replicas.first().copied().unwrap_or(NO_LEADER);
@@ -137,7 +148,7 @@ impl ClusterControl {
         };
         let mut changes = Changes::new(&self.image);
         changes.push(vec![MetadataRecord::PartitionChange {
-            topic_id: topic_image.id,
+            topic_id,
             partition_id: partition,
             leader: Some(change.0),
             isr: (change.1 != current.isr).then_some(change.1),

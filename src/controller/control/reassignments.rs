@@ -26,16 +26,7 @@ impl ClusterControl {
         target: Option<&[i32]>,
         allow_replication_factor_change: bool,
     ) -> Result<Outcome<()>, Error> {
-        let topic_image = self
-            .image
-            .topic(topic)
-            .ok_or(Error::UnknownTopicOrPartition)?
-            .clone();
-        let current = usize::try_from(partition)
-            .ok()
-            .and_then(|p| topic_image.partitions.get(p))
-            .ok_or(Error::UnknownTopicOrPartition)?
-            .clone();
+        let (topic_id, current) = self.partition_of(topic, partition)?;
         let change = match target {
             None => revert(topic, partition, &current)?,
             Some(target) => {
@@ -54,7 +45,7 @@ impl ClusterControl {
         let Some(change) = change else {
             return Ok(self.finish(offset, changes, ()));
         };
-        let mut record = change.record(topic_image.id, partition, &current);
+        let mut record = change.record(topic_id, partition, &current);
         if let Some(completed) = completion(&self.image, &change.partition) {
             completed.merge_into(&mut record);
         }
