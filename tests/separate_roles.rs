@@ -142,11 +142,16 @@ async fn three_controllers_and_three_brokers_serve_clients_through_a_controller_
     );
 
     assert_eq!(create_topic(&cluster.nodes[3].bootstrap, "apart"), 0);
-    let topic = metadata(&cluster.nodes[5].bootstrap)
-        .topics
-        .into_iter()
-        .find(|t| t.name.as_ref().is_some_and(|n| n.as_str() == "apart"))
-        .unwrap();
+    // Another broker learns of it from the quorum a moment later.
+    let mut found = None;
+    assert!(wait_until(Duration::from_secs(10), || {
+        found = metadata(&cluster.nodes[5].bootstrap)
+            .topics
+            .into_iter()
+            .find(|t| t.name.as_ref().is_some_and(|n| n.as_str() == "apart"));
+        found.is_some()
+    }));
+    let topic = found.unwrap();
     for partition in &topic.partitions {
         let replicas: BTreeSet<i32> = partition.replica_nodes.iter().map(|r| r.0).collect();
         assert_eq!(
@@ -199,7 +204,26 @@ async fn three_controllers_and_three_brokers_serve_clients_through_a_controller_
             .contains("Transitioning from RECOVERY to RUNNING")
     }));
     let seen = consume_all(&cluster.nodes[4].bootstrap, "apart", "after-restart", 600);
-    assert_eq!(seen.len(), 600);
+    if seen.len() != 600 {
+        // What the nodes said, for the report.
+        let warnings: Vec<String> = cluster
+            .nodes
+            .iter()
+            .enumerate()
+            .flat_map(|(i, n)| {
+                n.log_text()
+                    .lines()
+                    .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
+                    .map(|l| format!("node {}: {l}", i + 1))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        panic!(
+            "{} of 600 read after the restart; warnings:\n{}",
+            seen.len(),
+            warnings.join("\n")
+        );
+    }
     cluster.assert_one_active_controller_per_term();
 }
 
