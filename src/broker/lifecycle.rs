@@ -126,6 +126,11 @@ impl Broker {
         let interval = Duration::from_millis(self.config.cluster.broker_heartbeat_interval_ms);
         let mut fenced = true;
         while !self.stopping.load(Ordering::SeqCst) {
+            if self.metadata.image().offset < epoch as u64 {
+                // Not applied its own registration yet: the image holding it again, in case
+                // the publisher saw it before the epoch was known and let it go.
+                self.images.offer(self.controller.image().borrow().clone());
+            }
             let reply = self.heartbeat(epoch, false);
             if let Ok(reply) = reply {
                 fenced = reply.is_fenced;

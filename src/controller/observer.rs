@@ -355,10 +355,12 @@ impl Observer {
 
     fn publish(&mut self, image: MetadataImage) {
         let image = Arc::new(image);
+        // The watch first: whoever reads it after the publisher took this image sees it too
+        // (the broker's lifecycle offers the watch's image once it knows its epoch).
+        self.image_tx.send_replace(image.clone());
         if let Some(slot) = &self.publish_to {
             slot.offer(image.clone());
         }
-        self.image_tx.send_replace(image.clone());
         self.image = image;
     }
 

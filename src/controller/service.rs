@@ -308,10 +308,14 @@ impl Loop {
         }
         if progress.snapshot_installed || !progress.applied.is_empty() {
             let image = Arc::new(self.quorum.image().clone());
+            // The watch first: the broker's lifecycle, once it knows its registration epoch,
+            // offers the watch's image; it must not be older than one the publisher already
+            // took (and dropped, the epoch not being known yet), or the broker would wait
+            // for the next commit to apply its own registration.
+            self.image.send_replace(image.clone());
             if let Some(slot) = &self.publish_to {
-                slot.offer(image.clone());
+                slot.offer(image);
             }
-            self.image.send_replace(image);
         }
         // After publishing: whoever is answered sees the image with the change.
         if let Some((last, _)) = progress.applied.last() {
