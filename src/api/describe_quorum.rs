@@ -6,11 +6,10 @@
 //! no directory ids); observers are the broker-only nodes fetching the metadata. The same file builds the request one node sends another
 //! and reads its answer.
 
-use super::{ApiContext, wire_str};
+use super::{ApiContext, metadata_topic, wire_str};
 use crate::controller::quorum_view::{QuorumDescription, VoterProgress};
 use crate::controller::service::{ControllerOp, ControllerReply};
 use crate::error::{Error, code};
-use crate::storage::manager::CLUSTER_METADATA_DIR;
 use kafka_protocol::messages::describe_quorum_request::{
     PartitionData as AskedPartition, TopicData,
 };
@@ -20,11 +19,6 @@ use kafka_protocol::messages::describe_quorum_response::{
 use kafka_protocol::messages::{
     BrokerId, DescribeQuorumRequest, DescribeQuorumResponse, TopicName,
 };
-
-/// The metadata log's topic, as Kafka names it (`__cluster_metadata`, partition 0).
-fn metadata_topic() -> &'static str {
-    CLUSTER_METADATA_DIR.trim_end_matches("-0")
-}
 
 pub async fn handle(
     ctx: &ApiContext,

@@ -5,8 +5,7 @@
 //! from a voter that does not lead. The same file builds the observer's request and reads
 //! its answer.
 
-use super::metadata_fetch::{epoch, metadata_topic};
-use super::{ApiContext, wire_str};
+use super::{ApiContext, metadata_topic, raft_epoch as epoch, wire_str};
 use crate::controller::observer::FETCH_MAX_BYTES;
 use crate::controller::ops::SnapshotChunk;
 use crate::controller::service::{ControllerOp, ControllerReply};

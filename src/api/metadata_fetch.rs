@@ -7,13 +7,12 @@
 //! was compacted; a voter that does not lead answers NOT_LEADER_OR_FOLLOWER naming the leader.
 //! The same file is the observer's side: [`MetadataFetcher`] sends these requests.
 
-use super::{ApiContext, wire_str};
+use super::{ApiContext, metadata_topic, raft_epoch as epoch, wire_str};
 use crate::controller::observer::{Answer, BoxFuture, FETCH_MAX_BYTES, Fetched, MetadataSource};
 use crate::controller::ops::{MetadataRead, ReadContent, SnapshotChunk};
 use crate::controller::service::{ControllerOp, ControllerReply};
 use crate::error::{Error, code};
 use crate::net::{PeerConnection, PeerSecurity, RequestError};
-use crate::storage::manager::CLUSTER_METADATA_DIR;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic, ReplicaState};
 use kafka_protocol::messages::fetch_response::{
     FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint, PartitionData, SnapshotId,
@@ -30,10 +29,6 @@ pub const METADATA_TOPIC_ID: uuid::Uuid = uuid::Uuid::from_u128(1);
 const FETCH_VERSION: i16 = 16;
 /// The longest a fetch is held on the leader, whatever it asks.
 const MAX_WAIT: Duration = Duration::from_secs(1);
-
-pub fn metadata_topic() -> &'static str {
-    CLUSTER_METADATA_DIR.trim_end_matches("-0")
-}
 
 pub async fn handle(
     ctx: &ApiContext,
@@ -155,11 +150,6 @@ async fn read(
         }
         Err(e) => PartitionData::default().with_error_code(e.code()),
     }
-}
-
-/// A Raft term as Kafka's epoch field.
-pub fn epoch(term: u64) -> i32 {
-    term.min(i32::MAX as u64) as i32
 }
 
 /// The observer's side: Fetch and FetchSnapshot to the voters' controller listeners, one

@@ -211,3 +211,13 @@ pub(crate) fn split_principal(principal: &str) -> (StrBytes, StrBytes) {
         None => (StrBytes::default(), wire_str(principal)),
     }
 }
+
+/// The metadata log's topic, as Kafka names it (`__cluster_metadata`, partition 0).
+pub fn metadata_topic() -> &'static str {
+    crate::storage::manager::CLUSTER_METADATA_DIR.trim_end_matches("-0")
+}
+
+/// A Raft term as a Kafka epoch field.
+pub fn raft_epoch(term: u64) -> i32 {
+    term.min(i32::MAX as u64) as i32
+}
