@@ -72,6 +72,17 @@ pub enum Error {
     SnapshotNotFound,
     #[error("the request timed out")]
     RequestTimedOut,
+    /// A voter change that did not complete in time, in Kafka's words (AddRaftVoter,
+    /// RemoveRaftVoter).
+    #[error("{0}")]
+    VoterChangeTimedOut(String),
+    /// A voter change a static quorum cannot make (Kafka: kraft.version 0).
+    #[error("{0}")]
+    VoterChangeUnsupported(String),
+    #[error("{0}")]
+    DuplicateVoter(String),
+    #[error("{0}")]
+    VoterNotFound(String),
     #[error("broker epoch {got} is not the current one ({current})")]
     StaleBrokerEpoch { got: i64, current: i64 },
     #[error("broker {0} is not registered")]
@@ -528,6 +539,8 @@ pub mod code {
     pub const BROKER_ID_NOT_REGISTERED: i16 = 102;
     pub const INCONSISTENT_CLUSTER_ID: i16 = 104;
     pub const INELIGIBLE_REPLICA: i16 = 107;
+    pub const DUPLICATE_VOTER: i16 = 126;
+    pub const VOTER_NOT_FOUND: i16 = 127;
 }
 
 impl Error {
@@ -566,7 +579,10 @@ impl Error {
             }
             Error::NotController => code::NOT_CONTROLLER,
             Error::SnapshotNotFound => code::SNAPSHOT_NOT_FOUND,
-            Error::RequestTimedOut => code::REQUEST_TIMED_OUT,
+            Error::RequestTimedOut | Error::VoterChangeTimedOut(_) => code::REQUEST_TIMED_OUT,
+            Error::VoterChangeUnsupported(_) => code::UNSUPPORTED_VERSION,
+            Error::DuplicateVoter(_) => code::DUPLICATE_VOTER,
+            Error::VoterNotFound(_) => code::VOTER_NOT_FOUND,
             Error::StaleBrokerEpoch { .. } => code::STALE_BROKER_EPOCH,
             Error::BrokerIdNotRegistered(_) => code::BROKER_ID_NOT_REGISTERED,
             Error::DuplicateBrokerRegistration(_) => code::DUPLICATE_BROKER_REGISTRATION,
@@ -631,7 +647,14 @@ impl Error {
             code::ELECTION_NOT_NEEDED => Error::ElectionNotNeeded,
             code::PREFERRED_LEADER_NOT_AVAILABLE => Error::PreferredLeaderNotAvailable,
             code::ELIGIBLE_LEADERS_NOT_AVAILABLE => Error::EligibleLeadersNotAvailable,
+            // The controller's reason stays with the code (a voter change's, say).
+            code::REQUEST_TIMED_OUT if !text.is_empty() => Error::Remote {
+                code: code::REQUEST_TIMED_OUT,
+                message: text,
+            },
             code::REQUEST_TIMED_OUT => Error::RequestTimedOut,
+            code::DUPLICATE_VOTER => Error::DuplicateVoter(text),
+            code::VOTER_NOT_FOUND => Error::VoterNotFound(text),
             code::NOT_LEADER_OR_FOLLOWER => Error::NotLeaderOrFollower,
             code::BROKER_ID_NOT_REGISTERED => Error::BrokerIdNotRegistered(-1),
             code::DUPLICATE_BROKER_REGISTRATION => Error::DuplicateBrokerRegistration(-1),

@@ -41,9 +41,20 @@ enum Command {
         /// Leave a directory that is formatted already as it is (exit 0).
         #[arg(long = "ignore-formatted", short = 'g')]
         ignore_formatted: bool,
-        /// Accepted for kafka-storage's command line (a single node is its own quorum).
-        #[arg(long, short = 's')]
+        /// A dynamic quorum (KIP-853) of this controller alone.
+        #[arg(long, short = 's', conflicts_with_all = ["initial_controllers", "no_initial_controllers"])]
         standalone: bool,
+        /// A dynamic quorum's first controllers: `id@host:port:directoryId,...`.
+        #[arg(
+            long = "initial-controllers",
+            short = 'I',
+            conflicts_with = "no_initial_controllers"
+        )]
+        initial_controllers: Option<String>,
+        /// This controller joins a dynamic quorum that runs already (added with
+        /// `kafka-metadata-quorum add-controller`).
+        #[arg(long = "no-initial-controllers", short = 'N')]
+        no_initial_controllers: bool,
     },
     /// Create, delete, describe, or change a topic: Kafka's `kafka-topics`, its flags and output.
     Topics(sluice::cli::topics::TopicsArgs),
@@ -238,6 +249,7 @@ fn command_line() -> (Vec<std::ffi::OsString>, bool) {
 }
 
 fn run() -> anyhow::Result<ExitCode> {
+    use sluice::cli::format::QuorumStart;
     let (args, kafka_script) = command_line();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -256,6 +268,8 @@ fn run() -> anyhow::Result<ExitCode> {
             add_scram,
             ignore_formatted,
             standalone,
+            initial_controllers,
+            no_initial_controllers,
         }) => {
             // kafka-storage requires both; `sluice format` generates an id and runs without a
             // file.
@@ -269,12 +283,24 @@ fn run() -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
             let config = load_config(&config)?;
-            // Kafka refuses --standalone beside static voters; `sluice format` takes it (one
-            // node that is its own quorum either way), as fixtures written for Kafka's dynamic
-            // quorum and adapted to static voters pass both.
-            if kafka_script && standalone && !config.cluster.voters.is_empty() {
+            let quorum = match (standalone, initial_controllers, no_initial_controllers) {
+                // `sluice format --standalone` beside static voters: one node that is its own
+                // quorum either way (fixtures written for Kafka's dynamic quorum and adapted to
+                // static voters pass both); kafka-storage refuses it, as Kafka's does.
+                (true, ..) if !kafka_script && !config.cluster.voters.is_empty() => {
+                    QuorumStart::Unspecified
+                }
+                (true, ..) => QuorumStart::Standalone,
+                (_, Some(voters), _) => QuorumStart::InitialControllers(voters),
+                (_, _, true) => QuorumStart::NoInitialControllers,
+                _ => QuorumStart::Unspecified,
+            };
+            if kafka_script
+                && quorum == QuorumStart::Unspecified
+                && config.cluster.is_dynamic_quorum()
+            {
                 eprintln!(
-                    "You cannot specify controller.quorum.voters and format the node with --initial-controllers or --standalone. If you want to use dynamic quorum, please remove controller.quorum.voters and specify controller.quorum.bootstrap.servers instead."
+                    "Because controller.quorum.voters is not set on this controller, you must specify one of the following: --standalone, --initial-controllers, or --no-initial-controllers."
                 );
                 return Ok(ExitCode::from(1));
             }
@@ -282,6 +308,7 @@ fn run() -> anyhow::Result<ExitCode> {
                 cluster_id,
                 add_scram,
                 ignore_formatted,
+                quorum,
             };
             // Kafka's lines, and its messages for what it refuses (standard error, exit 1).
             match sluice::cli::format::format(&config, &request) {

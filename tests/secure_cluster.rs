@@ -286,7 +286,7 @@ async fn the_controller_listener_serves_only_the_clusters_own_principal() {
         term: 1,
         ..Default::default()
     };
-    let frame = sluice::controller::transport::message_frame(&message, 1).unwrap();
+    let frame = sluice::controller::transport::message_frame(&message, 1, "").unwrap();
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     alice.stream_mut().write_all(&frame).await.unwrap();
     let mut byte = [0u8; 1];

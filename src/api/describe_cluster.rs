@@ -106,14 +106,14 @@ pub async fn handle(
 /// node at its own controller listener's (`localhost` for an empty host, as Kafka's tools
 /// read a listener without one).
 fn controllers(ctx: &ApiContext) -> Vec<DescribeClusterBroker> {
-    let config = ctx.broker.config();
     let node = |id: i32, host: &str, port: u16| {
         DescribeClusterBroker::default()
             .with_broker_id(BrokerId(id))
             .with_host(wire_str(host))
             .with_port(i32::from(port))
     };
-    if config.cluster.voters.is_empty() {
+    let voters = ctx.broker.voter_endpoints();
+    if voters.is_empty() {
         let host = if ctx.advertised_host.is_empty() {
             "localhost"
         } else {
@@ -121,10 +121,8 @@ fn controllers(ctx: &ApiContext) -> Vec<DescribeClusterBroker> {
         };
         return vec![node(ctx.broker.node_id(), host, ctx.advertised_port as u16)];
     }
-    config
-        .cluster
-        .voters
+    voters
         .iter()
-        .map(|v| node(v.id, &v.host, v.port))
+        .map(|(id, host, port)| node(*id, host, *port))
         .collect()
 }

@@ -54,8 +54,8 @@ pub async fn handle(
     Some(for_version(response, version))
 }
 
-/// Leaves out what `version` cannot carry: timestamps before v1, error messages and nodes
-/// before v2.
+/// Leaves out what `version` cannot carry: timestamps before v1, error messages, nodes and
+/// directory ids before v2.
 fn for_version(mut response: DescribeQuorumResponse, version: i16) -> DescribeQuorumResponse {
     if version < 2 {
         response.error_message = None;
@@ -74,6 +74,9 @@ fn for_version(mut response: DescribeQuorumResponse, version: i16) -> DescribeQu
             .iter_mut()
             .chain(partition.observers.iter_mut());
         for replica in replicas {
+            if version < 2 {
+                replica.replica_directory_id = uuid::Uuid::nil();
+            }
             if version < 1 {
                 replica.last_fetch_timestamp = -1;
                 replica.last_caught_up_timestamp = -1;
@@ -126,9 +129,18 @@ fn single_error(error: Error) -> DescribeQuorumResponse {
 }
 
 fn response_of(ctx: &ApiContext, quorum: &QuorumDescription) -> DescribeQuorumResponse {
+    // A dynamic quorum's voters have directory ids (KIP-853); a static one's are all zero.
+    let image = ctx.broker.controller().image().borrow().clone();
+    let directory_of = |node: u64| {
+        i32::try_from(node)
+            .ok()
+            .and_then(|id| image.quorum_voters.get(&id))
+            .map_or(uuid::Uuid::nil(), |v| v.directory_id)
+    };
     let replica = |voter: &VoterProgress| {
         ReplicaState::default()
             .with_replica_id(BrokerId(voter.node as i32))
+            .with_replica_directory_id(directory_of(voter.node))
             .with_log_end_offset(voter.log_end_offset)
             .with_last_fetch_timestamp(voter.last_fetch_ms)
             .with_last_caught_up_timestamp(voter.last_caught_up_ms)
@@ -141,11 +153,12 @@ fn response_of(ctx: &ApiContext, quorum: &QuorumDescription) -> DescribeQuorumRe
         .with_observers(quorum.observers.iter().map(replica).collect());
     let config = ctx.broker.config();
     let listener = &config.cluster.controller_listener;
+    let voters = ctx.broker.voter_endpoints();
     let endpoint = |node: u64| -> Option<(String, u16)> {
-        match config.cluster.voters.iter().find(|v| v.id as u64 == node) {
-            Some(voter) => Some((voter.host.clone(), voter.port)),
+        match voters.iter().find(|(id, ..)| *id as u64 == node) {
+            Some((_, host, port)) => Some((host.clone(), *port)),
             // The unconfigured single node: its own controller listener, if it has one.
-            None if config.cluster.voters.is_empty() => config
+            None if voters.is_empty() => config
                 .listeners
                 .iter()
                 .find(|l| &l.name == listener && l.port != 0)

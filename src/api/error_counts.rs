@@ -223,6 +223,22 @@ impl ErrorCounts for OffsetFetchResponse {
     }
 }
 
+impl ErrorCounts for AddRaftVoterResponse {
+    fn error_codes(&self, count: &mut dyn FnMut(i16)) {
+        if self.error_code != 0 {
+            count(self.error_code);
+        }
+    }
+}
+
+impl ErrorCounts for RemoveRaftVoterResponse {
+    fn error_codes(&self, count: &mut dyn FnMut(i16)) {
+        if self.error_code != 0 {
+            count(self.error_code);
+        }
+    }
+}
+
 impl ErrorCounts for UnregisterBrokerResponse {
     fn error_codes(&self, count: &mut dyn FnMut(i16)) {
         if self.error_code != 0 {

@@ -4,8 +4,8 @@
 //! administration (KRaft forwards it to the controller too) is built here.
 
 use super::{
-    allocate_producer_ids, alter_partition, broker_heartbeat, broker_registration, describe_quorum,
-    unregister_broker, wire_str,
+    add_raft_voter, allocate_producer_ids, alter_partition, broker_heartbeat, broker_registration,
+    describe_quorum, remove_raft_voter, unregister_broker, wire_str,
 };
 use crate::broker::ControllerForwarder;
 use crate::controller::control::{Election, TopicRequest};
@@ -212,6 +212,19 @@ pub async fn forward(
             )
             .await?;
             broker_heartbeat::reply_from(response)
+        }
+        ControllerOp::AddVoter(voter) => {
+            let request = add_raft_voter::request_for(voter, None);
+            // The leader waits for the new voter as long as the request says.
+            let wait = timeout.max(Duration::from_millis(voter.timeout_ms.max(0) as u64));
+            let response = exchange(connection, ApiKey::AddRaftVoter, 0, &request, wait).await?;
+            add_raft_voter::reply_from(response)
+        }
+        ControllerOp::RemoveVoter { node, directory_id } => {
+            let request = remove_raft_voter::request_for(*node, *directory_id);
+            let response =
+                exchange(connection, ApiKey::RemoveRaftVoter, 0, &request, timeout).await?;
+            remove_raft_voter::reply_from(response)
         }
         ControllerOp::UnregisterBroker(broker) => {
             let request = unregister_broker::request_for(*broker);

@@ -67,16 +67,16 @@ pub async fn handle(
         );
     }
     // Where the leader named in the answer listens (v16+): its controller listener.
-    let config = ctx.broker.config();
+    let voters = ctx.broker.voter_endpoints();
     let endpoints = leaders
         .into_iter()
         .filter_map(|id| {
-            let voter = config.cluster.voters.iter().find(|v| v.id == id)?;
+            let (_, host, port) = voters.iter().find(|(voter, ..)| *voter == id)?;
             Some(
                 NodeEndpoint::default()
                     .with_node_id(BrokerId(id))
-                    .with_host(wire_str(&voter.host))
-                    .with_port(i32::from(voter.port)),
+                    .with_host(wire_str(host))
+                    .with_port(i32::from(*port)),
             )
         })
         .collect();

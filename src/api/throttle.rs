@@ -92,6 +92,8 @@ throttle_field!(
     m::SyncGroupResponse,
     m::TxnOffsetCommitResponse,
     m::UnregisterBrokerResponse,
+    m::AddRaftVoterResponse,
+    m::RemoveRaftVoterResponse,
     m::UpdateFeaturesResponse,
     m::RenewDelegationTokenResponse,
     m::ExpireDelegationTokenResponse,

@@ -74,15 +74,55 @@ impl Broker {
         }
     }
 
-    /// Sends `op` to voter `leader`'s controller listener.
-    async fn forward_to(&self, leader: u64, op: &ControllerOp) -> Result<ControllerReply, Error> {
+    /// The quorum's voters and their controller listeners (host, port): those of
+    /// `controller.quorum.voters`, or a dynamic quorum's as the image names them (KIP-853).
+    /// Empty for the unconfigured single node.
+    pub fn voter_endpoints(&self) -> Vec<(i32, String, u16)> {
+        if !self.config.cluster.voters.is_empty() {
+            return self
+                .config
+                .cluster
+                .voters
+                .iter()
+                .map(|v| (v.id, v.host.clone(), v.port))
+                .collect();
+        }
+        let image = self.controller.image().borrow().clone();
+        let listener = &self.config.cluster.controller_listener;
+        image
+            .quorum_voters
+            .iter()
+            .filter_map(|(id, voter)| {
+                let endpoint = voter
+                    .endpoints
+                    .iter()
+                    .find(|e| &e.name == listener)
+                    .or_else(|| voter.endpoints.first())?;
+                Some((*id, endpoint.host.clone(), endpoint.port))
+            })
+            .collect()
+    }
+
+    /// Where voter `node`'s controller listener is: configured, named by the quorum, or in
+    /// the image of a dynamic quorum.
+    pub fn voter_address(&self, node: u64) -> Option<String> {
         let known = self
             .controller_endpoints
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&leader)
+            .get(&node)
             .cloned();
-        let Some(address) = known else {
+        known.or_else(|| {
+            self.voter_endpoints()
+                .into_iter()
+                .find(|(id, ..)| *id as u64 == node)
+                .map(|(_, host, port)| format!("{host}:{port}"))
+        })
+    }
+
+    /// Sends `op` to voter `leader`'s controller listener.
+    async fn forward_to(&self, leader: u64, op: &ControllerOp) -> Result<ControllerReply, Error> {
+        let Some(address) = self.voter_address(leader) else {
             return Err(Error::NotController);
         };
         let Some(forwarder) = self.forwarder.get() else {
@@ -111,7 +151,8 @@ impl Broker {
     /// [`Broker::call_active_controller`] from the lifecycle thread: in-process on a single
     /// voter, through the runtime otherwise.
     pub(super) fn call_from_thread(&self, op: ControllerOp) -> Result<ControllerReply, Error> {
-        if self.config.cluster.controller_role && self.config.cluster.voters.len() <= 1 {
+        let cluster = &self.config.cluster;
+        if cluster.controller_role && cluster.voters.len() <= 1 && !cluster.is_dynamic_quorum() {
             return self.controller.call_blocking(op);
         }
         let runtime = self

@@ -56,7 +56,7 @@ use crate::group::streams::StreamsGroupConfig;
 use crate::group::{CoordinatorConfig, GroupCoordinator};
 use crate::metadata::cache::{ImageSlot, MetadataCache};
 use crate::metadata::image::MetadataImage;
-use crate::metadata::records::Endpoint;
+use crate::metadata::records::{Endpoint, MetadataRecord};
 use crate::metadata::{self, TopicInfo};
 use crate::replica::ReplicaManager;
 use crate::replica::fetcher::LeaderConnector;
@@ -86,13 +86,70 @@ const CONTROLLER_REQUEST_WAIT: Duration = Duration::from_secs(30);
 /// How long the controlled shutdown may take before the broker stops anyway.
 const CONTROLLED_SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
 
-/// The quorum's voter ids: `controller.quorum.voters`, or this node alone.
+/// The quorum's voter ids: `controller.quorum.voters`, or this node alone (a static quorum).
 pub fn quorum_voters(config: &BrokerConfig) -> Vec<u64> {
     if config.cluster.voters.is_empty() {
         vec![config.node_id as u64]
     } else {
         config.cluster.voters.iter().map(|v| v.id as u64).collect()
     }
+}
+
+/// Where a dynamic quorum (KIP-853) starts: the voters `sluice format --standalone /
+/// --initial-controllers` wrote among the bootstrap records; else this node alone when the
+/// only bootstrap server is its own controller listener (Kafka's standalone quickstart, which
+/// Sluice runs without a format step; the record naming it is added to `bootstrap`); else
+/// none: the node joins a quorum that runs already and waits to be added.
+fn dynamic_quorum_start(
+    config: &BrokerConfig,
+    bootstrap: &mut Vec<MetadataRecord>,
+    cluster_id: &str,
+) -> Result<Vec<u64>, StorageError> {
+    let formatted: Vec<u64> = bootstrap
+        .iter()
+        .filter_map(|r| match r {
+            MetadataRecord::QuorumVoter { node_id, .. } => Some(*node_id as u64),
+            _ => None,
+        })
+        .collect();
+    if !formatted.is_empty() {
+        return Ok(formatted);
+    }
+    let listener = config
+        .listeners
+        .iter()
+        .find(|l| l.name == config.cluster.controller_listener);
+    let own = match (config.cluster.bootstrap_servers.as_slice(), listener) {
+        ([(host, port)], Some(listener)) if *port == listener.port => {
+            let local = ["localhost", "127.0.0.1", "::1", "0.0.0.0", ""];
+            (host == &listener.host || local.contains(&host.as_str())).then_some((host, listener))
+        }
+        _ => None,
+    };
+    let Some((host, listener)) = own else {
+        return Ok(Vec::new());
+    };
+    // The voter is known by its directory id from the start (as `format --standalone` would
+    // have written it): `meta.properties` is written now if it is not there yet.
+    let directory_id = match metadata::read_directory_id(&config.log_dir) {
+        Some(id) => id,
+        None => {
+            let id = Uuid::new_v4();
+            metadata::write_meta_with_directory(&config.log_dir, config.node_id, cluster_id, id)?;
+            id
+        }
+    };
+    bootstrap.push(MetadataRecord::QuorumVoter {
+        node_id: config.node_id,
+        directory_id,
+        endpoints: vec![Endpoint {
+            name: listener.name.clone(),
+            host: host.clone(),
+            port: listener.port,
+            security_protocol: listener.protocol.id(),
+        }],
+    });
+    Ok(vec![config.node_id as u64])
 }
 
 fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
@@ -235,12 +292,20 @@ impl Broker {
             .or_else(|| config.cluster_id.clone())
             .unwrap_or_else(metadata::generate_cluster_id);
         let images = Arc::new(ImageSlot::default());
+        let mut bootstrap_records = metadata::bootstrap::read(&config.log_dir)?;
+        let dynamic = config.cluster.is_dynamic_quorum();
+        let voters = if dynamic {
+            dynamic_quorum_start(&config, &mut bootstrap_records, &bootstrap_cluster_id)?
+        } else {
+            quorum_voters(&config)
+        };
         let settings = ControllerSettings {
             log_dir: config.log_dir.clone(),
             log_config: metadata_log_config(&config),
             quorum: QuorumSettings {
                 node_id: config.node_id as u64,
-                voters: quorum_voters(&config),
+                voters,
+                dynamic,
                 election_ticks: 10,
                 heartbeat_ticks: 1,
                 snapshot_after_entries: 10_000,
@@ -260,7 +325,7 @@ impl Broker {
                 tokens: crate::auth::delegation_token::TokenSettings::from_config(&config),
             },
             cluster_id: bootstrap_cluster_id.clone(),
-            bootstrap: metadata::bootstrap::read(&config.log_dir)?,
+            bootstrap: bootstrap_records,
         };
         // Where the voters listen: the configured ones, and on a broker-only node those the
         // quorum names to it.

@@ -9,7 +9,7 @@
 use crate::auth::scram::{MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential, ScramMechanism};
 use crate::config::BrokerConfig;
 use crate::metadata::features::{FEATURES, METADATA_VERSION_NAME};
-use crate::metadata::records::{MetadataRecord, ScramCredentialRecord};
+use crate::metadata::records::{Endpoint, MetadataRecord, ScramCredentialRecord};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use std::collections::BTreeMap;
@@ -26,6 +26,25 @@ pub enum FormatError {
     AlreadyFormatted(String),
     #[error("Error while writing meta.properties file {path}: {reason}")]
     Write { path: String, reason: String },
+    /// A dynamic quorum's first voters that cannot be (KIP-853), in Kafka's words.
+    #[error("{0}")]
+    Quorum(String),
+}
+
+/// How a dynamic quorum (KIP-853) starts, for a controller formatted with
+/// `controller.quorum.bootstrap.servers`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum QuorumStart {
+    /// No flag: a static quorum, or Sluice's own start (a controller whose only bootstrap
+    /// server is itself starts alone, any other waits to be added).
+    #[default]
+    Unspecified,
+    /// `--standalone`: this controller alone.
+    Standalone,
+    /// `--initial-controllers id@host:port:directoryId,...`.
+    InitialControllers(String),
+    /// `--no-initial-controllers`: it joins a quorum that runs already.
+    NoInitialControllers,
 }
 
 /// What was asked.
@@ -34,6 +53,7 @@ pub struct FormatRequest {
     pub cluster_id: Option<String>,
     pub add_scram: Vec<String>,
     pub ignore_formatted: bool,
+    pub quorum: QuorumStart,
 }
 
 /// What was done.
@@ -117,11 +137,13 @@ fn scram_record_text(record: &MetadataRecord) -> Option<String> {
 
 pub fn format(config: &BrokerConfig, request: &FormatRequest) -> Result<Formatted, FormatError> {
     // Everything is checked before anything is written.
-    let records = request
+    let mut records = request
         .add_scram
         .iter()
         .map(|argument| scram_record(argument))
         .collect::<Result<Vec<_>, _>>()?;
+    let (voters, directory_id) = initial_voters(config, &request.quorum)?;
+    records.extend(voters);
     let dir = &config.log_dir;
     let write_error = |e: crate::storage::StorageError| FormatError::Write {
         path: dir.display().to_string(),
@@ -141,11 +163,122 @@ pub fn format(config: &BrokerConfig, request: &FormatRequest) -> Result<Formatte
         .or_else(|| config.cluster_id.clone())
         .unwrap_or_else(crate::metadata::generate_cluster_id);
     crate::metadata::bootstrap::write(dir, &records).map_err(write_error)?;
-    crate::metadata::write_meta(dir, config.node_id, &cluster_id).map_err(write_error)?;
+    crate::metadata::write_meta_with_directory(dir, config.node_id, &cluster_id, directory_id)
+        .map_err(write_error)?;
     Ok(Formatted::New {
         cluster_id,
         records,
     })
+}
+
+/// The records naming a dynamic quorum's first voters, and this node's directory id (the
+/// one `--initial-controllers` gives it, else a new one), with Kafka's refusals.
+fn initial_voters(
+    config: &BrokerConfig,
+    start: &QuorumStart,
+) -> Result<(Vec<MetadataRecord>, uuid::Uuid), FormatError> {
+    let fail = |text: &str| Err(FormatError::Quorum(text.to_string()));
+    let cluster = &config.cluster;
+    if *start != QuorumStart::Unspecified && !cluster.voters.is_empty() {
+        return fail(
+            "You cannot specify controller.quorum.voters and format the node with --initial-controllers or --standalone. If you want to use dynamic quorum, please remove controller.quorum.voters and specify controller.quorum.bootstrap.servers instead.",
+        );
+    }
+    let own_directory = uuid::Uuid::new_v4();
+    let listener_name = &cluster.controller_listener;
+    let protocol = config
+        .listeners
+        .iter()
+        .find(|l| &l.name == listener_name)
+        .map_or(0, |l| l.protocol.id());
+    let endpoint = |host: &str, port: u16| Endpoint {
+        name: listener_name.clone(),
+        host: host.to_string(),
+        port,
+        security_protocol: protocol,
+    };
+    match start {
+        QuorumStart::Unspecified | QuorumStart::NoInitialControllers => {
+            Ok((Vec::new(), own_directory))
+        }
+        QuorumStart::Standalone => {
+            if !cluster.controller_role {
+                return fail("You can only use --standalone on a controller.");
+            }
+            let listener = config
+                .advertised_listeners
+                .iter()
+                .chain(config.listeners.iter())
+                .find(|l| &l.name == listener_name);
+            let Some(listener) = listener else {
+                return fail("Unable to find the controller listener to use for --standalone");
+            };
+            let host = if listener.host.is_empty() {
+                "localhost"
+            } else {
+                &listener.host
+            };
+            let record = MetadataRecord::QuorumVoter {
+                node_id: config.node_id,
+                directory_id: own_directory,
+                endpoints: vec![endpoint(host, listener.port)],
+            };
+            Ok((vec![record], own_directory))
+        }
+        QuorumStart::InitialControllers(text) => {
+            if !cluster.controller_role {
+                return fail("You can only use --initial-controllers on a controller.");
+            }
+            let mut records = Vec::new();
+            let mut directory = None;
+            for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+                let (node_id, directory_id, host, port) = parse_voter(item)?;
+                if records.iter().any(|r| matches!(r, MetadataRecord::QuorumVoter { node_id: n, .. } if *n == node_id)) {
+                    return fail(&format!("Node id {node_id} was specified more than once."));
+                }
+                if node_id == config.node_id {
+                    directory = Some(directory_id);
+                }
+                records.push(MetadataRecord::QuorumVoter {
+                    node_id,
+                    directory_id,
+                    endpoints: vec![endpoint(&host, port)],
+                });
+            }
+            if records.is_empty() {
+                return fail("No initial controllers were given.");
+            }
+            Ok((records, directory.unwrap_or(own_directory)))
+        }
+    }
+}
+
+/// One `--initial-controllers` entry: `id@host:port:directoryId` (an IPv6 host in brackets),
+/// the directory id in Kafka's base64 form.
+fn parse_voter(item: &str) -> Result<(i32, uuid::Uuid, String, u16), FormatError> {
+    let fail = |why: &str| FormatError::Quorum(format!("Unable to parse {item}: {why}"));
+    let (id, rest) = item.split_once('@').ok_or_else(|| fail("no @ found"))?;
+    let node_id: i32 = id
+        .parse()
+        .ok()
+        .filter(|n| *n >= 0)
+        .ok_or_else(|| fail("invalid node id"))?;
+    let (address, directory) = rest
+        .rsplit_once(':')
+        .ok_or_else(|| fail("no directory id found"))?;
+    let (host, port) = address
+        .rsplit_once(':')
+        .ok_or_else(|| fail("no port found"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() {
+        return Err(fail("no hostname found"));
+    }
+    let port: u16 = port.parse().map_err(|_| fail("invalid port"))?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(directory)
+        .map_err(|_| fail("invalid directory id"))?;
+    let directory_id = uuid::Uuid::from_slice(&bytes).map_err(|_| fail("invalid directory id"))?;
+    Ok((node_id, directory_id, host.to_string(), port))
 }
 
 /// One `--add-scram` argument as the credential record it creates: Kafka's `ScramParser`,
@@ -394,6 +527,7 @@ mod tests {
                     .into(),
             ],
             ignore_formatted: false,
+            quorum: QuorumStart::Unspecified,
         };
         let lines = format(&config, &request).unwrap().kafka_lines(&config);
         assert!(lines[0].starts_with("Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord(name='metadata.version', featureLevel=25) at version 0), "));
@@ -442,6 +576,7 @@ mod tests {
             cluster_id: Some("MkU3OEVBNTcwNTJENDM2Qk".into()),
             add_scram: vec!["SCRAM-SHA-256=[name=alice,password=alice-secret]".into()],
             ignore_formatted: false,
+            quorum: QuorumStart::Unspecified,
         };
         let Formatted::New {
             cluster_id,

@@ -20,6 +20,7 @@
 //! | `groups/` | `sluice groups` (Kafka's `kafka-consumer-groups`): list, `describe.rs`, `reset.rs` |
 //! | `cluster.rs` | `sluice cluster` (Kafka's `kafka-broker-api-versions`) |
 //! | `quorum.rs` | `sluice quorum` (Kafka's `kafka-metadata-quorum`) |
+//! | `quorum_voters.rs` | `sluice quorum add-controller / remove-controller` (KIP-853) |
 //! | `kafka_apis.rs` | the Java client's API table `kafka-broker-api-versions` prints against |
 //! | `startup_topics.rs` | `--create-topic` specs and the `KAFKA_CREATE_TOPICS` list |
 
@@ -36,5 +37,6 @@ pub mod groups;
 pub mod kafka_apis;
 pub mod output;
 pub mod quorum;
+pub mod quorum_voters;
 pub mod startup_topics;
 pub mod topics;

@@ -4,7 +4,7 @@
 //! Kafka 4.4's checks, messages and output (MetadataQuorumCommand), or `--output json`.
 //! With `--bootstrap-controller` it asks the controllers directly (KIP-919): DescribeCluster
 //! for their endpoints and the active one, DescribeQuorum of that one. `add-controller` /
-//! `remove-controller` do not exist: the quorum's voters are static.
+//! `remove-controller` change a dynamic quorum's voters (KIP-853, `quorum_voters.rs`).
 
 use super::client::{AdminClient, AdminError, QuorumInfo, QuorumReplica, java_exception};
 use super::output::Output;
@@ -25,8 +25,9 @@ pub struct QuorumArgs {
     /// the Kafka controllers.
     #[arg(long = "bootstrap-controller")]
     pub bootstrap_controller: Option<String>,
-    /// Property file containing configs to be passed to Admin Client.
-    #[arg(long = "command-config")]
+    /// Property file containing configs to be passed to Admin Client. For add-controller,
+    /// the file is used to specify the controller properties as well.
+    #[arg(long = "command-config", global = true)]
     pub command_config: Option<PathBuf>,
     #[command(subcommand)]
     pub command: QuorumCommand,
@@ -36,6 +37,12 @@ pub struct QuorumArgs {
 pub enum QuorumCommand {
     /// Describe the metadata quorum info
     Describe(DescribeArgs),
+    /// Add a controller to the KRaft controller cluster
+    #[command(name = "add-controller")]
+    AddController,
+    /// Remove a controller from the KRaft controller cluster
+    #[command(name = "remove-controller")]
+    RemoveController(super::quorum_voters::RemoveArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -75,7 +82,13 @@ async fn execute(args: &QuorumArgs) -> Result<(), String> {
             path.display()
         ));
     }
-    let QuorumCommand::Describe(describe) = &args.command;
+    let describe = match &args.command {
+        QuorumCommand::Describe(describe) => describe,
+        QuorumCommand::AddController => return super::quorum_voters::add(args).await,
+        QuorumCommand::RemoveController(remove) => {
+            return super::quorum_voters::remove(args, remove).await;
+        }
+    };
     if describe.status && describe.replication {
         return Err(
             "Only one of --status or --replication should be specified with describe sub-command"
@@ -136,7 +149,7 @@ async fn execute(args: &QuorumArgs) -> Result<(), String> {
 }
 
 /// A failed request as Kafka's tool prints it: the exception's class and message.
-fn failure(e: AdminError) -> String {
+pub(super) fn failure(e: AdminError) -> String {
     match &e {
         AdminError::Kafka { code, message } => format!("{}: {message}", java_exception(*code)),
         other => other.to_string(),

@@ -16,7 +16,7 @@ pub struct ListenerConfig {
 }
 
 impl ListenerConfig {
-    pub(super) fn parse_list(property: &str, value: &str) -> Result<Vec<Self>, ConfigError> {
+    pub fn parse_list(property: &str, value: &str) -> Result<Vec<Self>, ConfigError> {
         let mut out = Vec::new();
         for item in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (name, address) = item
@@ -111,7 +111,17 @@ pub struct ClusterConfig {
 impl ClusterConfig {
     /// One node that is the whole cluster: the zero-configuration default.
     pub fn is_single_node(&self) -> bool {
-        self.voters.len() <= 1 && self.broker_role && self.controller_role
+        self.voters.len() <= 1
+            && self.bootstrap_servers.len() <= 1
+            && self.broker_role
+            && self.controller_role
+    }
+
+    /// A controller of a dynamic quorum (KIP-853): it knows the quorum through
+    /// `controller.quorum.bootstrap.servers` alone, and controllers are added and removed
+    /// while it runs (`kafka-metadata-quorum add-controller / remove-controller`).
+    pub fn is_dynamic_quorum(&self) -> bool {
+        self.controller_role && self.voters.is_empty() && !self.bootstrap_servers.is_empty()
     }
 
     fn parse_voters(value: &str) -> Result<Vec<Voter>, ConfigError> {
@@ -188,13 +198,6 @@ impl ClusterConfig {
         let is_controller_listener = |l: &ListenerConfig| controller_names.contains(&l.name);
         let voters_text = get("controller.quorum.voters").unwrap_or_default();
         if controller_role {
-            if voters.is_empty() && !bootstrap_servers.is_empty() {
-                return Err(invalid(
-                    "controller.quorum.bootstrap.servers",
-                    &get("controller.quorum.bootstrap.servers").unwrap_or_default(),
-                    "controllers need a static quorum: set controller.quorum.voters (dynamic quorums, KIP-853, are not supported)",
-                ));
-            }
             if !voters.is_empty() && !voters.iter().any(|v| v.id == node_id) {
                 return Err(invalid(
                     "controller.quorum.voters",
@@ -202,7 +205,10 @@ impl ClusterConfig {
                     format!("node.id {node_id} has the controller role but is not a voter"),
                 ));
             }
-            if voters.len() > 1 && !listeners.iter().any(|l| l.name == controller_listener) {
+            let dynamic = voters.is_empty() && !bootstrap_servers.is_empty();
+            if (voters.len() > 1 || dynamic)
+                && !listeners.iter().any(|l| l.name == controller_listener)
+            {
                 return Err(invalid(
                     "listeners",
                     "",

@@ -223,7 +223,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("share.coordinator.state.topic.segment.bytes", Int, Some("104857600"), Validator::AtLeast(14), None, "segment.bytes of __share_group_state."),
     def!("process.roles", List, Some("broker,controller"), Validator::ListOf(&["broker", "controller"]), None, "This node's roles: broker (serves clients and hosts partitions), controller (votes in the metadata quorum), or both."),
     def!("controller.quorum.voters", List, None, Validator::Any, None, "The controller quorum as id@host:port,...; unset on a single node, which is then its own one-voter quorum."),
-    def!("controller.quorum.bootstrap.servers", List, None, Validator::Any, None, "host:port of controllers a broker-only node contacts when controller.quorum.voters is unset."),
+    def!("controller.quorum.bootstrap.servers", List, None, Validator::Any, None, "host:port of controllers to contact when controller.quorum.voters is unset; a controller with it alone is in a dynamic quorum (KIP-853)."),
     def!("controller.listener.names", List, Some("CONTROLLER"), Validator::Any, None, "Listener names used by the controller quorum; the first is the one controllers bind and brokers dial."),
     def!("listener.security.protocol.map", List, Some("PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"), Validator::Any, None, "Security protocol of each listener name: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (unlisted names are PLAINTEXT)."),
     def!("inter.broker.listener.name", String, None, Validator::Any, None, "Listener brokers use to replicate from each other; defaults to PLAINTEXT, else the first broker listener."),

@@ -8,10 +8,17 @@
 //!                                                i - 1, its partition leader epoch = the
 //!                                                entry's term, its one record's value = the
 //!                                                entry's data (as KRaft stores its log)
-//!   quorum-state                                 {"term":..,"vote":..,"commit":..,"voters":[..]}
+//!   quorum-state                                 {"term":..,"vote":..,"commit":..,"voters":[..],
+//!                                                 "dynamic":..}
 //!   {index:020}-{term:010}.checkpoint            the latest snapshot: a raft `Snapshot`
 //!                                                (protobuf) followed by its CRC32C
 //! ```
+//!
+//! A Raft configuration change (a dynamic quorum's voter added or removed, KIP-853) is stored
+//! as its entry's data with the record key [`CONF_CHANGE_KEY`]. The voters are those of
+//! `controller.quorum.voters` for a static quorum; a dynamic quorum's are those of the latest
+//! snapshot, or of `sluice format` before the first, and the configuration changes after it
+//! are applied again as the entries are.
 //!
 //! Entries are fsynced before [`MetadataLog::append`] returns and the hard state is written
 //! atomically, so nothing a node has acknowledged to its peers is lost in a crash. All
@@ -34,6 +41,18 @@ pub use crate::storage::manager::CLUSTER_METADATA_DIR;
 
 const QUORUM_STATE_FILE: &str = "quorum-state";
 const SNAPSHOT_SUFFIX: &str = ".checkpoint";
+/// The record key marking an entry that carries a Raft configuration change (`ConfChangeV2`).
+pub const CONF_CHANGE_KEY: &[u8] = b"ConfChangeV2";
+
+/// Who votes in the quorum (Raft ids).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Membership {
+    /// `controller.quorum.voters`: fixed for the life of the quorum.
+    Static(Vec<u64>),
+    /// A dynamic quorum (KIP-853) whose first voters are these (none for a controller that
+    /// joins an existing quorum).
+    Dynamic(Vec<u64>),
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum MetadataLogError {
@@ -42,11 +61,18 @@ pub enum MetadataLogError {
     #[error("corrupt metadata log: {0}")]
     Corrupt(String),
     #[error(
-        "controller.quorum.voters changed from {stored:?} to {configured:?}; changing the voters of an existing quorum is not supported"
+        "controller.quorum.voters changed from {stored:?} to {configured:?}; changing the voters of a static quorum is not supported (a dynamic quorum, KIP-853, adds and removes controllers with kafka-metadata-quorum)"
     )]
     VotersChanged {
         stored: Vec<u64>,
         configured: Vec<u64>,
+    },
+    #[error(
+        "this metadata log belongs to a {stored} quorum and the node is configured for a {configured} one (controller.quorum.voters against controller.quorum.bootstrap.servers)"
+    )]
+    QuorumKindChanged {
+        stored: &'static str,
+        configured: &'static str,
     },
 }
 
@@ -86,6 +112,9 @@ struct QuorumStateFile {
     vote: u64,
     commit: u64,
     voters: Vec<u64>,
+    /// A dynamic quorum's (absent in files of static quorums).
+    #[serde(default)]
+    dynamic: bool,
 }
 
 pub struct MetadataLog {
@@ -95,6 +124,7 @@ pub struct MetadataLog {
     entries: Vec<Entry>,
     hard_state: HardState,
     conf_state: ConfState,
+    dynamic: bool,
     snapshot: Snapshot,
     /// Space given up when the disk is full, so the metadata log can still be written.
     reserve: crate::storage::space::SpaceReserve,
@@ -131,10 +161,11 @@ pub fn log_config(broker: &BrokerConfig) -> LogConfig {
 
 impl MetadataLog {
     /// Opens (creating on first start) the metadata log in `log_dir` for a quorum of
-    /// `voters`. A torn tail is truncated; the voters must be the ones it was created with.
+    /// `membership`. A torn tail is truncated; a static quorum's voters must be the ones it
+    /// was created with.
     pub fn open(
         log_dir: &Path,
-        voters: &[u64],
+        membership: &Membership,
         config: LogConfig,
     ) -> Result<Self, MetadataLogError> {
         let dir = log_dir.join(CLUSTER_METADATA_DIR);
@@ -150,13 +181,23 @@ impl MetadataLog {
         }
         let entries = Self::read_entries(&log, snapshot_index)?;
         let mut hard_state = HardState::default();
-        let mut configured: Vec<u64> = voters.to_vec();
+        let (mut configured, dynamic) = match membership {
+            Membership::Static(voters) => (voters.clone(), false),
+            Membership::Dynamic(voters) => (voters.clone(), true),
+        };
         configured.sort_unstable();
+        let kind = |dynamic: bool| if dynamic { "dynamic" } else { "static" };
         match std::fs::read(dir.join(QUORUM_STATE_FILE)) {
             Ok(bytes) => {
                 let state: QuorumStateFile = serde_json::from_slice(&bytes)
                     .map_err(|e| corrupt(format!("{QUORUM_STATE_FILE}: {e}")))?;
-                if state.voters != configured {
+                if state.dynamic != dynamic {
+                    return Err(MetadataLogError::QuorumKindChanged {
+                        stored: kind(state.dynamic),
+                        configured: kind(dynamic),
+                    });
+                }
+                if !dynamic && state.voters != configured {
                     return Err(MetadataLogError::VotersChanged {
                         stored: state.voters,
                         configured,
@@ -176,9 +217,13 @@ impl MetadataLog {
             .term
             .max(snapshot.get_metadata().term)
             .max(entries.last().map_or(0, |e| e.term));
-        let conf_state = ConfState {
-            voters: configured,
-            ..Default::default()
+        let conf_state = if dynamic && snapshot_index > 0 {
+            snapshot.get_metadata().get_conf_state().clone()
+        } else {
+            ConfState {
+                voters: configured,
+                ..Default::default()
+            }
         };
         let reserve = crate::storage::space::SpaceReserve::new(&dir);
         let mut metadata_log = Self {
@@ -187,6 +232,7 @@ impl MetadataLog {
             entries,
             hard_state,
             conf_state,
+            dynamic,
             snapshot,
             reserve,
         };
@@ -233,6 +279,7 @@ impl MetadataLog {
             vote: self.hard_state.vote,
             commit: self.hard_state.commit,
             voters: self.conf_state.voters.clone(),
+            dynamic: self.dynamic,
         };
         let text = serde_json::to_vec(&state).map_err(|e| corrupt(e.to_string()))?;
         write_atomically(&self.dir.join(QUORUM_STATE_FILE), &text)?;
@@ -253,6 +300,21 @@ impl MetadataLog {
 
     pub fn latest_snapshot(&self) -> &Snapshot {
         &self.snapshot
+    }
+
+    /// The voters and learners as of the entries applied so far (snapshots record them).
+    pub fn conf_state(&self) -> &ConfState {
+        &self.conf_state
+    }
+
+    /// Takes the configuration a committed configuration change produced. Kept in memory:
+    /// a restart applies the changes after the latest snapshot again.
+    pub fn set_conf_state(&mut self, conf_state: ConfState) {
+        self.conf_state = conf_state;
+    }
+
+    pub fn is_dynamic(&self) -> bool {
+        self.dynamic
     }
 
     /// Persists the hard state (term, vote, commit) when it changed.
@@ -336,6 +398,9 @@ impl MetadataLog {
         self.entries.clear();
         self.hard_state.term = self.hard_state.term.max(snapshot.get_metadata().term);
         self.hard_state.commit = index;
+        if self.dynamic {
+            self.conf_state = snapshot.get_metadata().get_conf_state().clone();
+        }
         self.snapshot = snapshot;
         self.write_quorum_state()
     }
@@ -359,8 +424,10 @@ pub fn entries_as_batches(entries: &[Entry]) -> Result<Vec<u8>, MetadataLogError
     for entry in entries {
         let term = i32::try_from(entry.term)
             .map_err(|_| corrupt(format!("term {} does not fit a leader epoch", entry.term)))?;
+        let key =
+            (entry.get_entry_type() == EntryType::EntryConfChangeV2).then_some(CONF_CHANGE_KEY);
         let mut batch = record::build_batch(&[NewRecord {
-            key: None,
+            key,
             value: Some(&entry.data),
             timestamp: now_ms(),
         }]);
@@ -386,10 +453,14 @@ pub fn entries_from_batches(bytes: &[u8], first: u64) -> Result<Vec<Entry>, Meta
         let records =
             record::records::parse_records(batch.records_payload(), batch.records_count())?;
         let data = records.first().and_then(|r| r.value).unwrap_or_default();
+        let entry_type = match records.first().and_then(|r| r.key) {
+            Some(key) if key == CONF_CHANGE_KEY => EntryType::EntryConfChangeV2,
+            _ => EntryType::EntryNormal,
+        };
         entries.push(Entry {
             index: expected,
             term: batch.partition_leader_epoch().max(0) as u64,
-            entry_type: EntryType::EntryNormal,
+            entry_type,
             data: data.to_vec().into(),
             ..Default::default()
         });
@@ -551,11 +622,12 @@ mod tests {
     fn an_entry_over_max_message_bytes_survives_a_restart() {
         let dir = tempfile::tempdir().unwrap();
         let big = vec![7u8; 3 << 20];
-        let mut log = MetadataLog::open(dir.path(), &[1], config()).unwrap();
+        let mut log =
+            MetadataLog::open(dir.path(), &Membership::Static(vec![1]), config()).unwrap();
         log.append(&[entry(1, 1, b"a"), entry(2, 1, &big), entry(3, 1, b"c")])
             .unwrap();
         drop(log);
-        let log = MetadataLog::open(dir.path(), &[1], config()).unwrap();
+        let log = MetadataLog::open(dir.path(), &Membership::Static(vec![1]), config()).unwrap();
         assert_eq!(log.last(), 3);
         let all = log
             .entries(1, 4, None, GetEntriesContext::empty(false))
@@ -566,7 +638,8 @@ mod tests {
     #[test]
     fn entries_state_and_snapshots_survive_a_restart() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = MetadataLog::open(dir.path(), &[1, 2, 3], config()).unwrap();
+        let mut log =
+            MetadataLog::open(dir.path(), &Membership::Static(vec![1, 2, 3]), config()).unwrap();
         assert_eq!((log.first(), log.last()), (1, 0));
         log.append(&[entry(1, 1, b""), entry(2, 1, b"a"), entry(3, 2, b"b")])
             .unwrap();
@@ -581,7 +654,8 @@ mod tests {
         log.set_hard_state(&hard_state).unwrap();
         drop(log);
 
-        let mut log = MetadataLog::open(dir.path(), &[3, 2, 1], config()).unwrap();
+        let mut log =
+            MetadataLog::open(dir.path(), &Membership::Static(vec![3, 2, 1]), config()).unwrap();
         assert_eq!(log.hard_state(), &hard_state);
         let all = log
             .entries(1, 5, None, GetEntriesContext::empty(false))
@@ -608,7 +682,8 @@ mod tests {
         ));
         drop(log);
 
-        let mut log = MetadataLog::open(dir.path(), &[1, 2, 3], config()).unwrap();
+        let mut log =
+            MetadataLog::open(dir.path(), &Membership::Static(vec![1, 2, 3]), config()).unwrap();
         assert_eq!((log.first(), log.last()), (4, 4));
         assert_eq!(&log.snapshot(0, 2).unwrap().data[..], b"image at 3");
         // A snapshot from the leader past the log replaces it.
@@ -621,7 +696,8 @@ mod tests {
         log.apply_snapshot(snapshot).unwrap();
         log.append(&[entry(11, 4, b"e")]).unwrap();
         drop(log);
-        let log = MetadataLog::open(dir.path(), &[1, 2, 3], config()).unwrap();
+        let log =
+            MetadataLog::open(dir.path(), &Membership::Static(vec![1, 2, 3]), config()).unwrap();
         assert_eq!((log.first(), log.last()), (11, 11));
         assert_eq!(log.hard_state().commit, 10);
         assert_eq!(log.term(10).unwrap(), 4);
@@ -630,12 +706,13 @@ mod tests {
     #[test]
     fn other_voters_are_refused_and_a_torn_tail_is_dropped() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = MetadataLog::open(dir.path(), &[1, 2, 3], config()).unwrap();
+        let mut log =
+            MetadataLog::open(dir.path(), &Membership::Static(vec![1, 2, 3]), config()).unwrap();
         log.append(&[entry(1, 1, b"x"), entry(2, 1, b"y")]).unwrap();
         log.set_commit(2).unwrap();
         drop(log);
         assert!(matches!(
-            MetadataLog::open(dir.path(), &[1, 2], config()),
+            MetadataLog::open(dir.path(), &Membership::Static(vec![1, 2]), config()),
             Err(MetadataLogError::VotersChanged { .. })
         ));
         let segment = dir
@@ -648,8 +725,43 @@ mod tests {
             .open(&segment)
             .unwrap();
         file.set_len(len - 3).unwrap();
-        let log = MetadataLog::open(dir.path(), &[1, 2, 3], config()).unwrap();
+        let log =
+            MetadataLog::open(dir.path(), &Membership::Static(vec![1, 2, 3]), config()).unwrap();
         assert_eq!(log.last(), 1);
         assert_eq!(log.hard_state().commit, 1, "commit never past the log end");
+    }
+
+    #[test]
+    fn a_dynamic_quorum_keeps_conf_changes_and_takes_its_voters_from_the_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log =
+            MetadataLog::open(dir.path(), &Membership::Dynamic(vec![1]), config()).unwrap();
+        assert_eq!(log.conf_state().voters, vec![1]);
+        let mut change = entry(2, 1, b"change");
+        change.set_entry_type(EntryType::EntryConfChangeV2);
+        log.append(&[entry(1, 1, b"x"), change]).unwrap();
+        log.set_conf_state(ConfState {
+            voters: vec![1, 2],
+            ..Default::default()
+        });
+        log.compact(2, b"image".to_vec()).unwrap();
+        log.append(&[entry(3, 1, b"y")]).unwrap();
+        drop(log);
+        // The snapshot's voters, not the first ones, once there is a snapshot.
+        let log = MetadataLog::open(dir.path(), &Membership::Dynamic(vec![1]), config()).unwrap();
+        assert_eq!(log.conf_state().voters, vec![1, 2]);
+        drop(log);
+        assert!(matches!(
+            MetadataLog::open(dir.path(), &Membership::Static(vec![1, 2]), config()),
+            Err(MetadataLogError::QuorumKindChanged { .. })
+        ));
+        // A configuration change keeps its type on the way through batches.
+        let mut change = entry(5, 2, b"cc");
+        change.set_entry_type(EntryType::EntryConfChangeV2);
+        let batches = entries_as_batches(&[entry(4, 2, b"a"), change]).unwrap();
+        let back = entries_from_batches(&batches, 4).unwrap();
+        assert_eq!(back[0].get_entry_type(), EntryType::EntryNormal);
+        assert_eq!(back[1].get_entry_type(), EntryType::EntryConfChangeV2);
+        assert_eq!(&back[1].data[..], b"cc");
     }
 }

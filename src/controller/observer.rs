@@ -14,12 +14,12 @@
 
 use super::metadata_log::{self, CLUSTER_METADATA_DIR};
 use super::ops::{MetadataRead, ReadContent, SnapshotChunk};
-use super::quorum::{QuorumError, decode_snapshot, image_from_snapshot};
+use super::quorum::{QuorumError, decode_snapshot, entry_records, image_from_snapshot};
 use super::service::{ControllerHandle, QuorumStatus};
 use crate::error::Error;
 use crate::metadata::cache::ImageSlot;
 use crate::metadata::image::MetadataImage;
-use crate::metadata::records::{decode_batch, encode_batch};
+use crate::metadata::records::encode_batch;
 use raft::prelude::Snapshot;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -292,11 +292,10 @@ impl Observer {
         }
         let mut image = (*self.image).clone();
         for entry in entries.iter().take_while(|e| e.index <= high_watermark) {
-            if entry.data.is_empty() {
+            let records = entry_records(entry).map_err(|e| Error::Internal(e.to_string()))?;
+            if records.is_empty() {
                 image.offset = entry.index;
             } else {
-                let records = decode_batch(&entry.data)
-                    .map_err(|e| Error::Internal(format!("metadata entry {}: {e}", entry.index)))?;
                 image
                     .apply(entry.index, &records)
                     .map_err(|e| Error::Internal(format!("metadata entry {}: {e}", entry.index)))?;
@@ -515,7 +514,10 @@ mod tests {
         for index in 1..=3 {
             let entry = topic_entry(index, &format!("t{index}"));
             image
-                .apply(index, &decode_batch(&entry.data).unwrap())
+                .apply(
+                    index,
+                    &crate::metadata::records::decode_batch(&entry.data).unwrap(),
+                )
                 .unwrap();
         }
         let mut snapshot = Snapshot {

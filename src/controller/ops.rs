@@ -104,6 +104,14 @@ pub enum ControllerOp {
         topics: Vec<ImportedTopic>,
         next_producer_id: i64,
     },
+    /// AddRaftVoter (KIP-853): controller `node` joins a dynamic quorum; answered once it
+    /// votes, or with REQUEST_TIMED_OUT when it did not catch up within `timeout_ms`.
+    AddVoter(super::voters::NewVoter),
+    /// RemoveRaftVoter: answered once the change is committed.
+    RemoveVoter {
+        node: i32,
+        directory_id: Uuid,
+    },
     /// The quorum's state, answered at once by its leader (nothing is proposed).
     DescribeQuorum,
     /// An observer (a broker-only node) reads the committed metadata from entry

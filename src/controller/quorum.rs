@@ -7,18 +7,27 @@
 //!
 //! Raft settings: pre-vote (a voter cut off from the others cannot disrupt them when it
 //! returns) and check-quorum (a leader that cannot reach a majority steps down within an
-//! election timeout, so an isolated leader stops accepting proposals). Voters are fixed by
-//! `controller.quorum.voters` (no membership changes).
+//! election timeout, so an isolated leader stops accepting proposals).
+//!
+//! Voters are fixed by `controller.quorum.voters`, or, in a dynamic quorum (KIP-853), changed
+//! one at a time by Raft configuration changes ([`Quorum::propose_voter_change`]): a new
+//! controller is added as a learner, which the leader brings up to date with a snapshot, and
+//! promoted to voter once it holds the leader's log. Each change carries the records naming the
+//! voter's endpoints, so every node's image knows where the voters listen. A leader that
+//! removed itself hands its leadership to the voter furthest along.
 
 use super::metadata_log::entries_as_batches;
-use super::metadata_log::{MetadataLog, MetadataLogError};
+use super::metadata_log::{Membership, MetadataLog, MetadataLogError};
 use super::ops::{MetadataRead, ReadContent, SnapshotChunk};
 use super::quorum_view::{FollowerClock, QuorumDescription};
 use crate::config::LogConfig;
 use crate::metadata::image::{ApplyError, MetadataImage};
 use crate::metadata::records::{MetadataRecord, RecordDecodeError, decode_batch, encode_batch};
 use protobuf::Message as _;
-use raft::prelude::{Entry, Message, MessageType, Snapshot};
+use raft::prelude::{
+    ConfChangeSingle, ConfChangeType, ConfChangeV2, Entry, EntryType, Message, MessageType,
+    Snapshot,
+};
 use raft::{RawNode, StateRole};
 use std::path::Path;
 
@@ -39,6 +48,8 @@ pub enum QuorumError {
     NotLeader,
     #[error("no snapshot at index {index} of term {term}")]
     SnapshotNotFound { index: u64, term: u64 },
+    #[error("metadata log entry {index}: undecodable configuration change: {reason}")]
+    ConfChange { index: u64, reason: String },
 }
 
 /// raft-rs reserves id 0 (its "no node"), and Kafka node ids start at 0: a node's Raft id
@@ -55,7 +66,11 @@ pub fn node_of(raft_id: u64) -> u64 {
 #[derive(Debug, Clone)]
 pub struct QuorumSettings {
     pub node_id: u64,
+    /// `controller.quorum.voters`, or a dynamic quorum's first voters (see `dynamic`).
     pub voters: Vec<u64>,
+    /// A dynamic quorum (KIP-853): `voters` are only where it started (none for a controller
+    /// that joins one), and voters are added and removed while it runs.
+    pub dynamic: bool,
     /// Ticks without hearing from a leader before a voter campaigns (raft-rs randomises
     /// it between this and twice this).
     pub election_ticks: usize,
@@ -125,6 +140,19 @@ pub struct Quorum {
     followers: FollowerClock,
     /// The latest snapshot encoded, for observers reading it in pieces.
     encoded_snapshot: Option<(u64, u64, bytes::Bytes)>,
+    /// A configuration change was applied: snapshot at once, so the snapshot a new learner
+    /// is sent names it (raft-rs refuses a snapshot whose configuration lacks the node).
+    snapshot_soon: bool,
+}
+
+/// One change to a dynamic quorum's voters (node ids).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoterChange {
+    /// A new controller follows the leader's log without voting.
+    AddLearner(u64),
+    /// A learner (or a new node) becomes a voter.
+    Promote(u64),
+    Remove(u64),
 }
 
 /// A Ready taken from raft-rs and not yet persisted, with what was done with it already.
@@ -216,7 +244,13 @@ impl Quorum {
         log_config: LogConfig,
     ) -> Result<Self, QuorumError> {
         let voters: Vec<u64> = settings.voters.iter().map(|v| raft_id(*v)).collect();
-        let storage = MetadataLog::open(log_dir, &voters, log_config)?;
+        let membership = if settings.dynamic {
+            Membership::Dynamic(voters)
+        } else {
+            Membership::Static(voters)
+        };
+        let storage = MetadataLog::open(log_dir, &membership, log_config)?;
+        let alone = storage.conf_state().voters == [raft_id(settings.node_id)];
         let image = image_from_snapshot(storage.latest_snapshot())?;
         let config = raft::Config {
             id: raft_id(settings.node_id),
@@ -232,7 +266,7 @@ impl Quorum {
         config.validate()?;
         let logger = slog::Logger::root(TracingDrain, slog::o!());
         let mut raw = RawNode::new(&config, storage, &logger)?;
-        if settings.voters == [settings.node_id] {
+        if alone {
             // The only voter need not wait an election timeout to lead.
             raw.campaign()?;
         }
@@ -246,7 +280,75 @@ impl Quorum {
             commit_to_write: None,
             followers: FollowerClock::default(),
             encoded_snapshot: None,
+            snapshot_soon: false,
         })
+    }
+
+    /// The voters (node ids) as of the entries applied.
+    pub fn voters(&self) -> Vec<u64> {
+        let conf = self.raw.store().conf_state();
+        let mut voters: Vec<u64> = conf.voters.iter().map(|v| node_of(*v)).collect();
+        voters.sort_unstable();
+        voters
+    }
+
+    /// The learners (node ids): controllers being added to a dynamic quorum.
+    pub fn learners(&self) -> Vec<u64> {
+        let conf = self.raw.store().conf_state();
+        let mut learners: Vec<u64> = conf.learners.iter().map(|v| node_of(*v)).collect();
+        learners.sort_unstable();
+        learners
+    }
+
+    pub fn is_dynamic(&self) -> bool {
+        self.raw.store().is_dynamic()
+    }
+
+    /// A configuration change was proposed and is not applied yet (raft-rs takes one at a
+    /// time and turns another into an empty entry).
+    pub fn has_pending_voter_change(&self) -> bool {
+        self.raw.raft.has_pending_conf()
+    }
+
+    /// As the leader: `node` holds every committed entry (a learner ready to vote).
+    pub fn is_caught_up(&self, node: u64) -> bool {
+        let raft = &self.raw.raft;
+        self.is_leader()
+            && raft
+                .prs()
+                .get(raft_id(node))
+                .is_some_and(|p| p.matched >= raft.raft_log.committed)
+    }
+
+    /// Proposes a change to the voters, with `records` applied to the image as it commits;
+    /// returns its index. Refused while another change is pending.
+    pub fn propose_voter_change(
+        &mut self,
+        change: VoterChange,
+        records: &[MetadataRecord],
+    ) -> Result<u64, QuorumError> {
+        if !self.is_leader() {
+            return Err(QuorumError::NotLeader);
+        }
+        let (change_type, node) = match change {
+            VoterChange::AddLearner(node) => (ConfChangeType::AddLearnerNode, node),
+            VoterChange::Promote(node) => (ConfChangeType::AddNode, node),
+            VoterChange::Remove(node) => (ConfChangeType::RemoveNode, node),
+        };
+        let mut single = ConfChangeSingle::default();
+        single.set_change_type(change_type);
+        single.node_id = raft_id(node);
+        let mut cc = ConfChangeV2::default();
+        cc.mut_changes().push(single);
+        cc.context = encode_batch(records).into();
+        let index = self.next_index();
+        self.raw
+            .propose_conf_change(Vec::new(), cc)
+            .map_err(|e| match e {
+                raft::Error::ProposalDropped => QuorumError::NotLeader,
+                other => QuorumError::Raft(other),
+            })?;
+        Ok(index)
     }
 
     pub fn node_id(&self) -> u64 {
@@ -291,6 +393,21 @@ impl Quorum {
 
     pub fn tick(&mut self) {
         self.raw.tick();
+        // A leader no longer a voter keeps asking until a voter takes over: the one asked
+        // first may not have applied the change yet, and refuses to campaign until it has.
+        let removed = !self
+            .raw
+            .store()
+            .conf_state()
+            .voters
+            .contains(&self.raw.raft.id);
+        if self.is_leader()
+            && removed
+            && self.raw.store().is_dynamic()
+            && self.raw.raft.lead_transferee.is_none()
+        {
+            self.hand_over_leadership();
+        }
     }
 
     /// Takes a message from a peer, received at `now_ms`. Messages from voters this quorum
@@ -320,9 +437,19 @@ impl Quorum {
             return None;
         }
         let raft = &self.raw.raft;
-        // No learners: the voters are fixed, so every tracked node is one.
-        let voters: Vec<u64> = raft.prs().iter().map(|(id, _)| node_of(*id)).collect();
+        let (voters, learners) = (self.voters(), self.learners());
         let matched = |node: u64| raft.prs().get(raft_id(node)).map(|p| p.matched);
+        let leader_end = raft.raft_log.last_index();
+        // Learners (controllers being added) are observers to Kafka's tools.
+        let mut observers = self.followers.describe(
+            self.term(),
+            self.node_id(),
+            &learners,
+            matched,
+            leader_end,
+            now_ms,
+        );
+        observers.extend(self.followers.describe_observers(self.term(), now_ms));
         Some(QuorumDescription {
             leader: self.node_id(),
             leader_epoch: self.term(),
@@ -332,10 +459,10 @@ impl Quorum {
                 self.node_id(),
                 &voters,
                 matched,
-                raft.raft_log.last_index(),
+                leader_end,
                 now_ms,
             ),
-            observers: self.followers.describe_observers(self.term(), now_ms),
+            observers,
         })
     }
 
@@ -513,6 +640,14 @@ impl Quorum {
             if index <= self.image.offset {
                 continue;
             }
+            if entry.get_entry_type() == EntryType::EntryConfChangeV2 {
+                let records = self.apply_conf_change(&entry)?;
+                self.image
+                    .apply(index, &records)
+                    .map_err(|source| QuorumError::Apply { index, source })?;
+                progress.applied.push((index, records));
+                continue;
+            }
             if entry.data.is_empty() {
                 self.image.offset = index;
                 progress.applied.push((index, Vec::new()));
@@ -530,15 +665,58 @@ impl Quorum {
         Ok(())
     }
 
+    /// Applies a committed configuration change to Raft and the metadata log; returns the
+    /// records it carries.
+    fn apply_conf_change(&mut self, entry: &Entry) -> Result<Vec<MetadataRecord>, QuorumError> {
+        let index = entry.index;
+        let cc = decode_conf_change(entry)?;
+        let records = entry_records(entry)?;
+        let was_leader = self.is_leader();
+        let conf_state = self.raw.apply_conf_change(&cc)?;
+        tracing::info!(index, voters = ?conf_state.voters.iter().map(|v| node_of(*v)).collect::<Vec<_>>(),
+            learners = ?conf_state.learners.iter().map(|v| node_of(*v)).collect::<Vec<_>>(),
+            "controller quorum configuration changed");
+        let removed_self = !conf_state.voters.contains(&self.raw.raft.id);
+        self.raw.mut_store().set_conf_state(conf_state);
+        self.snapshot_soon = true;
+        if was_leader && removed_self {
+            self.hand_over_leadership();
+        }
+        Ok(records)
+    }
+
+    /// A leader no longer a voter asks the voter furthest along to take over at once (as
+    /// Kafka's leader resigns once its removal commits).
+    fn hand_over_leadership(&mut self) {
+        let raft = &self.raw.raft;
+        let successor = raft
+            .prs()
+            .conf()
+            .voters()
+            .ids()
+            .iter()
+            .filter(|id| *id != raft.id)
+            .max_by_key(|id| raft.prs().get(*id).map_or(0, |p| p.matched));
+        if let Some(successor) = successor {
+            tracing::info!(
+                successor = node_of(successor),
+                "removed from the controller quorum; handing over its leadership"
+            );
+            self.raw.transfer_leader(successor);
+        }
+    }
+
     fn maybe_snapshot(&mut self) -> Result<(), QuorumError> {
         let applied = self.image.offset;
         let snapshot_index = self.raw.store().latest_snapshot().get_metadata().index;
         if applied > snapshot_index
-            && (applied >= snapshot_index + self.snapshot_after_entries
+            && (self.snapshot_soon
+                || applied >= snapshot_index + self.snapshot_after_entries
                 || self.bytes_since_snapshot >= self.snapshot_after_bytes)
         {
             let data = encode_batch(&self.image.to_records());
             self.raw.mut_store().compact(applied, data)?;
+            self.snapshot_soon = false;
             self.bytes_since_snapshot = 0;
             tracing::debug!(index = applied, "metadata snapshot");
         }
@@ -567,6 +745,28 @@ impl Quorum {
     }
 }
 
+fn decode_conf_change(entry: &Entry) -> Result<ConfChangeV2, QuorumError> {
+    ConfChangeV2::parse_from_bytes(&entry.data).map_err(|e| QuorumError::ConfChange {
+        index: entry.index,
+        reason: e.to_string(),
+    })
+}
+
+/// The records an entry carries: its data, or a configuration change's context (observers
+/// apply them as voters do).
+pub fn entry_records(entry: &Entry) -> Result<Vec<MetadataRecord>, QuorumError> {
+    let index = entry.index;
+    let bytes = if entry.get_entry_type() == EntryType::EntryConfChangeV2 {
+        decode_conf_change(entry)?.context
+    } else {
+        entry.data.clone()
+    };
+    if bytes.is_empty() {
+        return Ok(Vec::new());
+    }
+    decode_batch(&bytes).map_err(|source| QuorumError::Decode { index, source })
+}
+
 /// Encodes a snapshot for the wire (observers read it in pieces).
 pub fn encode_snapshot(snapshot: &Snapshot) -> Result<bytes::Bytes, QuorumError> {
     snapshot
@@ -593,300 +793,5 @@ pub fn decode_message(bytes: &[u8]) -> Result<Message, QuorumError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::BrokerConfig;
-    use crate::controller::metadata_log::log_config;
-    use std::collections::{BTreeMap, BTreeSet};
-    use uuid::Uuid;
-
-    /// Voters over a simulated network: messages are delivered in rounds; an isolated
-    /// voter neither sends nor receives.
-    struct Cluster {
-        dirs: BTreeMap<u64, tempfile::TempDir>,
-        nodes: BTreeMap<u64, Quorum>,
-        isolated: BTreeSet<u64>,
-        settings: QuorumSettings,
-        /// (term, leader) pairs ever observed: one leader per term, always.
-        leaders_by_term: BTreeMap<u64, u64>,
-    }
-
-    impl Cluster {
-        fn new(size: u64, snapshot_after_entries: u64) -> Self {
-            let voters: Vec<u64> = (1..=size).collect();
-            let settings = QuorumSettings {
-                node_id: 0,
-                voters: voters.clone(),
-                election_ticks: 10,
-                heartbeat_ticks: 2,
-                snapshot_after_entries,
-                snapshot_after_bytes: u64::MAX,
-            };
-            let mut cluster = Self {
-                dirs: BTreeMap::new(),
-                nodes: BTreeMap::new(),
-                isolated: BTreeSet::new(),
-                settings,
-                leaders_by_term: BTreeMap::new(),
-            };
-            for id in voters {
-                cluster
-                    .dirs
-                    .insert(id, tempfile::tempdir().expect("temp dir"));
-                cluster.start(id);
-            }
-            cluster
-        }
-
-        fn start(&mut self, id: u64) {
-            let settings = QuorumSettings {
-                node_id: id,
-                ..self.settings.clone()
-            };
-            let config = log_config(&BrokerConfig::with_overrides(&[]).unwrap());
-            let node = Quorum::open(self.dirs[&id].path(), &settings, config).unwrap();
-            self.nodes.insert(id, node);
-        }
-
-        fn stop(&mut self, id: u64) {
-            self.nodes.remove(&id);
-        }
-
-        /// Delivers messages until the network is quiet.
-        fn settle(&mut self) {
-            for _ in 0..1000 {
-                let mut messages = Vec::new();
-                for (id, node) in &mut self.nodes {
-                    let progress = node.handle_ready().unwrap();
-                    if !self.isolated.contains(id) {
-                        messages.extend(progress.messages);
-                    }
-                    if node.is_leader() {
-                        let previous = self.leaders_by_term.insert(node.term(), *id);
-                        assert!(
-                            previous.is_none_or(|p| p == *id),
-                            "two leaders in term {}: {previous:?} and {id}",
-                            node.term()
-                        );
-                    }
-                }
-                if messages.is_empty() {
-                    return;
-                }
-                for message in messages {
-                    if self.isolated.contains(&node_of(message.to)) {
-                        continue;
-                    }
-                    // Through the wire encoding, as the network would carry it.
-                    let bytes = encode_message(&message).unwrap();
-                    if let Some(node) = self.nodes.get_mut(&node_of(message.to)) {
-                        node.step(decode_message(&bytes).unwrap(), 0).unwrap();
-                    }
-                }
-            }
-            panic!("the network never went quiet");
-        }
-
-        fn tick(&mut self, ticks: usize) {
-            for _ in 0..ticks {
-                for node in self.nodes.values_mut() {
-                    node.tick();
-                }
-                self.settle();
-            }
-        }
-
-        fn leaders(&self) -> Vec<u64> {
-            self.nodes
-                .iter()
-                .filter(|(id, n)| n.is_leader() && !self.isolated.contains(id))
-                .map(|(id, _)| *id)
-                .collect()
-        }
-
-        fn elect(&mut self) -> u64 {
-            for _ in 0..100 {
-                self.tick(1);
-                let leaders = self.leaders();
-                if leaders.len() == 1 && self.nodes[&leaders[0]].is_active_leader() {
-                    return leaders[0];
-                }
-            }
-            panic!("no leader elected");
-        }
-
-        fn topic(&mut self, leader: u64, name: &str) -> Result<u64, QuorumError> {
-            let record = MetadataRecord::Topic {
-                name: name.into(),
-                topic_id: Uuid::new_v4(),
-            };
-            let index = self.nodes.get_mut(&leader).unwrap().propose(&[record])?;
-            self.settle();
-            Ok(index)
-        }
-
-        fn topics_of(&self, id: u64) -> Vec<String> {
-            self.nodes[&id]
-                .image()
-                .topics
-                .keys()
-                .map(|t| t.to_string())
-                .collect()
-        }
-    }
-
-    #[test]
-    fn an_observer_reads_committed_entries_or_the_snapshot_in_pieces() {
-        let mut cluster = Cluster::new(1, 5);
-        cluster.settle();
-        for i in 0..12 {
-            cluster.topic(1, &format!("t{i:02}")).unwrap();
-        }
-        let leader = cluster.nodes.get_mut(&1).unwrap();
-        let snapshot_index = leader.raw.store().latest_snapshot().get_metadata().index;
-        assert!(snapshot_index >= 5);
-        // Compacted: the snapshot first, read in pieces of 7 bytes.
-        let read = leader.read_for_observer(9, 1, 1 << 20, 1_000).unwrap();
-        let ReadContent::SnapshotNeeded { index, term } = read.content else {
-            panic!("{read:?}");
-        };
-        assert_eq!(index, snapshot_index);
-        let mut bytes = Vec::new();
-        loop {
-            let chunk = leader
-                .read_snapshot(index, term, bytes.len() as u64, 7)
-                .unwrap();
-            bytes.extend_from_slice(&chunk.bytes);
-            if bytes.len() as u64 >= chunk.size {
-                break;
-            }
-        }
-        let image = image_from_snapshot(&decode_snapshot(&bytes).unwrap()).unwrap();
-        assert_eq!(image.offset, index);
-        assert!(matches!(
-            leader.read_snapshot(index - 1, term, 0, 7),
-            Err(QuorumError::SnapshotNotFound { .. })
-        ));
-        // Then the committed entries after it, as record batches.
-        let read = leader
-            .read_for_observer(9, index + 1, 1 << 20, 2_000)
-            .unwrap();
-        let ReadContent::Entries(batches) = read.content else {
-            panic!("{read:?}");
-        };
-        let entries =
-            crate::controller::metadata_log::entries_from_batches(&batches, index + 1).unwrap();
-        assert_eq!(entries.last().unwrap().index, read.high_watermark);
-        // Nothing new past the end; the observer is described.
-        let read = leader
-            .read_for_observer(9, read.high_watermark + 1, 1 << 20, 3_000)
-            .unwrap();
-        assert_eq!(read.content, ReadContent::Entries(bytes::Bytes::new()));
-        let described = leader.describe(3_000).unwrap();
-        assert_eq!(described.observers.len(), 1);
-        assert_eq!(described.observers[0].node, 9);
-        assert_eq!(
-            described.observers[0].log_end_offset,
-            read.high_watermark as i64
-        );
-    }
-
-    #[test]
-    fn a_single_voter_leads_at_once_and_commits_alone() {
-        let mut cluster = Cluster::new(1, 1000);
-        cluster.settle();
-        assert!(cluster.nodes[&1].is_active_leader());
-        let index = cluster.topic(1, "a").unwrap();
-        assert_eq!(cluster.nodes[&1].image().offset, index);
-        assert_eq!(cluster.topics_of(1), vec!["a"]);
-    }
-
-    #[test]
-    fn three_voters_elect_one_leader_and_agree_on_the_log() {
-        let mut cluster = Cluster::new(3, 1000);
-        let leader = cluster.elect();
-        for name in ["a", "b", "c"] {
-            cluster.topic(leader, name).unwrap();
-        }
-        cluster.tick(3);
-        for id in 1..=3 {
-            assert_eq!(cluster.topics_of(id), vec!["a", "b", "c"], "voter {id}");
-        }
-        // A follower cannot propose.
-        let follower = (1..=3).find(|id| *id != leader).unwrap();
-        assert!(matches!(
-            cluster.topic(follower, "d"),
-            Err(QuorumError::NotLeader)
-        ));
-    }
-
-    #[test]
-    fn an_isolated_leader_steps_down_and_its_uncommitted_entries_are_dropped() {
-        let mut cluster = Cluster::new(3, 1000);
-        let old = cluster.elect();
-        cluster.topic(old, "before").unwrap();
-        cluster.tick(3);
-        let old_term = cluster.nodes[&old].term();
-
-        cluster.isolated.insert(old);
-        // Proposed on the wrong side of the partition: can never commit.
-        cluster.topic(old, "lost").unwrap();
-        let new = cluster.elect();
-        assert_ne!(new, old);
-        assert!(cluster.nodes[&new].term() > old_term);
-        cluster.topic(new, "after").unwrap();
-        // Check-quorum: the old leader gives up within an election timeout, so it stops
-        // taking proposals it could never commit.
-        cluster.tick(25);
-        assert!(!cluster.nodes[&old].is_leader());
-        assert!(matches!(
-            cluster.topic(old, "refused"),
-            Err(QuorumError::NotLeader)
-        ));
-        assert_eq!(cluster.topics_of(old), vec!["before"]);
-
-        cluster.isolated.clear();
-        cluster.tick(10);
-        assert_eq!(
-            cluster.leaders(),
-            vec![new],
-            "pre-vote: the returning voter does not disrupt"
-        );
-        for id in 1..=3 {
-            assert_eq!(cluster.topics_of(id), vec!["after", "before"], "voter {id}");
-        }
-    }
-
-    #[test]
-    fn a_restarted_voter_rebuilds_its_image_and_a_lagging_one_catches_up_by_snapshot() {
-        let mut cluster = Cluster::new(3, 5);
-        let leader = cluster.elect();
-        let lagging = (1..=3).find(|id| *id != leader).unwrap();
-        cluster.stop(lagging);
-        for i in 0..20 {
-            cluster.topic(leader, &format!("t{i:02}")).unwrap();
-        }
-        cluster.tick(3);
-        let expected = cluster.topics_of(leader);
-        assert_eq!(expected.len(), 20);
-        // The leader has compacted past what the lagging voter has: only a snapshot helps.
-        let leader_log = cluster.nodes[&leader].raw.store();
-        assert!(leader_log.latest_snapshot().get_metadata().index > 5);
-        cluster.start(lagging);
-        cluster.tick(10);
-        assert_eq!(cluster.topics_of(lagging), expected);
-
-        // Every voter restarted from disk, one at a time: nothing is lost.
-        for id in 1..=3 {
-            cluster.stop(id);
-            cluster.start(id);
-            cluster.tick(30);
-        }
-        let leader = cluster.elect();
-        cluster.topic(leader, "last").unwrap();
-        cluster.tick(3);
-        for id in 1..=3 {
-            assert_eq!(cluster.topics_of(id).len(), 21, "voter {id}");
-        }
-    }
-}
+#[path = "quorum_tests.rs"]
+mod tests;

@@ -108,6 +108,16 @@ pub struct MetadataImage {
     pub feature_levels: BTreeMap<String, i16>,
     /// Delegation tokens (KIP-48) by token id.
     pub delegation_tokens: BTreeMap<String, super::records::DelegationTokenData>,
+    /// The voters of a dynamic controller quorum (KIP-853) by node id; empty for a quorum
+    /// of `controller.quorum.voters`.
+    pub quorum_voters: BTreeMap<i32, QuorumVoter>,
+}
+
+/// A voter of a dynamic controller quorum: its directory id and controller listeners.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuorumVoter {
+    pub directory_id: Uuid,
+    pub endpoints: Vec<Endpoint>,
 }
 
 impl MetadataImage {
@@ -246,6 +256,13 @@ impl MetadataImage {
         for token in self.delegation_tokens.values() {
             records.push(MetadataRecord::DelegationToken {
                 token: token.clone(),
+            });
+        }
+        for (node_id, voter) in &self.quorum_voters {
+            records.push(MetadataRecord::QuorumVoter {
+                node_id: *node_id,
+                directory_id: voter.directory_id,
+                endpoints: voter.endpoints.clone(),
             });
         }
         if self.next_producer_id > 0 {
@@ -476,6 +493,22 @@ impl MetadataImage {
             }
             MetadataRecord::RemoveDelegationToken { token_id } => {
                 self.delegation_tokens.remove(token_id);
+            }
+            MetadataRecord::QuorumVoter {
+                node_id,
+                directory_id,
+                endpoints,
+            } => {
+                self.quorum_voters.insert(
+                    *node_id,
+                    QuorumVoter {
+                        directory_id: *directory_id,
+                        endpoints: endpoints.clone(),
+                    },
+                );
+            }
+            MetadataRecord::RemoveQuorumVoter { node_id } => {
+                self.quorum_voters.remove(node_id);
             }
             MetadataRecord::UserScramCredential {
                 name,

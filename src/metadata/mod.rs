@@ -260,10 +260,38 @@ pub fn read_meta(log_dir: &Path, node_id: i32) -> Result<Option<String>, Storage
         .ok_or_else(|| StorageError::Corrupt(format!("{} has no cluster.id", path.display())))
 }
 
+/// A Uuid as Kafka writes it (`Uuid.toString`: URL-safe base64 without padding).
+pub fn kafka_uuid_text(id: Uuid) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_bytes())
+}
+
+/// The `directory.id` of `meta.properties` (KIP-858), when the directory has one.
+pub fn read_directory_id(log_dir: &Path) -> Option<Uuid> {
+    use base64::Engine;
+    let text = std::fs::read_to_string(log_dir.join("meta.properties")).ok()?;
+    let props = parse_properties(&text).ok()?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(props.get("directory.id")?)
+        .ok()?;
+    Uuid::from_slice(&bytes).ok()
+}
+
 /// Writes `meta.properties` (Kafka's keys, KIP-858's `directory.id` among them: a new id
 /// for this directory) once the cluster id is known.
 pub fn write_meta(log_dir: &Path, node_id: i32, cluster_id: &str) -> Result<(), StorageError> {
-    let directory_id = generate_cluster_id();
+    write_meta_with_directory(log_dir, node_id, cluster_id, Uuid::new_v4())
+}
+
+/// [`write_meta`] with a directory id given (`kafka-storage format --initial-controllers`
+/// names each controller's).
+pub fn write_meta_with_directory(
+    log_dir: &Path,
+    node_id: i32,
+    cluster_id: &str,
+    directory_id: Uuid,
+) -> Result<(), StorageError> {
+    let directory_id = kafka_uuid_text(directory_id);
     let text = format!(
         "#\n#Written by sluice\nversion=1\ncluster.id={cluster_id}\nnode.id={node_id}\ndirectory.id={directory_id}\n"
     );

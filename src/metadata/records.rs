@@ -170,6 +170,20 @@ pub enum MetadataRecord {
     RemoveDelegationToken {
         token_id: String,
     },
+    /// A controller joined a dynamic quorum (KIP-853; KRaft keeps its voters in the
+    /// `VotersRecord` control record): its directory id and controller listeners. Written by
+    /// `sluice format --standalone / --initial-controllers` for the first voters, and carried
+    /// by the Raft configuration change that adds a voter, so every node (brokers too) knows
+    /// where each voter listens.
+    QuorumVoter {
+        node_id: i32,
+        directory_id: Uuid,
+        endpoints: Vec<Endpoint>,
+    },
+    /// A controller left the dynamic quorum (RemoveRaftVoter).
+    RemoveQuorumVoter {
+        node_id: i32,
+    },
 }
 
 /// What the cluster keeps of a delegation token, as KRaft's record: never its hmac, which

@@ -29,7 +29,11 @@ use tokio_util::task::TaskTracker;
 pub struct ControllerFrames {
     pub controller: ControllerHandle,
     pub node_id: u64,
-    pub voters: Arc<[u64]>,
+    /// A static quorum's voters, the only nodes Raft messages are taken from; none for a
+    /// dynamic quorum (KIP-853).
+    pub voters: Option<Arc<[u64]>>,
+    /// A dynamic quorum's addresses learned from the frames (see `transport::DynamicPeers`).
+    pub learned: Option<crate::controller::observer::ControllerEndpoints>,
     pub api: Option<ApiContext>,
 }
 
@@ -51,8 +55,17 @@ impl FrameHandler for ControllerFrames {
             ))
             .into());
         }
-        match transport::decode_message_frame(&frame, self.node_id, &self.voters) {
-            Ok(message) => self.controller.deliver(message),
+        match transport::decode_message_frame(&frame, self.node_id, self.voters.as_deref()) {
+            Ok((message, reply_to)) => {
+                if let (Some(learned), Some(address)) = (&self.learned, reply_to) {
+                    let sender = crate::controller::quorum::node_of(message.from);
+                    let mut learned = learned.write().unwrap_or_else(|p| p.into_inner());
+                    if learned.get(&sender) != Some(&address) {
+                        learned.insert(sender, address);
+                    }
+                }
+                self.controller.deliver(message)
+            }
             // One bad message is not worth the connection: Raft copes with a lost one.
             Err(reason) => tracing::debug!(%reason, "dropped a raft message"),
         }
@@ -173,6 +186,7 @@ mod tests {
                 quorum: QuorumSettings {
                     node_id: id,
                     voters: voter_ids.to_vec(),
+                    dynamic: false,
                     election_ticks: 10,
                     heartbeat_ticks: 2,
                     snapshot_after_entries: 1000,
@@ -201,6 +215,11 @@ mod tests {
             transport::spawn_outbound(
                 id,
                 peers,
+                transport::DynamicPeers {
+                    listener: "CONTROLLER".into(),
+                    learned: Default::default(),
+                    reply_to: String::new(),
+                },
                 messages,
                 handle.clone(),
                 shutdown.clone(),
@@ -209,7 +228,8 @@ mod tests {
             let frames = ControllerFrames {
                 controller: handle.clone(),
                 node_id: id,
-                voters: voter_ids.clone(),
+                voters: Some(voter_ids.clone()),
+                learned: None,
                 api: None,
             };
             tokio::spawn(serve(
@@ -278,7 +298,8 @@ mod tests {
         let mut frames = ControllerFrames {
             controller: voters[0].handle.clone(),
             node_id: 1,
-            voters: vec![1].into(),
+            voters: Some(vec![1].into()),
+            learned: None,
             api: None,
         };
         for frame in [

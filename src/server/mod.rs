@@ -418,8 +418,17 @@ impl Server {
     ) {
         let config = self.broker.config().clone();
         let node = config.node_id as u64;
-        let voters: Arc<[u64]> = crate::broker::quorum_voters(&config).into();
+        let voters: Option<Arc<[u64]>> = (!config.cluster.is_dynamic_quorum())
+            .then(|| crate::broker::quorum_voters(&config).into());
+        let dynamic = config.cluster.is_dynamic_quorum();
+        let learned: crate::controller::observer::ControllerEndpoints = Default::default();
+        // Where this voter of a dynamic quorum is answered: its controller listener as
+        // advertised (the port bound, when the configured one is 0).
+        let mut reply_to = String::new();
         if let Some((listener, security)) = listener {
+            if dynamic && let Ok(bound) = listener.local_addr() {
+                reply_to = controller_address(&config, bound.port());
+            }
             let api = ApiContext::new(
                 self.broker.clone(),
                 &config.cluster.controller_listener,
@@ -430,6 +439,7 @@ impl Server {
                 controller: self.broker.controller().clone(),
                 node_id: node,
                 voters,
+                learned: dynamic.then(|| learned.clone()),
                 api: Some(api),
             };
             tracker.spawn(controller_listener::serve(
@@ -457,17 +467,43 @@ impl Server {
             tracker.spawn(observer.run(Arc::new(source), shutdown.clone()));
         }
         if let Some(outbound) = self.broker.take_raft_outbound()
-            && !peers.is_empty()
+            && (!peers.is_empty() || dynamic)
         {
             controller::transport::spawn_outbound(
                 node,
                 peers,
+                controller::transport::DynamicPeers {
+                    listener: config.cluster.controller_listener.clone(),
+                    learned,
+                    reply_to,
+                },
                 outbound,
                 self.broker.controller().clone(),
                 shutdown,
                 self.peers.controller.clone(),
             );
         }
+    }
+}
+
+/// This node's controller listener as others reach it: advertised, else as configured
+/// (`localhost` for an empty or wildcard host), at `port`.
+fn controller_address(config: &crate::config::BrokerConfig, port: u16) -> String {
+    let name = &config.cluster.controller_listener;
+    let listener = config
+        .advertised_listeners
+        .iter()
+        .chain(config.listeners.iter())
+        .find(|l| &l.name == name);
+    let host = match listener.map(|l| l.host.as_str()) {
+        Some(host) if !host.is_empty() && host != "0.0.0.0" && host != "::" => host,
+        _ => "localhost",
+    };
+    let port = listener.map(|l| l.port).filter(|p| *p != 0).unwrap_or(port);
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
     }
 }
 

@@ -504,6 +504,10 @@ pub struct Cluster {
     /// Broker-only nodes know the controllers through `controller.quorum.bootstrap.servers`
     /// only (KIP-853), not `controller.quorum.voters`.
     brokers_bootstrap: bool,
+    /// A dynamic quorum (KIP-853): the first controller starts alone, the others are formatted
+    /// to join (`--no-initial-controllers`) and wait to be added; every node knows the
+    /// controllers through `controller.quorum.bootstrap.servers`.
+    dynamic_quorum: bool,
     client_ports: Vec<u16>,
     controller_ports: Vec<u16>,
     /// The client address each node advertises (a proxy's when the network is proxied).
@@ -553,6 +557,32 @@ impl Cluster {
         cluster.brokers_bootstrap = true;
         cluster.spawn_all();
         cluster
+    }
+
+    /// `controllers` controller-only nodes of a dynamic quorum (node 1 alone at first; the
+    /// others wait to be added) and `brokers` broker-only ones, all of cluster `cluster_id`.
+    pub fn start_dynamic(controllers: usize, brokers: usize, cluster_id: &str) -> Self {
+        let mut roles = vec![Role::Controller; controllers];
+        roles.extend(vec![Role::Broker; brokers]);
+        let mut cluster =
+            Self::start_deferred(roles, &[("cluster.id", cluster_id)], None, "PLAINTEXT");
+        cluster.dynamic_quorum = true;
+        cluster.spawn_all();
+        cluster
+    }
+
+    /// Node `i`'s settings as a properties file (what `kafka-metadata-quorum add-controller
+    /// --command-config` reads), with its log directory.
+    pub fn properties_file(&self, i: usize) -> tempfile::NamedTempFile {
+        let mut text = String::new();
+        for (key, value) in self.settings_of(i) {
+            text.push_str(&format!("{key}={value}\n"));
+        }
+        text.push_str(&format!("log.dirs={}\n", self.dirs[i].path().display()));
+        text.push_str("controller.listener.names=CONTROLLER\n");
+        let file = tempfile::NamedTempFile::new().expect("temp file");
+        std::fs::write(file.path(), text).expect("write properties");
+        file
     }
 
     /// A cluster whose client listener is named `client_listener` (its security protocol and
@@ -632,6 +662,7 @@ impl Cluster {
             roles,
             racks: Vec::new(),
             brokers_bootstrap: false,
+            dynamic_quorum: false,
             client_ports,
             controller_ports,
             advertised_ports,
@@ -652,6 +683,33 @@ impl Cluster {
     }
 
     fn spawn_node(&self, i: usize) -> (Broker, mpsc::Receiver<String>) {
+        let settings = self.settings_of(i);
+        let overrides: Vec<(&str, &str)> = settings
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        if self.dynamic_quorum
+            && i > 0
+            && self.roles[i].is_controller()
+            && !self.dirs[i].path().join("meta.properties").exists()
+        {
+            // Kafka's way for a controller that joins a running quorum.
+            let mut format = Command::new(broker_binary());
+            format.args(["format", "--no-initial-controllers"]);
+            for (key, value) in &overrides {
+                format.arg("--override").arg(format!("{key}={value}"));
+            }
+            format
+                .arg("--override")
+                .arg(format!("log.dirs={}", self.dirs[i].path().display()));
+            let output = format.output().expect("sluice format");
+            assert!(output.status.success(), "format: {output:?}");
+        }
+        Broker::spawn(self.dirs[i].path(), &overrides, "info")
+    }
+
+    /// Node `i`'s settings (besides its log directory).
+    fn settings_of(&self, i: usize) -> Vec<(String, String)> {
         let name = &self.client_listener;
         let role = self.roles[i];
         let client = format!("{name}://127.0.0.1:{}", self.client_ports[i]);
@@ -672,30 +730,31 @@ impl Cluster {
             .filter_map(|v| v.split_once('@').map(|(_, address)| address))
             .collect::<Vec<_>>()
             .join(",");
-        let quorum = if self.brokers_bootstrap && role == Role::Broker {
-            (
-                "controller.quorum.bootstrap.servers",
-                bootstrap_servers.as_str(),
-            )
+        let quorum = if self.dynamic_quorum && role.is_controller() {
+            // Every controller asks the first, which starts alone (its only bootstrap server
+            // is itself); the others are added while the quorum runs.
+            let first = bootstrap_servers.split(',').next().unwrap_or_default();
+            ("controller.quorum.bootstrap.servers", first.to_string())
+        } else if (self.brokers_bootstrap || self.dynamic_quorum) && role == Role::Broker {
+            ("controller.quorum.bootstrap.servers", bootstrap_servers)
         } else {
-            ("controller.quorum.voters", self.voters.as_str())
+            ("controller.quorum.voters", self.voters.clone())
         };
-        let mut overrides: Vec<(&str, &str)> = vec![
-            ("node.id", &node_id),
-            ("process.roles", role.roles()),
-            quorum,
-            ("listeners", &listeners),
-            ("advertised.listeners", &advertised),
+        let mut settings: Vec<(String, String)> = vec![
+            ("node.id".into(), node_id),
+            ("process.roles".into(), role.roles().into()),
+            (quorum.0.into(), quorum.1),
+            ("listeners".into(), listeners),
+            ("advertised.listeners".into(), advertised),
         ];
-        overrides.retain(|(_, value)| !value.is_empty());
+        settings.retain(|(_, value)| !value.is_empty());
         let rack = self.racks.get(i).cloned().unwrap_or_default();
-        let extra: Vec<(String, String)> = self
-            .extra
-            .iter()
-            .map(|(k, v)| (k.clone(), v.replace("{rack}", &rack)))
-            .collect();
-        overrides.extend(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        Broker::spawn(self.dirs[i].path(), &overrides, "info")
+        settings.extend(
+            self.extra
+                .iter()
+                .map(|(k, v)| (k.clone(), v.replace("{rack}", &rack))),
+        );
+        settings
     }
 
     /// Starts node `i` again over its data directory (after `kill9` or `stop`).

@@ -181,7 +181,8 @@ fn node_of_client_id(client_id: &str) -> Option<u32> {
     ]
     .iter()
     .find_map(|prefix| client_id.strip_prefix(prefix))
-    .and_then(|node| node.parse().ok())
+    // A dynamic quorum's voter adds where it listens: `sluice-controller-N@host:port`.
+    .and_then(|node| node.split('@').next()?.parse().ok())
 }
 
 fn serve(state: Arc<State>, mut downstream: TcpStream, target: u32, upstream_port: u16) {

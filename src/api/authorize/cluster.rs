@@ -349,6 +349,20 @@ node_gate!(
 );
 
 node_gate!(
+    add_raft_voter,
+    AddRaftVoterRequest,
+    AddRaftVoterResponse,
+    AclOperation::Alter
+);
+
+node_gate!(
+    remove_raft_voter,
+    RemoveRaftVoterRequest,
+    RemoveRaftVoterResponse,
+    AclOperation::Alter
+);
+
+node_gate!(
     unregister_broker,
     UnregisterBrokerRequest,
     UnregisterBrokerResponse,

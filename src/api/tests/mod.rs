@@ -220,6 +220,8 @@ async fn the_controller_table_refuses_a_principal_that_is_no_node() {
                     | ApiKey::AlterPartition
                     | ApiKey::AllocateProducerIds
                     | ApiKey::DescribeQuorum
+                    | ApiKey::AddRaftVoter
+                    | ApiKey::RemoveRaftVoter
                     | ApiKey::DescribeCluster,
                     Ok(Some(frame)),
                 ) => {

@@ -744,6 +744,24 @@ pub(super) fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
             v,
             "unregister_broker",
         ),
+        ApiKey::AddRaftVoter => encode(
+            &crate::api::add_raft_voter::request_for(
+                &crate::controller::voters::NewVoter {
+                    node: 9,
+                    directory_id: uuid::Uuid::new_v4(),
+                    endpoints: Vec::new(),
+                    timeout_ms: 10,
+                },
+                None,
+            ),
+            v,
+            "add_raft_voter",
+        ),
+        ApiKey::RemoveRaftVoter => encode(
+            &crate::api::remove_raft_voter::request_for(9, uuid::Uuid::new_v4()),
+            v,
+            "remove_raft_voter",
+        ),
         ApiKey::FetchSnapshot => encode(
             &crate::api::fetch_snapshot::request_for(7, 5, 1, 0),
             v,

@@ -100,6 +100,8 @@ const OUR_VERSIONS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ListOffsets, 1, 8),
     (ApiKey::DescribeCluster, 0, 1),
     (ApiKey::DescribeQuorum, 0, 2),
+    (ApiKey::AddRaftVoter, 0, 0),
+    (ApiKey::RemoveRaftVoter, 0, 0),
     (ApiKey::Produce, 3, 11),
     (ApiKey::Fetch, 4, 12),
 ];
@@ -227,6 +229,8 @@ pub fn java_exception(code: i16) -> &'static str {
         69 => "org.apache.kafka.common.errors.GroupIdNotFoundException",
         86 => "org.apache.kafka.common.errors.GroupSubscribedToTopicException",
         91 => "org.apache.kafka.common.errors.ResourceNotFoundException",
+        126 => "org.apache.kafka.common.errors.DuplicateVoterException",
+        127 => "org.apache.kafka.common.errors.VoterNotFoundException",
         _ => "org.apache.kafka.common.errors.UnknownServerException",
     }
 }

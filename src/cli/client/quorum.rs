@@ -5,6 +5,9 @@
 use super::{AdminClient, AdminError, BrokerNode, ClusterDescription, kafka_error};
 use kafka_protocol::messages::describe_quorum_request::{PartitionData, TopicData};
 use kafka_protocol::messages::describe_quorum_response::ReplicaState;
+use kafka_protocol::messages::{
+    AddRaftVoterRequest, AddRaftVoterResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
+};
 use kafka_protocol::messages::{ApiKey, DescribeQuorumRequest, DescribeQuorumResponse, TopicName};
 use kafka_protocol::messages::{DescribeClusterRequest, DescribeClusterResponse};
 use kafka_protocol::protocol::StrBytes;
@@ -144,6 +147,73 @@ impl AdminClient {
             }
         };
         quorum_of(response)
+    }
+
+    /// AddRaftVoter (KIP-853), to node `at` (the active controller) or the bootstrap broker.
+    pub async fn add_raft_voter(
+        &mut self,
+        at: Option<i32>,
+        voter: i32,
+        directory_id: uuid::Uuid,
+        listeners: &[QuorumEndpoint],
+        timeout_ms: i32,
+    ) -> Result<(), AdminError> {
+        use kafka_protocol::messages::add_raft_voter_request::Listener;
+        let request = AddRaftVoterRequest::default()
+            .with_timeout_ms(timeout_ms)
+            .with_voter_id(voter)
+            .with_voter_directory_id(directory_id)
+            .with_listeners(
+                listeners
+                    .iter()
+                    .map(|l| {
+                        Listener::default()
+                            .with_name(StrBytes::from_string(l.listener.clone()))
+                            .with_host(StrBytes::from_string(l.host.clone()))
+                            .with_port(l.port)
+                    })
+                    .collect(),
+            );
+        let response: AddRaftVoterResponse = match at {
+            Some(node) => {
+                self.call_node(node, ApiKey::AddRaftVoter, "AddRaftVoter", &request)
+                    .await?
+            }
+            None => {
+                self.call(ApiKey::AddRaftVoter, "AddRaftVoter", &request)
+                    .await?
+            }
+        };
+        match response.error_code {
+            0 => Ok(()),
+            code => Err(kafka_error(code, response.error_message.as_ref())),
+        }
+    }
+
+    /// RemoveRaftVoter (KIP-853), sent as [`AdminClient::add_raft_voter`] is.
+    pub async fn remove_raft_voter(
+        &mut self,
+        at: Option<i32>,
+        voter: i32,
+        directory_id: uuid::Uuid,
+    ) -> Result<(), AdminError> {
+        let request = RemoveRaftVoterRequest::default()
+            .with_voter_id(voter)
+            .with_voter_directory_id(directory_id);
+        let response: RemoveRaftVoterResponse = match at {
+            Some(node) => {
+                self.call_node(node, ApiKey::RemoveRaftVoter, "RemoveRaftVoter", &request)
+                    .await?
+            }
+            None => {
+                self.call(ApiKey::RemoveRaftVoter, "RemoveRaftVoter", &request)
+                    .await?
+            }
+        };
+        match response.error_code {
+            0 => Ok(()),
+            code => Err(kafka_error(code, response.error_message.as_ref())),
+        }
     }
 
     /// With a bootstrap controller: the cluster id, the active controller and the controllers
