@@ -284,10 +284,14 @@ fn run() -> anyhow::Result<ExitCode> {
             }
             let config = load_config(&config)?;
             let quorum = match (standalone, initial_controllers, no_initial_controllers) {
-                // `sluice format --standalone` beside static voters: one node that is its own
-                // quorum either way (fixtures written for Kafka's dynamic quorum and adapted to
-                // static voters pass both); kafka-storage refuses it, as Kafka's does.
-                (true, ..) if !kafka_script && !config.cluster.voters.is_empty() => {
+                // `--standalone` without a dynamic quorum: one node that is its own quorum either
+                // way (fixtures written for Kafka's dynamic quorum and adapted to static voters,
+                // or Sluice's unconfigured single node, pass it); kafka-storage refuses it beside
+                // static voters, as Kafka's does.
+                (true, ..)
+                    if !config.cluster.is_dynamic_quorum()
+                        && (!kafka_script || config.cluster.voters.is_empty()) =>
+                {
                     QuorumStart::Unspecified
                 }
                 (true, ..) => QuorumStart::Standalone,
