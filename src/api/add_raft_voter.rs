@@ -5,8 +5,8 @@
 
 use super::broker_registration::unexpected;
 use super::{ApiContext, wire_str};
+use crate::controller::ops::NewVoter;
 use crate::controller::service::{ControllerOp, ControllerReply};
-use crate::controller::voters::NewVoter;
 use crate::error::{Error, code};
 use crate::metadata::records::Endpoint;
 use kafka_protocol::messages::add_raft_voter_request::Listener;

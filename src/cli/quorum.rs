@@ -6,7 +6,7 @@
 //! for their endpoints and the active one, DescribeQuorum of that one. `add-controller` /
 //! `remove-controller` change a dynamic quorum's voters (KIP-853, `quorum_voters.rs`).
 
-use super::client::{AdminClient, AdminError, QuorumInfo, QuorumReplica, java_exception};
+use super::client::{AdminClient, AdminError, QuorumInfo, QuorumReplica};
 use super::output::Output;
 use clap::{ArgGroup, Args, Subcommand};
 use std::path::PathBuf;
@@ -82,11 +82,16 @@ async fn execute(args: &QuorumArgs) -> Result<(), String> {
             path.display()
         ));
     }
+    let connection = super::quorum_voters::Connection {
+        bootstrap_server: args.bootstrap_server.clone(),
+        bootstrap_controller: args.bootstrap_controller.clone(),
+        command_config: args.command_config.clone(),
+    };
     let describe = match &args.command {
         QuorumCommand::Describe(describe) => describe,
-        QuorumCommand::AddController => return super::quorum_voters::add(args).await,
+        QuorumCommand::AddController => return super::quorum_voters::add(&connection).await,
         QuorumCommand::RemoveController(remove) => {
-            return super::quorum_voters::remove(args, remove).await;
+            return super::quorum_voters::remove(&connection, remove).await;
         }
     };
     if describe.status && describe.replication {
@@ -149,11 +154,8 @@ async fn execute(args: &QuorumArgs) -> Result<(), String> {
 }
 
 /// A failed request as Kafka's tool prints it: the exception's class and message.
-pub(super) fn failure(e: AdminError) -> String {
-    match &e {
-        AdminError::Kafka { code, message } => format!("{}: {message}", java_exception(*code)),
-        other => other.to_string(),
-    }
+fn failure(e: AdminError) -> String {
+    e.tool_text()
 }
 
 /// The leader's own row: Kafka's tool fails (`No value present`) when the leader is not

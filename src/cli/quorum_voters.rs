@@ -5,11 +5,22 @@
 //! and messages, AddRaftVoter / RemoveRaftVoter to the active controller (found with
 //! DescribeCluster when given `--bootstrap-controller`) or through a broker.
 
-use super::client::{AdminClient, QuorumEndpoint};
-use super::quorum::{QuorumArgs, failure};
+use super::client::{AdminClient, AdminError, QuorumEndpoint};
 use crate::config::ListenerConfig;
 use clap::Args;
 use std::collections::BTreeMap;
+
+/// Where the command connects, and its `--command-config`.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    pub bootstrap_server: Option<String>,
+    pub bootstrap_controller: Option<String>,
+    pub command_config: Option<std::path::PathBuf>,
+}
+
+fn failure(e: AdminError) -> String {
+    e.tool_text()
+}
 
 #[derive(Args, Debug, Clone)]
 pub struct RemoveArgs {
@@ -108,7 +119,7 @@ fn new_controller(
 
 /// The active controller with bootstrap controllers (the request goes to it), else none (the
 /// bootstrap broker forwards it).
-async fn target(client: &mut AdminClient, args: &QuorumArgs) -> Result<Option<i32>, String> {
+async fn target(client: &mut AdminClient, args: &Connection) -> Result<Option<i32>, String> {
     if args.bootstrap_controller.is_some() && args.bootstrap_server.is_none() {
         Ok(client
             .describe_controllers()
@@ -120,7 +131,7 @@ async fn target(client: &mut AdminClient, args: &QuorumArgs) -> Result<Option<i3
     }
 }
 
-async fn connect(args: &QuorumArgs) -> Result<AdminClient, String> {
+async fn connect(args: &Connection) -> Result<AdminClient, String> {
     let bootstrap = args
         .bootstrap_server
         .as_ref()
@@ -132,7 +143,7 @@ async fn connect(args: &QuorumArgs) -> Result<AdminClient, String> {
         .map_err(failure)
 }
 
-pub async fn add(args: &QuorumArgs) -> Result<(), String> {
+pub async fn add(args: &Connection) -> Result<(), String> {
     let Some(path) = &args.command_config else {
         return Err(terse(
             "You must supply the configuration file of the controller you are adding when using add-controller.",
@@ -167,7 +178,7 @@ pub async fn add(args: &QuorumArgs) -> Result<(), String> {
     Ok(())
 }
 
-pub async fn remove(args: &QuorumArgs, remove: &RemoveArgs) -> Result<(), String> {
+pub async fn remove(args: &Connection, remove: &RemoveArgs) -> Result<(), String> {
     use base64::Engine;
     let directory_id = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(remove.controller_directory_id.trim())

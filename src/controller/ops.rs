@@ -106,7 +106,7 @@ pub enum ControllerOp {
     },
     /// AddRaftVoter (KIP-853): controller `node` joins a dynamic quorum; answered once it
     /// votes, or with REQUEST_TIMED_OUT when it did not catch up within `timeout_ms`.
-    AddVoter(super::voters::NewVoter),
+    AddVoter(NewVoter),
     /// RemoveRaftVoter: answered once the change is committed.
     RemoveVoter {
         node: i32,
@@ -128,6 +128,16 @@ pub enum ControllerOp {
         position: u64,
         max_bytes: usize,
     },
+}
+
+/// AddRaftVoter's request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewVoter {
+    pub node: i32,
+    pub directory_id: Uuid,
+    /// Its listeners: the controller listener among them is where the voters reach it.
+    pub endpoints: Vec<crate::metadata::records::Endpoint>,
+    pub timeout_ms: i64,
 }
 
 /// Committed metadata for an observer, from the quorum's leader.

@@ -12,21 +12,12 @@
 //! One change at a time, as in Kafka (and raft-rs, which turns a second one into an empty
 //! entry).
 
+use super::ops::NewVoter;
 use super::quorum::{Quorum, QuorumError, VoterChange};
 use crate::error::Error;
-use crate::metadata::records::{Endpoint, MetadataRecord};
+use crate::metadata::records::MetadataRecord;
 use std::time::{Duration, Instant};
 use uuid::Uuid;
-
-/// AddRaftVoter's request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewVoter {
-    pub node: i32,
-    pub directory_id: Uuid,
-    /// Its listeners: the controller listener among them is where the voters reach it.
-    pub endpoints: Vec<Endpoint>,
-    pub timeout_ms: i64,
-}
 
 /// A voter being added: a learner now, promoted once it caught up.
 #[derive(Debug)]

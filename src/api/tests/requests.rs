@@ -746,7 +746,7 @@ pub(super) fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
         ),
         ApiKey::AddRaftVoter => encode(
             &crate::api::add_raft_voter::request_for(
-                &crate::controller::voters::NewVoter {
+                &crate::controller::ops::NewVoter {
                     node: 9,
                     directory_id: uuid::Uuid::new_v4(),
                     endpoints: Vec::new(),

@@ -203,6 +203,16 @@ pub struct ClusterDescription {
     pub brokers: Vec<BrokerNode>,
 }
 
+impl AdminError {
+    /// A failed request as Kafka's tools print it: the exception's class and message.
+    pub fn tool_text(&self) -> String {
+        match self {
+            AdminError::Kafka { code, message } => format!("{}: {message}", java_exception(*code)),
+            other => other.to_string(),
+        }
+    }
+}
+
 /// The exception Kafka's Java client raises for an error code (`Errors.exception()`), as its
 /// tools print it in their messages.
 pub fn java_exception(code: i16) -> &'static str {
