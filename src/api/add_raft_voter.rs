@@ -3,7 +3,6 @@
 //! controller answers NOT_CONTROLLER so the admin client finds the leader, and a broker
 //! forwards it to the active controller, as Kafka's do. The same file builds the request.
 
-use super::broker_registration::unexpected;
 use super::{ApiContext, wire_str};
 use crate::controller::ops::NewVoter;
 use crate::controller::service::{ControllerOp, ControllerReply};
@@ -49,18 +48,14 @@ pub async fn handle(
         endpoints,
         timeout_ms: i64::from(request.timeout_ms.max(0)),
     });
-    let answer = if ctx.is_controller_listener() {
-        ctx.broker.controller().call(op).await
-    } else {
-        ctx.broker.call_active_controller(op).await
-    };
-    Some(match answer {
-        Ok(ControllerReply::Done) => response,
-        Ok(other) => response.with_error_code(unexpected(&other).code()),
-        Err(e) => response
-            .with_error_code(e.code())
-            .with_error_message(Some(wire_str(&e.message()))),
-    })
+    Some(
+        match super::unregister_broker::controller_command(ctx, op).await {
+            Ok(()) => response,
+            Err(e) => response
+                .with_error_code(e.code())
+                .with_error_message(Some(wire_str(&e.message()))),
+        },
+    )
 }
 
 pub fn request_for(voter: &NewVoter, cluster_id: Option<&str>) -> AddRaftVoterRequest {

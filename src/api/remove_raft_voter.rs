@@ -3,7 +3,6 @@
 //! leader that removed itself hands its leadership over. Answered and forwarded as
 //! AddRaftVoter is. The same file builds the request.
 
-use super::broker_registration::unexpected;
 use super::{ApiContext, wire_str};
 use crate::controller::service::{ControllerOp, ControllerReply};
 use crate::error::{Error, code};
@@ -35,18 +34,14 @@ pub async fn handle(
         node: request.voter_id,
         directory_id: request.voter_directory_id,
     };
-    let answer = if ctx.is_controller_listener() {
-        ctx.broker.controller().call(op).await
-    } else {
-        ctx.broker.call_active_controller(op).await
-    };
-    Some(match answer {
-        Ok(ControllerReply::Done) => response,
-        Ok(other) => response.with_error_code(unexpected(&other).code()),
-        Err(e) => response
-            .with_error_code(e.code())
-            .with_error_message(Some(wire_str(&e.message()))),
-    })
+    Some(
+        match super::unregister_broker::controller_command(ctx, op).await {
+            Ok(()) => response,
+            Err(e) => response
+                .with_error_code(e.code())
+                .with_error_message(Some(wire_str(&e.message()))),
+        },
+    )
 }
 
 pub fn request_for(node: i32, directory_id: uuid::Uuid) -> RemoveRaftVoterRequest {

@@ -15,18 +15,26 @@ pub async fn handle(
 ) -> Option<UnregisterBrokerResponse> {
     let op = ControllerOp::UnregisterBroker(request.broker_id.0);
     let response = UnregisterBrokerResponse::default();
+    Some(match controller_command(ctx, op).await {
+        Ok(()) => response,
+        Err(e) => response
+            .with_error_code(e.code())
+            .with_error_message(Some(wire_str(&e.message()))),
+    })
+}
+
+/// Runs a command answered Done: on this node's controller on the controller listener, else
+/// on the active controller (forwarded), as Kafka's brokers forward it.
+pub(super) async fn controller_command(ctx: &ApiContext, op: ControllerOp) -> Result<(), Error> {
     let answer = if ctx.is_controller_listener() {
         ctx.broker.controller().call(op).await
     } else {
         ctx.broker.call_active_controller(op).await
     };
-    Some(match answer {
-        Ok(ControllerReply::Done) => response,
-        Ok(other) => response.with_error_code(unexpected(&other).code()),
-        Err(e) => response
-            .with_error_code(e.code())
-            .with_error_message(Some(wire_str(&e.message()))),
-    })
+    match answer? {
+        ControllerReply::Done => Ok(()),
+        other => Err(unexpected(&other)),
+    }
 }
 
 pub fn request_for(broker: i32) -> UnregisterBrokerRequest {
