@@ -93,11 +93,7 @@ impl Broker {
             .quorum_voters
             .iter()
             .filter_map(|(id, voter)| {
-                let endpoint = voter
-                    .endpoints
-                    .iter()
-                    .find(|e| &e.name == listener)
-                    .or_else(|| voter.endpoints.first())?;
+                let endpoint = voter.endpoint(listener)?;
                 Some((*id, endpoint.host.clone(), endpoint.port))
             })
             .collect()

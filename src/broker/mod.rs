@@ -46,7 +46,7 @@ use txn::{BrokerMarkers, BrokerVerifier};
 use crate::config::{BrokerConfig, DynamicLayers, LogConfig};
 use crate::controller::control::ControlConfig;
 use crate::controller::metadata_log::log_config as metadata_log_config;
-use crate::controller::observer::{ControllerEndpoints, Observer};
+use crate::controller::observer::{ControllerEndpoints, ControllersToAsk, Observer};
 use crate::controller::quorum::QuorumSettings;
 use crate::controller::service::{self, ControllerHandle, ControllerSettings};
 use crate::error::Error;
@@ -356,11 +356,15 @@ impl Broker {
                 .iter()
                 .map(|(host, port)| format!("{host}:{port}"))
                 .collect();
+            let to_ask = ControllersToAsk {
+                endpoints: controller_endpoints.clone(),
+                bootstrap,
+                controller_listener: config.cluster.controller_listener.clone(),
+            };
             let (controller, observer) = Observer::open(
                 &config.log_dir,
                 config.node_id as u64,
-                controller_endpoints.clone(),
-                bootstrap,
+                to_ask,
                 Some(images.clone()),
             )
             .map_err(|e| StorageError::Corrupt(format!("cannot open the metadata copy: {e}")))?;

@@ -43,9 +43,21 @@ const RETRY_FIRST: Duration = Duration::from_millis(50);
 const RETRY_MAX: Duration = Duration::from_secs(1);
 
 /// The controller listener address of each voter this node knows of: the configured
-/// `controller.quorum.voters`, and the leaders the quorum named to it (a broker that knows only
-/// `controller.quorum.bootstrap.servers`). The broker forwards commands with it too.
+/// `controller.quorum.voters`, the leaders the quorum named to it (a broker that knows only
+/// `controller.quorum.bootstrap.servers`), and a dynamic quorum's voters as the image names
+/// them. The broker forwards commands with it too.
 pub type ControllerEndpoints = Arc<std::sync::RwLock<BTreeMap<u64, String>>>;
+
+/// Where an observer finds the quorum.
+#[derive(Debug, Clone, Default)]
+pub struct ControllersToAsk {
+    /// The voters known so far (shared with the broker, which forwards commands with it).
+    pub endpoints: ControllerEndpoints,
+    /// `controller.quorum.bootstrap.servers`.
+    pub bootstrap: Vec<String>,
+    /// The controller listener's name (`controller.listener.names`' first).
+    pub controller_listener: String,
+}
 
 /// What a voter answered an observer's fetch with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,6 +107,8 @@ pub struct Observer {
     endpoints: ControllerEndpoints,
     /// `controller.quorum.bootstrap.servers`: where to ask first when no voter is known.
     bootstrap: Vec<String>,
+    /// The controller listener's name, to pick a dynamic voter's endpoint from the image.
+    controller_listener: String,
     dir: PathBuf,
     image: Arc<MetadataImage>,
     /// The term of the entry the image was last advanced by.
@@ -123,8 +137,7 @@ impl Observer {
     pub fn open(
         log_dir: &std::path::Path,
         node: u64,
-        endpoints: ControllerEndpoints,
-        bootstrap: Vec<String>,
+        quorum: ControllersToAsk,
         publish_to: Option<Arc<ImageSlot>>,
     ) -> Result<(ControllerHandle, Observer), QuorumError> {
         let dir = log_dir.join(CLUSTER_METADATA_DIR);
@@ -144,10 +157,16 @@ impl Observer {
         }
         let (image_tx, image_rx) = watch::channel(image.clone());
         let (status_tx, status_rx) = watch::channel(QuorumStatus::default());
+        let ControllersToAsk {
+            endpoints,
+            bootstrap,
+            controller_listener,
+        } = quorum;
         let observer = Observer {
             node,
             endpoints,
             bootstrap,
+            controller_listener,
             dir,
             saved_offset: image.offset,
             image_term: snapshot.get_metadata().term,
@@ -158,6 +177,7 @@ impl Observer {
             publish_to,
             last_save: Instant::now(),
         };
+        observer.learn_voters();
         Ok((ControllerHandle::observing(image_rx, status_rx), observer))
     }
 
@@ -361,6 +381,24 @@ impl Observer {
             slot.offer(image.clone());
         }
         self.image = image;
+        self.learn_voters();
+    }
+
+    /// Remembers where each voter of a dynamic quorum listens, as the image names them. The
+    /// leader this observer knew and its bootstrap servers may all be removed from the quorum
+    /// and stopped; the voters that remain are then still found.
+    fn learn_voters(&self) {
+        if self.image.quorum_voters.is_empty() {
+            return;
+        }
+        let mut known = self.endpoints.write().unwrap_or_else(|p| p.into_inner());
+        for (id, voter) in &self.image.quorum_voters {
+            if let (Ok(id), Some(address)) =
+                (u64::try_from(*id), voter.address(&self.controller_listener))
+            {
+                known.insert(id, address);
+            }
+        }
     }
 
     /// Writes the image reached as a snapshot file, when it moved since the last one.
@@ -404,6 +442,17 @@ mod tests {
         snapshot: Mutex<Option<bytes::Bytes>>,
         compacted: Mutex<u64>,
         fetches: Mutex<Vec<(String, u64)>>,
+        /// The voter leading now and where, once leadership moved away from 2 at "leader";
+        /// every other address is then unreachable.
+        moved: Mutex<Option<(u64, String)>>,
+    }
+
+    fn to_ask(endpoints: &ControllerEndpoints, bootstrap: &[String]) -> ControllersToAsk {
+        ControllersToAsk {
+            endpoints: endpoints.clone(),
+            bootstrap: bootstrap.to_vec(),
+            controller_listener: "CONTROLLER".into(),
+        }
     }
 
     fn topic_entry(index: u64, name: &str) -> Entry {
@@ -432,7 +481,12 @@ mod tests {
                     .lock()
                     .unwrap()
                     .push((address.to_string(), from_index));
-                if address != "leader" {
+                let moved = self.moved.lock().unwrap().clone();
+                let (leader, leader_at) = moved.clone().unwrap_or((2, "leader".into()));
+                if moved.is_some() && address != leader_at {
+                    return Err(Error::RequestTimedOut);
+                }
+                if address != leader_at {
                     // A bootstrap server names the leader and where it listens.
                     return Ok(Answer {
                         fetched: Fetched::Elsewhere {
@@ -461,7 +515,7 @@ mod tests {
                 };
                 Ok(Answer {
                     fetched: Fetched::Read(MetadataRead {
-                        leader: 2,
+                        leader,
                         term: 2,
                         high_watermark: self.entries.lock().unwrap().len() as u64,
                         content,
@@ -536,7 +590,7 @@ mod tests {
         let endpoints = ControllerEndpoints::default();
         let bootstrap = vec!["bootstrap".to_string()];
         let (handle, observer) =
-            Observer::open(dir.path(), 7, endpoints.clone(), bootstrap.clone(), None).unwrap();
+            Observer::open(dir.path(), 7, to_ask(&endpoints, &bootstrap), None).unwrap();
         let shutdown = CancellationToken::new();
         let running = tokio::spawn(observer.run(leader.clone(), shutdown.clone()));
         wait_for_topics(&handle, 5).await;
@@ -553,13 +607,56 @@ mod tests {
             endpoints.read().unwrap().get(&2).map(String::as_str),
             Some("leader")
         );
-        let (handle, observer) = Observer::open(dir.path(), 7, endpoints, bootstrap, None).unwrap();
+        let (handle, observer) =
+            Observer::open(dir.path(), 7, to_ask(&endpoints, &bootstrap), None).unwrap();
         assert_eq!(handle.image().borrow().topics.len(), 5);
         let shutdown = CancellationToken::new();
         let running = tokio::spawn(observer.run(leader.clone(), shutdown.clone()));
         wait_for_topics(&handle, 6).await;
         let asked = leader.fetches.lock().unwrap().clone();
         assert!(asked.iter().all(|(_, from)| *from >= 6), "{asked:?}");
+        shutdown.cancel();
+        running.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_observer_finds_a_voter_the_image_names_once_its_leader_and_bootstrap_are_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let leader = Arc::new(FakeLeader::default());
+        let voter_3 = MetadataRecord::QuorumVoter {
+            node_id: 3,
+            directory_id: uuid::Uuid::new_v4(),
+            endpoints: vec![crate::metadata::records::Endpoint {
+                name: "CONTROLLER".into(),
+                host: "voter3".into(),
+                port: 9093,
+                security_protocol: 0,
+            }],
+        };
+        let voter_entry = Entry {
+            index: 2,
+            term: 2,
+            data: encode_batch(&[voter_3]).into(),
+            ..Default::default()
+        };
+        *leader.entries.lock().unwrap() = vec![topic_entry(1, "t1"), voter_entry];
+        let endpoints = ControllerEndpoints::default();
+        let bootstrap = vec!["bootstrap".to_string()];
+        let (handle, observer) =
+            Observer::open(dir.path(), 7, to_ask(&endpoints, &bootstrap), None).unwrap();
+        let mut image = handle.image();
+        let shutdown = CancellationToken::new();
+        let running = tokio::spawn(observer.run(leader.clone(), shutdown.clone()));
+        tokio::time::timeout(Duration::from_secs(10), image.wait_for(|i| i.offset == 2))
+            .await
+            .unwrap()
+            .unwrap();
+
+        // Voter 3 now leads; the old leader and the bootstrap server are gone.
+        *leader.moved.lock().unwrap() = Some((3, "voter3:9093".into()));
+        leader.entries.lock().unwrap().push(topic_entry(3, "t3"));
+        wait_for_topics(&handle, 2).await;
+        assert_eq!(handle.status().borrow().leader, Some(3));
         shutdown.cancel();
         running.await.unwrap();
     }

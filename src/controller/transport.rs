@@ -189,13 +189,10 @@ pub fn spawn_outbound(
 fn voter_address(handle: &ControllerHandle, peer: u64, listener: &str) -> Option<String> {
     let image = handle.image();
     let image = image.borrow();
-    let voter = image.quorum_voters.get(&i32::try_from(peer).ok()?)?;
-    let endpoint = voter
-        .endpoints
-        .iter()
-        .find(|e| e.name == listener)
-        .or_else(|| voter.endpoints.first())?;
-    Some(format!("{}:{}", endpoint.host, endpoint.port))
+    image
+        .quorum_voters
+        .get(&i32::try_from(peer).ok()?)?
+        .address(listener)
 }
 
 /// Who sends: the client id of its connections, and where it is answered (see

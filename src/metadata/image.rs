@@ -120,6 +120,22 @@ pub struct QuorumVoter {
     pub endpoints: Vec<Endpoint>,
 }
 
+impl QuorumVoter {
+    /// The voter's `listener` (the controller listener), else its first.
+    pub fn endpoint(&self, listener: &str) -> Option<&Endpoint> {
+        self.endpoints
+            .iter()
+            .find(|e| e.name == listener)
+            .or_else(|| self.endpoints.first())
+    }
+
+    /// `host:port` of [`QuorumVoter::endpoint`].
+    pub fn address(&self, listener: &str) -> Option<String> {
+        let endpoint = self.endpoint(listener)?;
+        Some(format!("{}:{}", endpoint.host, endpoint.port))
+    }
+}
+
 impl MetadataImage {
     /// The level `feature` runs at (its default unless UpdateFeatures set one).
     pub fn feature_level(&self, feature: &str) -> i16 {

@@ -730,12 +730,13 @@ impl Cluster {
             .filter_map(|v| v.split_once('@').map(|(_, address)| address))
             .collect::<Vec<_>>()
             .join(",");
-        let quorum = if self.dynamic_quorum && role.is_controller() {
-            // Every controller asks the first, which starts alone (its only bootstrap server
-            // is itself); the others are added while the quorum runs.
+        let quorum = if self.dynamic_quorum {
+            // Every node asks the first controller, which starts alone (its only bootstrap
+            // server is itself); the others are added while the quorum runs, and the nodes
+            // learn them from the metadata (the first may be removed later).
             let first = bootstrap_servers.split(',').next().unwrap_or_default();
             ("controller.quorum.bootstrap.servers", first.to_string())
-        } else if (self.brokers_bootstrap || self.dynamic_quorum) && role == Role::Broker {
+        } else if self.brokers_bootstrap && role == Role::Broker {
             ("controller.quorum.bootstrap.servers", bootstrap_servers)
         } else {
             ("controller.quorum.voters", self.voters.clone())
