@@ -9,7 +9,10 @@ mod common;
 
 use common::{Cluster, wait_until};
 use kafka_protocol::messages::create_topics_request::CreatableTopic;
-use kafka_protocol::messages::{ApiKey, CreateTopicsRequest, CreateTopicsResponse, TopicName};
+use kafka_protocol::messages::{
+    ApiKey, ApiVersionsRequest, ApiVersionsResponse, CreateTopicsRequest, CreateTopicsResponse,
+    TopicName,
+};
 use kafka_protocol::protocol::StrBytes;
 use rdkafka::Message;
 use rdkafka::config::ClientConfig;
@@ -74,6 +77,26 @@ fn create_topic(bootstrap: &str, name: &str) -> i16 {
     response.topics[0].error_code
 }
 
+/// The finalized `kraft.version` a broker's ApiVersions v3 reports.
+fn kraft_version(bootstrap: &str) -> Option<i16> {
+    let request = ApiVersionsRequest::default()
+        .with_client_software_name(StrBytes::from_static_str("sluice-test"))
+        .with_client_software_version(StrBytes::from_static_str("1"));
+    let first = bootstrap.split(',').next().unwrap_or_default();
+    let response: ApiVersionsResponse = common::raw_call(first, ApiKey::ApiVersions, 3, &request);
+    let supported = response
+        .supported_features
+        .iter()
+        .find(|f| f.name.as_str() == "kraft.version")
+        .map(|f| (f.min_version, f.max_version));
+    assert_eq!(supported, Some((0, 1)));
+    response
+        .finalized_features
+        .iter()
+        .find(|f| f.name.as_str() == "kraft.version")
+        .map(|f| f.max_version_level)
+}
+
 fn directory_id(dir: &std::path::Path) -> String {
     std::fs::read_to_string(dir.join("meta.properties"))
         .unwrap()
@@ -89,6 +112,11 @@ fn controllers_are_added_and_the_leader_removed_while_the_cluster_serves() {
     let controller = |i: usize| format!("127.0.0.1:{}", cluster.controller_ports()[i]);
     let (first, second) = (controller(0), controller(1));
     assert_eq!(status(&first), Some((1, vec![1])), "node 1 starts alone");
+    assert_eq!(
+        kraft_version(&bootstrap),
+        Some(1),
+        "a dynamic quorum runs kraft.version 1"
+    );
 
     assert_eq!(create_topic(&bootstrap, "steady"), 0);
     // A producer with acks=all runs through every change.

@@ -98,6 +98,17 @@ fn levels_move_as_kafka_moves_them_and_stay_after_a_restart() {
         );
     }
 
+    // kraft.version 0 (a quorum without dynamic voters) is left out, as Kafka leaves out
+    // every level 0; it stays as it is (Kafka 4.4 could make the quorum dynamic, Sluice not).
+    assert_eq!(level(b, "kraft.version"), None, "{levels:?}");
+    let refused = update_features(b, 2, vec![update("kraft.version", 1, UPGRADE)], false);
+    assert!(
+        refusal(&refused).starts_with("Invalid update version 1 for feature kraft.version. Local controller 1 cannot change the kind of the controller quorum"),
+        "{refused:?}"
+    );
+    let same = update_features(b, 2, vec![update("kraft.version", 0, UPGRADE)], false);
+    assert_eq!(same.error_code, 0, "{same:?}");
+
     // Kafka's refusals (the same requests to Apache Kafka 4.4 answer the same text).
     let refused = update_features(b, 2, vec![update("transaction.version", 1, UPGRADE)], false);
     assert_eq!(

@@ -40,8 +40,9 @@ pub async fn handle(
 /// controller APIs.
 pub fn response_for(ctx: &ApiContext, error_code: i16) -> ApiVersionsResponse {
     let image = ctx.broker.metadata().image();
+    let levels = image.finalized_feature_levels();
     let features = Finalized {
-        levels: &image.feature_levels,
+        levels: &levels,
         // Kafka's finalized features epoch is the offset of the metadata image they are from.
         epoch: i64::try_from(image.offset).unwrap_or(i64::MAX),
     };

@@ -27,7 +27,7 @@ impl Broker {
             self.await_visible(|image| {
                 levels
                     .iter()
-                    .all(|(name, level)| image.feature_levels.get(name) == Some(level))
+                    .all(|(name, level)| image.feature_level(name) == *level)
             })
             .await;
         }

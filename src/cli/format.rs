@@ -8,7 +8,7 @@
 
 use crate::auth::scram::{MAX_ITERATIONS, MIN_ITERATIONS, ScramCredential, ScramMechanism};
 use crate::config::BrokerConfig;
-use crate::metadata::features::{FEATURES, METADATA_VERSION_NAME};
+use crate::metadata::features::{FEATURES, KRAFT_VERSION, METADATA_VERSION_NAME};
 use crate::metadata::records::{Endpoint, MetadataRecord, ScramCredentialRecord};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -80,10 +80,11 @@ impl Formatted {
             .iter()
             .find(|f| f.name == "metadata.version")
             .map_or(0, |f| f.default_level);
-        // Kafka's order: metadata.version first, then the other features by name.
+        // Kafka's order: metadata.version first, then the other features by name;
+        // kraft.version is no FeatureLevelRecord.
         let mut features: Vec<_> = FEATURES
             .iter()
-            .filter(|f| f.name != "metadata.version")
+            .filter(|f| f.name != "metadata.version" && f.name != KRAFT_VERSION)
             .collect();
         features.sort_by_key(|f| f.name);
         let feature_text = |name: &str, level: i16| {

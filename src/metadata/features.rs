@@ -11,6 +11,11 @@
 //! `group.version` 1 is the KIP-848 consumer group protocol (ConsumerGroupHeartbeat);
 //! `share.version` 1 is KIP-932 share groups, finalized only where they are offered.
 //! `streams.version` 1 is KIP-1071 streams groups (StreamsGroupHeartbeat).
+//! `kraft.version` is 1 for a dynamic controller quorum (KIP-853) and 0 for a static one
+//! (`controller.quorum.voters`); it comes from the quorum, not from a `FeatureLevelRecord`
+//! ([`MetadataImage::finalized_feature_levels`](super::image::MetadataImage::finalized_feature_levels)),
+//! and UpdateFeatures cannot change it here: Kafka 4.4 can turn a static quorum into a
+//! dynamic one, which this quorum cannot.
 //! `transaction.version` 2 is KIP-890 part 2: a client finding it finalized skips
 //! AddPartitionsToTxn/AddOffsetsToTxn (Produce v12+ and TxnOffsetCommit v5+ add the partition)
 //! and gets a new producer epoch from every EndTxn (v5+); at 0 or 1 clients keep the older
@@ -28,6 +33,7 @@ pub struct Feature {
 }
 
 pub const METADATA_VERSION: &str = "metadata.version";
+pub const KRAFT_VERSION: &str = "kraft.version";
 pub const GROUP_VERSION: &str = "group.version";
 pub const SHARE_VERSION: &str = "share.version";
 pub const STREAMS_VERSION: &str = "streams.version";
@@ -194,6 +200,11 @@ fn check_update(
     if feature(name).is_none() {
         return Err(invalid(&format!("Feature {name} not found.")));
     }
+    if name == KRAFT_VERSION && *level != current {
+        return Err(invalid(&format!(
+            "Local controller {node} cannot change the kind of the controller quorum: a static quorum (controller.quorum.voters) stays static, a dynamic one dynamic."
+        )));
+    }
     Ok(())
 }
 
@@ -232,6 +243,13 @@ pub const FEATURES: &[Feature] = &[
         min_supported: 0,
         max_supported: 2,
         default_level: 2,
+    },
+    // KIP-853: 1 is a dynamic quorum. Never recorded; see `MetadataImage::finalized_feature_levels`.
+    Feature {
+        name: KRAFT_VERSION,
+        min_supported: 0,
+        max_supported: 1,
+        default_level: 0,
     },
     Feature {
         name: METADATA_VERSION,
@@ -277,6 +295,35 @@ mod tests {
                 "{feature:?}"
             );
         }
+    }
+
+    #[test]
+    fn kraft_version_stays_as_the_quorum_runs_it() {
+        let static_quorum = BTreeMap::from([(KRAFT_VERSION.to_string(), 0)]);
+        let refused = plan_update(
+            &static_quorum,
+            1,
+            &[update(KRAFT_VERSION, 1, UpgradeType::Upgrade)],
+        )
+        .unwrap_err();
+        assert!(refused.contains("cannot change the kind"), "{refused}");
+        let dynamic_quorum = BTreeMap::from([(KRAFT_VERSION.to_string(), 1)]);
+        assert!(
+            plan_update(
+                &dynamic_quorum,
+                1,
+                &[update(KRAFT_VERSION, 0, UpgradeType::SafeDowngrade)]
+            )
+            .is_err()
+        );
+        assert_eq!(
+            plan_update(
+                &dynamic_quorum,
+                1,
+                &[update(KRAFT_VERSION, 1, UpgradeType::Upgrade)]
+            ),
+            Ok(vec![(KRAFT_VERSION.to_string(), 1)])
+        );
     }
 
     fn update(name: &str, level: i16, upgrade: UpgradeType) -> FeatureUpdate {

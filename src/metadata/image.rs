@@ -139,7 +139,25 @@ impl QuorumVoter {
 impl MetadataImage {
     /// The level `feature` runs at (its default unless UpdateFeatures set one).
     pub fn feature_level(&self, feature: &str) -> i16 {
+        if feature == super::features::KRAFT_VERSION {
+            return self.kraft_version();
+        }
         super::features::finalized_level(&self.feature_levels, feature)
+    }
+
+    /// `kraft.version`: 1 for a dynamic quorum (its voters are in the metadata), else 0.
+    pub fn kraft_version(&self) -> i16 {
+        i16::from(!self.quorum_voters.is_empty())
+    }
+
+    /// The levels UpdateFeatures set, and `kraft.version` as the quorum runs it.
+    pub fn finalized_feature_levels(&self) -> BTreeMap<String, i16> {
+        let mut levels = self.feature_levels.clone();
+        levels.insert(
+            super::features::KRAFT_VERSION.to_string(),
+            self.kraft_version(),
+        );
+        levels
     }
 
     pub fn topic(&self, name: &str) -> Option<&Arc<TopicImage>> {

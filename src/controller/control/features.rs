@@ -4,7 +4,7 @@
 
 use super::{Changes, ClusterControl, Outcome};
 use crate::error::Error;
-use crate::metadata::features::{FeatureUpdate, plan_update};
+use crate::metadata::features::{FeatureUpdate, KRAFT_VERSION, plan_update};
 use crate::metadata::records::MetadataRecord;
 
 impl ClusterControl {
@@ -15,11 +15,13 @@ impl ClusterControl {
         updates: &[FeatureUpdate],
         validate_only: bool,
     ) -> Result<Outcome<()>, Error> {
-        let levels = plan_update(&self.image.feature_levels, self.config.own_node, updates)
+        let current = self.image.finalized_feature_levels();
+        let levels = plan_update(&current, self.config.own_node, updates)
             .map_err(Error::FeatureUpdateRefused)?;
         let mut changes = Changes::new(&self.image);
         if !validate_only {
-            for (name, level) in levels {
+            // kraft.version is the quorum's kind, never a record (it can only stay as it is).
+            for (name, level) in levels.into_iter().filter(|(n, _)| n != KRAFT_VERSION) {
                 tracing::info!(feature = %name, level, "feature level set");
                 changes.push(vec![MetadataRecord::FeatureLevel { name, level }])?;
             }
