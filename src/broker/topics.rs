@@ -114,13 +114,16 @@ impl Broker {
             .ok_or(Error::UnknownTopicOrPartition)
     }
 
-    /// Creates `name` with all defaults, as Metadata auto-creation does. Already existing is
-    /// success.
+    /// Creates `name` with this broker's `num.partitions` and `default.replication.factor`,
+    /// as Kafka's `AutoTopicCreationManager` does (a controller-only node's defaults do not
+    /// apply). Already existing is success.
     pub async fn auto_create_topic(&self, name: &str) -> Result<Arc<TopicInfo>, Error> {
         let request = NewTopic {
             name: name.to_string(),
-            partitions: -1,
-            replication_factor: -1,
+            partitions: self.config.num_partitions,
+            // Beyond i16 no cluster has the brokers: refused as too large.
+            replication_factor: i16::try_from(self.config.default_replication_factor)
+                .unwrap_or(i16::MAX),
             assignments: Vec::new(),
             configs: BTreeMap::new(),
         };

@@ -70,7 +70,7 @@ impl Broker {
 
     /// Starts the process without waiting for it to listen (cluster nodes start together:
     /// each waits for the others' quorum before it serves).
-    fn spawn(
+    pub fn spawn(
         dir: &Path,
         overrides: &[(&str, &str)],
         filter: &str,
