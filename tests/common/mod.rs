@@ -300,6 +300,28 @@ impl Broker {
         }
     }
 
+    /// Freezes the process (SIGSTOP): it holds its connections and answers nothing, as a
+    /// node in a long GC pause or a stalled VM.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused process run again (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        if let Some(child) = &self.child {
+            let sent = Command::new("kill")
+                .arg(signal)
+                .arg(child.id().to_string())
+                .status()
+                .expect("kill");
+            assert!(sent.success(), "kill {signal}");
+        }
+    }
+
     /// Waits for the process to end by itself (a crash point); its exit code.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
         let deadline = Instant::now() + timeout;

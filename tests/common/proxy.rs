@@ -10,7 +10,8 @@
 //!
 //! A cut can also be narrower: one kind of a node's connections, named by client id (say
 //! `sluice-broker-2`, node 2's requests to the active controller, while its replica fetches
-//! and Raft messages go on).
+//! and Raft messages go on), or the links between sides of a partition (majority/minority,
+//! a bridge node on both sides) while clients still reach every node.
 //!
 //! Cut traffic is black-holed, as in a real partition: bytes are read and dropped, so the
 //! sender sees no error and waits for its timeouts. At heal, the black-holed connections are
@@ -31,7 +32,7 @@ pub struct Network {
 
 #[derive(Default)]
 struct State {
-    isolated: Mutex<HashSet<u32>>,
+    cuts: Mutex<Cuts>,
     /// Client ids whose connections are cut, wherever they go.
     cut_client_ids: Mutex<HashSet<String>>,
     connections: Mutex<Vec<Arc<Connection>>>,
@@ -49,11 +50,25 @@ struct Connection {
     blackholed: AtomicBool,
 }
 
+/// The cuts between nodes.
+#[derive(Default)]
+struct Cuts {
+    /// Nodes cut off every other node and clients.
+    isolated: HashSet<u32>,
+    /// (source, target) links cut between nodes.
+    links: HashSet<(u32, u32)>,
+}
+
 /// Whether traffic from `source` (`None`: a client) to node `target` is cut.
-fn cut(isolated: &HashSet<u32>, source: Option<u32>, target: u32) -> bool {
+fn cut(cuts: &Cuts, source: Option<u32>, target: u32) -> bool {
+    let isolated = &cuts.isolated;
     match source {
         Some(source) if source == target => false,
-        Some(source) => isolated.contains(&source) || isolated.contains(&target),
+        Some(source) => {
+            isolated.contains(&source)
+                || isolated.contains(&target)
+                || cuts.links.contains(&(source, target))
+        }
         None => isolated.contains(&target),
     }
 }
@@ -65,8 +80,8 @@ impl State {
         if connection.blackholed.load(Ordering::SeqCst) {
             return false;
         }
-        let isolated = self.isolated.lock().unwrap();
-        if cut(&isolated, connection.source, connection.target)
+        let cuts = self.cuts.lock().unwrap();
+        if cut(&cuts, connection.source, connection.target)
             || self
                 .cut_client_ids
                 .lock()
@@ -119,10 +134,29 @@ impl Network {
 
     /// Cuts `node` off every other node and off clients.
     pub fn isolate(&self, node: u32) {
-        let mut isolated = self.state.isolated.lock().unwrap();
-        isolated.insert(node);
+        let mut cuts = self.state.cuts.lock().unwrap();
+        cuts.isolated.insert(node);
+        self.blackhole_cut(&cuts);
+    }
+
+    /// Splits `nodes` into `sides`: a node reaches only the nodes it shares a side with (a
+    /// node on two sides is a bridge between them). Clients still reach every node.
+    pub fn partition(&self, nodes: &[u32], sides: &[Vec<u32>]) {
+        let mut cuts = self.state.cuts.lock().unwrap();
+        for a in nodes {
+            for b in nodes {
+                let together = sides.iter().any(|s| s.contains(a) && s.contains(b));
+                if a != b && !together {
+                    cuts.links.insert((*a, *b));
+                }
+            }
+        }
+        self.blackhole_cut(&cuts);
+    }
+
+    fn blackhole_cut(&self, cuts: &Cuts) {
         for connection in self.state.connections.lock().unwrap().iter() {
-            if cut(&isolated, connection.source, connection.target) {
+            if cut(cuts, connection.source, connection.target) {
                 connection.blackholed.store(true, Ordering::SeqCst);
             }
         }
@@ -130,7 +164,7 @@ impl Network {
 
     /// Cuts every connection whose client id is `client_id`, open or opened later.
     pub fn cut_client(&self, client_id: &str) {
-        let _isolated = self.state.isolated.lock().unwrap();
+        let _cuts = self.state.cuts.lock().unwrap();
         self.state
             .cut_client_ids
             .lock()
@@ -145,10 +179,10 @@ impl Network {
 
     /// Removes every cut; connections that lost bytes to one are reset.
     pub fn heal(&self) {
-        let mut isolated = self.state.isolated.lock().unwrap();
-        isolated.clear();
+        let mut cuts = self.state.cuts.lock().unwrap();
+        *cuts = Cuts::default();
         self.state.cut_client_ids.lock().unwrap().clear();
-        drop(isolated);
+        drop(cuts);
         let mut connections = self.state.connections.lock().unwrap();
         for connection in connections.iter() {
             if connection.blackholed.load(Ordering::SeqCst) {
