@@ -2,13 +2,15 @@
 //! combined nodes behind the fault proxy (`tests/common/proxy.rs`; no network namespaces on the
 //! build machines), clients running an idempotent `acks=all` producer, a transactional producer
 //! that commits or aborts, and a read_committed consumer group, while a seeded schedule injects
-//! one fault at a time: a majority/minority partition, a bridge (one node on both sides), the
-//! leader of a partition isolated, the active controller isolated, kill -9 and restart, and a
-//! SIGSTOP pause. After the last fault heals, the logs are read back and the checker
-//! (`partition_tolerance/checker.rs`) compares them with everything the clients were told.
+//! one fault at a time: a majority/minority partition, a bridge (one node on both sides), a
+//! partition's leader or the active controller cut off from the other nodes (clients still
+//! reach it), kill -9 and restart, a SIGSTOP pause, and a node restarted on a slow disk (each
+//! segment write waits 50 ms). After the last fault heals, the logs are read back and the
+//! checker (`partition_tolerance/checker.rs`) compares them with everything the clients were
+//! told.
 //!
 //! Short in CI; a long run by hand:
-//! `NEMESIS_SECONDS=1800 NEMESIS_SEED=7 cargo test --release --test partition_tolerance -- --nocapture`.
+//! `NEMESIS_SECONDS=1800 NEMESIS_SEED=7 cargo test --test partition_tolerance -- --nocapture`.
 //! `NEMESIS_NODES` (3 to 5), `NEMESIS_FAULTS` (a comma list of the kinds below) narrow it; the
 //! seed is printed, and the same seed gives the same schedule. `NEMESIS_ACKS=1` runs the plain
 //! producer with `acks=1` and no idempotence, to see the checker find what a cut-off leader
@@ -38,6 +40,8 @@ const LOG_TOPIC: &str = "nemesis-log";
 const TXN_TOPIC: &str = "nemesis-txn";
 const PARTITIONS: i32 = 3;
 const TRANSACTIONAL_ID: &str = "nemesis-txn-producer";
+/// A slow disk: every write to a segment waits this long first.
+const SLOW_DISK: &str = "segment-write=sleep(50)";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Fault {
@@ -47,16 +51,18 @@ enum Fault {
     IsolateController,
     Kill,
     Pause,
+    SlowDisk,
 }
 
 impl Fault {
-    const ALL: [Fault; 6] = [
+    const ALL: [Fault; 7] = [
         Fault::MajorityMinority,
         Fault::Bridge,
         Fault::IsolateLeader,
         Fault::IsolateController,
         Fault::Kill,
         Fault::Pause,
+        Fault::SlowDisk,
     ];
 
     fn name(self) -> &'static str {
@@ -67,6 +73,7 @@ impl Fault {
             Fault::IsolateController => "isolate-controller",
             Fault::Kill => "kill",
             Fault::Pause => "pause",
+            Fault::SlowDisk => "slow-disk",
         }
     }
 }
@@ -365,6 +372,8 @@ fn read_back(
 enum Active {
     Network,
     Killed(usize),
+    /// Restarted on a slow disk: killed and restarted on a normal one at the end.
+    SlowDisk(usize),
     Paused(usize),
     Nothing,
 }
@@ -444,6 +453,12 @@ fn inject(
             cluster.nodes[i].pause();
             (Active::Paused(i), format!("node {}", i + 1))
         }
+        Fault::SlowDisk => {
+            let i = ids[0] as usize - 1;
+            cluster.nodes[i].kill9();
+            cluster.restart_with_failpoints(i, SLOW_DISK);
+            (Active::SlowDisk(i), format!("node {} ({SLOW_DISK})", i + 1))
+        }
     }
 }
 
@@ -459,6 +474,10 @@ fn undo(cluster: &mut Cluster, active: Active) {
         Active::Network => cluster.network().heal(),
         Active::Killed(i) => cluster.restart(i),
         Active::Paused(i) => cluster.nodes[i].resume(),
+        Active::SlowDisk(i) => {
+            cluster.nodes[i].kill9();
+            cluster.restart(i);
+        }
         Active::Nothing => {}
     }
 }

@@ -52,6 +52,12 @@ pub(crate) fn list_dir(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(names)
 }
 
+/// A slow disk for the partition-tolerance harness: with `FAILPOINTS=segment-write=sleep(N)`
+/// every write to a segment waits N ms first. Compiled to nothing outside test builds.
+pub(crate) fn slow_disk_point() {
+    fail::fail_point!("segment-write");
+}
+
 /// Opens a log file without access-time updates where the file's owner allows it
 /// (`O_NOATIME`). Under `relatime`, the first read of a file written since its last read
 /// dirties its inode, a journal write per file; a restart right after heavy writes reads

@@ -319,6 +319,7 @@ impl Segment {
             last_offset: view.last_offset(),
             max_timestamp: view.max_timestamp(),
         };
+        super::slow_disk_point();
         let written = self.log.write_all_at(batch, self.size as u64);
         self.undo_partial_write(written)?;
         self.size += batch.len() as u32;
@@ -355,6 +356,7 @@ impl Segment {
             max_timestamp,
         };
         let at = self.size as u64;
+        super::slow_disk_point();
         let written = if records.len() <= JOIN_BELOW_BYTES {
             let mut joined = Vec::with_capacity(size);
             joined.extend_from_slice(header);

@@ -780,6 +780,26 @@ impl Cluster {
         settings
     }
 
+    /// Starts node `i` again over its data directory with the fail points `failpoints` armed
+    /// (`segment-write=sleep(100)`: a slow disk).
+    pub fn restart_with_failpoints(&mut self, i: usize, failpoints: &str) {
+        let settings = self.settings_of(i);
+        let overrides: Vec<(&str, &str)> = settings
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let (mut node, lines) = Broker::spawn_with(
+            self.dirs[i].path(),
+            &overrides,
+            "info",
+            failpoints,
+            None,
+            &[],
+        );
+        node.wait_started(&lines, self.roles[i]);
+        self.nodes[i] = node;
+    }
+
     /// Starts node `i` again over its data directory (after `kill9` or `stop`).
     pub fn restart(&mut self, i: usize) {
         let (mut node, lines) = self.spawn_node(i);
