@@ -251,3 +251,51 @@ fn controllers_are_added_and_the_leader_removed_while_the_cluster_serves() {
     assert!(lost.is_empty(), "acknowledged records lost: {lost:?}");
     assert_eq!(duplicates, 0);
 }
+
+/// `add-controller` of node `i` (0-based) through the controller at `through`.
+fn add_controller(cluster: &Cluster, i: usize, through: &str) {
+    let config = cluster.properties_file(i);
+    let (code, out, err) = metadata_quorum(&[
+        "--bootstrap-controller",
+        through,
+        "add-controller",
+        "--command-config",
+        config.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "add-controller {}: {out}{err}", i + 1);
+}
+
+/// A voter restarted with another controller listener has the quorum record it
+/// (UpdateRaftVoter): DescribeQuorum names the new endpoint, and the quorum, which needs that
+/// voter once another is down, goes on taking changes.
+#[test]
+fn a_controller_restarted_on_another_port_is_recorded_there() {
+    let mut cluster = Cluster::start_dynamic(3, 2, CLUSTER_ID);
+    let bootstrap = cluster.bootstrap();
+    let first = format!("127.0.0.1:{}", cluster.controller_ports()[0]);
+    add_controller(&cluster, 1, &first);
+    add_controller(&cluster, 2, &first);
+    assert_eq!(status(&first), Some((1, vec![1, 2, 3])));
+
+    cluster.nodes[2].stop();
+    let moved = cluster.move_controller_listener(2);
+    cluster.restart(2);
+    let describe =
+        || metadata_quorum(&["--bootstrap-controller", &first, "describe", "--status"]).1;
+    let new_endpoint = format!("CONTROLLER://127.0.0.1:{moved}");
+    assert!(
+        wait_until(Duration::from_secs(30), || describe()
+            .contains(&new_endpoint)),
+        "voter 3 recorded at {new_endpoint}: {}",
+        describe()
+    );
+    assert!(
+        cluster.nodes[2]
+            .log_text()
+            .contains("the controller quorum records this controller's new listener")
+    );
+
+    // With node 2 down, the quorum needs node 3 at its new address.
+    cluster.nodes[1].stop();
+    assert_eq!(create_topic(&bootstrap, "after-the-move"), 0);
+}

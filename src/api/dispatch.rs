@@ -224,6 +224,7 @@ api_table! {
     DescribeQuorum => describe_quorum, m::DescribeQuorumRequest, describe_quorum,
     AddRaftVoter => add_raft_voter, m::AddRaftVoterRequest, add_raft_voter,
     RemoveRaftVoter => remove_raft_voter, m::RemoveRaftVoterRequest, remove_raft_voter,
+    UpdateRaftVoter => update_raft_voter, m::UpdateRaftVoterRequest, update_raft_voter,
     DescribeCluster => describe_cluster, m::DescribeClusterRequest, describe_cluster_controllers,
     Fetch => metadata_fetch, m::FetchRequest, forwarded,
     FetchSnapshot => fetch_snapshot, m::FetchSnapshotRequest, forwarded,

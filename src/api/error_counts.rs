@@ -231,6 +231,14 @@ impl ErrorCounts for AddRaftVoterResponse {
     }
 }
 
+impl ErrorCounts for UpdateRaftVoterResponse {
+    fn error_codes(&self, count: &mut dyn FnMut(i16)) {
+        if self.error_code != 0 {
+            count(self.error_code);
+        }
+    }
+}
+
 impl ErrorCounts for RemoveRaftVoterResponse {
     fn error_codes(&self, count: &mut dyn FnMut(i16)) {
         if self.error_code != 0 {

@@ -5,7 +5,7 @@
 
 use super::{
     add_raft_voter, allocate_producer_ids, alter_partition, broker_heartbeat, broker_registration,
-    describe_quorum, remove_raft_voter, unregister_broker, wire_str,
+    describe_quorum, remove_raft_voter, unregister_broker, update_raft_voter, wire_str,
 };
 use crate::broker::ControllerForwarder;
 use crate::controller::control::{Election, TopicRequest};
@@ -219,6 +219,12 @@ pub async fn forward(
             let wait = timeout.max(Duration::from_millis(voter.timeout_ms.max(0) as u64));
             let response = exchange(connection, ApiKey::AddRaftVoter, 0, &request, wait).await?;
             add_raft_voter::reply_from(response)
+        }
+        ControllerOp::UpdateVoter(voter) => {
+            let request = update_raft_voter::request_for(voter, None);
+            let response =
+                exchange(connection, ApiKey::UpdateRaftVoter, 0, &request, timeout).await?;
+            update_raft_voter::reply_from(response)
         }
         ControllerOp::RemoveVoter { node, directory_id } => {
             let request = remove_raft_voter::request_for(*node, *directory_id);

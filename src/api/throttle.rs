@@ -94,6 +94,7 @@ throttle_field!(
     m::UnregisterBrokerResponse,
     m::AddRaftVoterResponse,
     m::RemoveRaftVoterResponse,
+    m::UpdateRaftVoterResponse,
     m::UpdateFeaturesResponse,
     m::RenewDelegationTokenResponse,
     m::ExpireDelegationTokenResponse,

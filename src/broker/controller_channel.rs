@@ -2,11 +2,14 @@
 //! own controller when it is the active one, else the voter leading the quorum over its
 //! controller listener ([`ControllerForwarder`], which the API layer implements);
 //! NOT_CONTROLLER (an election under way) is retried for a while, and a command waiting on a
-//! leader that the quorum has since replaced goes to the new one.
+//! leader that the quorum has since replaced goes to the new one. A voter of a dynamic quorum
+//! also keeps its own entry current through it (UpdateRaftVoter).
 
 use super::{Broker, CONTROLLER_REQUEST_WAIT, LIFECYCLE_RETRY};
+use crate::controller::ops::NewVoter;
 use crate::controller::service::{ControllerOp, ControllerReply};
 use crate::error::Error;
+use crate::metadata::records::Endpoint;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -137,6 +140,55 @@ impl Broker {
         forwarder
             .forward(&address, op, Duration::from_millis(timeout))
             .await
+    }
+
+    /// Keeps this voter's entry in a dynamic quorum current (KIP-853's UpdateRaftVoter): while
+    /// the metadata names it at another controller listener than `own` (it restarted with a
+    /// new one), the active controller is asked to record `own`. Ends once they match, when
+    /// this node is another incarnation than the voter named (another directory id), or at
+    /// `shutdown`. A node not (yet) a voter waits to become one.
+    pub async fn keep_voter_endpoints_current(
+        self: Arc<Self>,
+        own: Endpoint,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) {
+        let node = self.config.node_id;
+        let Some(directory_id) = crate::metadata::read_directory_id(&self.config.log_dir) else {
+            return;
+        };
+        let mut images = self.controller.image();
+        loop {
+            let voter = images.borrow_and_update().quorum_voters.get(&node).cloned();
+            if let Some(voter) = voter {
+                let recorded = voter.endpoint(&own.name);
+                if voter.directory_id != directory_id
+                    || recorded.is_some_and(|e| e.host == own.host && e.port == own.port)
+                {
+                    return;
+                }
+                let op = ControllerOp::UpdateVoter(NewVoter {
+                    node,
+                    directory_id,
+                    endpoints: vec![own.clone()],
+                    timeout_ms: 0,
+                });
+                match self.call_active_controller(op).await {
+                    Ok(_) => tracing::info!(
+                        host = %own.host,
+                        port = own.port,
+                        "the controller quorum records this controller's new listener"
+                    ),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "updating this voter's listener; retrying")
+                    }
+                }
+            }
+            tokio::select! {
+                _ = images.changed() => {}
+                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                () = shutdown.cancelled() => return,
+            }
+        }
     }
 
     /// Installs what carries commands to other nodes' controllers (the server does, once).

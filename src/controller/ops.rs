@@ -107,6 +107,9 @@ pub enum ControllerOp {
     /// AddRaftVoter (KIP-853): controller `node` joins a dynamic quorum; answered once it
     /// votes, or with REQUEST_TIMED_OUT when it did not catch up within `timeout_ms`.
     AddVoter(NewVoter),
+    /// UpdateRaftVoter: voter `node` listens at `endpoints` now; answered once the record
+    /// naming them is committed (`timeout_ms` unused).
+    UpdateVoter(NewVoter),
     /// RemoveRaftVoter: answered once the change is committed.
     RemoveVoter {
         node: i32,

@@ -438,6 +438,12 @@ impl Loop {
                 }
                 return;
             }
+            ControllerOp::UpdateVoter(voter) => {
+                let active = self.control.is_some();
+                self.voter_changes
+                    .update(&mut self.quorum, active, voter)
+                    .map(|index| (index, ControllerReply::Done))
+            }
             ControllerOp::RemoveVoter { node, directory_id } => {
                 let active = self.control.is_some();
                 self.voter_changes

@@ -158,11 +158,17 @@ pub fn spawn_outbound(
                 _ = shutdown.cancelled() => return,
             };
             let peer = node_of(message.to);
-            // A voter that moved (a controller re-added at another address) gets a new sender.
-            let named = voter_address(&handle, peer, &dynamic.listener).or_else(|| {
-                let learned = dynamic.learned.read().unwrap_or_else(|p| p.into_inner());
-                learned.get(&peer).cloned()
-            });
+            // A voter that moved (restarted with another listener, re-added at another
+            // address) gets a new sender. Where its own messages said it listens comes first:
+            // that is newer than the metadata, which records the move only once the voter
+            // reached the leader (UpdateRaftVoter) — through the leader's messages to it.
+            let learned = dynamic
+                .learned
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(&peer)
+                .cloned();
+            let named = learned.or_else(|| voter_address(&handle, peer, &dynamic.listener));
             let stale =
                 matches!((queues.get(&peer), &named), (Some((at, _)), Some(now)) if at != now);
             if stale || !queues.contains_key(&peer) {

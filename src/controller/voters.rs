@@ -198,6 +198,42 @@ impl<A> VoterChanges<A> {
         AdditionProgress::Waiting
     }
 
+    /// Records where voter `voter.node` listens now (UpdateRaftVoter); returns the index to
+    /// answer at. The voter set is unchanged: a plain metadata record replaces its endpoints.
+    pub fn update(
+        &mut self,
+        quorum: &mut Quorum,
+        active: bool,
+        voter: NewVoter,
+    ) -> Result<u64, Error> {
+        if self.addition.is_some() {
+            return Err(Error::VoterChangeTimedOut(
+                "Request timed out waiting for leader to handle previous add voter request".into(),
+            ));
+        }
+        check_can_change(quorum, active, "updating")?;
+        let known = quorum
+            .image()
+            .quorum_voters
+            .get(&voter.node)
+            .map(|v| v.directory_id);
+        let is_voter = u64::try_from(voter.node).is_ok_and(|id| quorum.voters().contains(&id));
+        if !is_voter || known != Some(voter.directory_id) {
+            return Err(Error::VoterNotFound(format!(
+                "Cannot update voter {}: it is not in the set of voters {:?}",
+                replica_key(voter.node, voter.directory_id),
+                quorum.voters()
+            )));
+        }
+        tracing::info!(node = voter.node, endpoints = ?voter.endpoints, "a controller's listeners changed");
+        let record = MetadataRecord::QuorumVoter {
+            node_id: voter.node,
+            directory_id: voter.directory_id,
+            endpoints: voter.endpoints,
+        };
+        quorum.propose(&[record]).map_err(proposal_refused)
+    }
+
     /// Removes voter `node` (RemoveRaftVoter); returns the index to answer at.
     pub fn remove(
         &mut self,

@@ -428,6 +428,13 @@ impl Server {
         if let Some((listener, security)) = listener {
             if dynamic && let Ok(bound) = listener.local_addr() {
                 reply_to = controller_address(&config, bound.port());
+                // A voter restarted with another controller listener has the quorum record it.
+                let own = controller_endpoint(&config, bound.port());
+                tracker.spawn(
+                    self.broker
+                        .clone()
+                        .keep_voter_endpoints_current(own, shutdown.clone()),
+                );
             }
             let api = ApiContext::new(
                 self.broker.clone(),
@@ -489,6 +496,18 @@ impl Server {
 /// This node's controller listener as others reach it: advertised, else as configured
 /// (`localhost` for an empty or wildcard host), at `port`.
 fn controller_address(config: &crate::config::BrokerConfig, port: u16) -> String {
+    let endpoint = controller_endpoint(config, port);
+    let host = &endpoint.host;
+    if host.contains(':') {
+        format!("[{host}]:{}", endpoint.port)
+    } else {
+        format!("{host}:{}", endpoint.port)
+    }
+}
+
+/// This node's controller listener as advertised: `port` is the one bound, used when the
+/// configured one is 0; an unnamed or wildcard host is `localhost`.
+fn controller_endpoint(config: &crate::config::BrokerConfig, port: u16) -> Endpoint {
     let name = &config.cluster.controller_listener;
     let listener = config
         .advertised_listeners
@@ -499,11 +518,11 @@ fn controller_address(config: &crate::config::BrokerConfig, port: u16) -> String
         Some(host) if !host.is_empty() && host != "0.0.0.0" && host != "::" => host,
         _ => "localhost",
     };
-    let port = listener.map(|l| l.port).filter(|p| *p != 0).unwrap_or(port);
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
+    Endpoint {
+        name: name.clone(),
+        host: host.to_string(),
+        port: listener.map(|l| l.port).filter(|p| *p != 0).unwrap_or(port),
+        security_protocol: listener.map_or(0, |l| l.protocol.id()),
     }
 }
 

@@ -800,6 +800,14 @@ impl Cluster {
         self.nodes[i] = node;
     }
 
+    /// Gives stopped node `i` a new controller listener port, for its next start (a cluster
+    /// without the proxy).
+    pub fn move_controller_listener(&mut self, i: usize) -> u16 {
+        assert!(self.network.is_none(), "the proxy fixes the ports");
+        self.controller_ports[i] = free_port();
+        self.controller_ports[i]
+    }
+
     /// Starts node `i` again over its data directory (after `kill9` or `stop`).
     pub fn restart(&mut self, i: usize) {
         let (mut node, lines) = self.spawn_node(i);

@@ -356,6 +356,13 @@ node_gate!(
 );
 
 node_gate!(
+    update_raft_voter,
+    UpdateRaftVoterRequest,
+    UpdateRaftVoterResponse,
+    AclOperation::ClusterAction
+);
+
+node_gate!(
     remove_raft_voter,
     RemoveRaftVoterRequest,
     RemoveRaftVoterResponse,

@@ -222,6 +222,7 @@ async fn the_controller_table_refuses_a_principal_that_is_no_node() {
                     | ApiKey::DescribeQuorum
                     | ApiKey::AddRaftVoter
                     | ApiKey::RemoveRaftVoter
+                    | ApiKey::UpdateRaftVoter
                     | ApiKey::DescribeCluster,
                     Ok(Some(frame)),
                 ) => {

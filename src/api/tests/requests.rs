@@ -762,6 +762,19 @@ pub(super) fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
             v,
             "remove_raft_voter",
         ),
+        ApiKey::UpdateRaftVoter => encode(
+            &crate::api::update_raft_voter::request_for(
+                &crate::controller::ops::NewVoter {
+                    node: 9,
+                    directory_id: uuid::Uuid::new_v4(),
+                    endpoints: Vec::new(),
+                    timeout_ms: 0,
+                },
+                None,
+            ),
+            v,
+            "update_raft_voter",
+        ),
         ApiKey::FetchSnapshot => encode(
             &crate::api::fetch_snapshot::request_for(7, 5, 1, 0),
             v,
