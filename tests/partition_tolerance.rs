@@ -4,10 +4,11 @@
 //! that commits or aborts, and a read_committed consumer group, while a seeded schedule injects
 //! one fault at a time: a majority/minority partition, a bridge (one node on both sides), a
 //! partition's leader or the active controller cut off from the other nodes (clients still
-//! reach it), kill -9 and restart, a SIGSTOP pause, and a node restarted on a slow disk (each
-//! segment write waits 50 ms). After the last fault heals, the logs are read back and the
-//! checker (`partition_tolerance/checker.rs`) compares them with everything the clients were
-//! told.
+//! reach it), kill -9 and restart, a SIGSTOP pause, a node restarted on a slow disk (each
+//! segment write waits 50 ms), and a node's wall clock jumping 1-15 minutes forward or back
+//! (libfaketime; the monotonic clock, which timeouts use, stays true). After the last fault
+//! heals, the logs are read back and the checker (`partition_tolerance/checker.rs`) compares
+//! them with everything the clients were told.
 //!
 //! Short in CI; a long run by hand:
 //! `NEMESIS_SECONDS=1800 NEMESIS_SEED=7 cargo test --test partition_tolerance -- --nocapture`.
@@ -52,10 +53,11 @@ enum Fault {
     Kill,
     Pause,
     SlowDisk,
+    ClockJump,
 }
 
 impl Fault {
-    const ALL: [Fault; 7] = [
+    const ALL: [Fault; 8] = [
         Fault::MajorityMinority,
         Fault::Bridge,
         Fault::IsolateLeader,
@@ -63,6 +65,7 @@ impl Fault {
         Fault::Kill,
         Fault::Pause,
         Fault::SlowDisk,
+        Fault::ClockJump,
     ];
 
     fn name(self) -> &'static str {
@@ -74,6 +77,7 @@ impl Fault {
             Fault::Kill => "kill",
             Fault::Pause => "pause",
             Fault::SlowDisk => "slow-disk",
+            Fault::ClockJump => "clock-jump",
         }
     }
 }
@@ -374,6 +378,8 @@ enum Active {
     Killed(usize),
     /// Restarted on a slow disk: killed and restarted on a normal one at the end.
     SlowDisk(usize),
+    /// A wall clock moved: set back to the true time at the end.
+    ClockMoved(usize),
     Paused(usize),
     Nothing,
 }
@@ -453,6 +459,12 @@ fn inject(
             cluster.nodes[i].pause();
             (Active::Paused(i), format!("node {}", i + 1))
         }
+        Fault::ClockJump => {
+            let i = ids[0] as usize - 1;
+            let offset = ["+120", "-60", "+900", "-600"][rng.usize(..4)];
+            cluster.shift_clock(i, offset);
+            (Active::ClockMoved(i), format!("node {} {offset} s", i + 1))
+        }
         Fault::SlowDisk => {
             let i = ids[0] as usize - 1;
             cluster.nodes[i].kill9();
@@ -474,6 +486,7 @@ fn undo(cluster: &mut Cluster, active: Active) {
         Active::Network => cluster.network().heal(),
         Active::Killed(i) => cluster.restart(i),
         Active::Paused(i) => cluster.nodes[i].resume(),
+        Active::ClockMoved(i) => cluster.shift_clock(i, "+0"),
         Active::SlowDisk(i) => {
             cluster.nodes[i].kill9();
             cluster.restart(i);
@@ -492,18 +505,21 @@ fn no_acknowledged_record_is_lost_under_partitions_kills_and_pauses() {
         settings.nodes,
         settings.faults.iter().map(|f| f.name()).collect::<Vec<_>>()
     );
-    let mut cluster = Cluster::start_partitionable(
-        settings.nodes,
-        &[
-            ("default.replication.factor", "3"),
-            ("min.insync.replicas", "2"),
-            ("offsets.topic.replication.factor", "3"),
-            ("transaction.state.log.replication.factor", "3"),
-            ("transaction.state.log.min.isr", "2"),
-            ("group.initial.rebalance.delay.ms", "0"),
-            ("replica.lag.time.max.ms", "5000"),
-        ],
-    );
+    let cluster_settings = [
+        ("default.replication.factor", "3"),
+        ("min.insync.replicas", "2"),
+        ("offsets.topic.replication.factor", "3"),
+        ("transaction.state.log.replication.factor", "3"),
+        ("transaction.state.log.min.isr", "2"),
+        ("group.initial.rebalance.delay.ms", "0"),
+        ("replica.lag.time.max.ms", "5000"),
+    ];
+    // Clocks are moved through libfaketime, loaded only when the schedule jumps them.
+    let mut cluster = if settings.faults.contains(&Fault::ClockJump) {
+        Cluster::start_partitionable_with_fake_clocks(settings.nodes, &cluster_settings)
+    } else {
+        Cluster::start_partitionable(settings.nodes, &cluster_settings)
+    };
     let bootstrap = cluster.bootstrap();
     let runtime = runtime();
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()

@@ -44,7 +44,14 @@ impl Broker {
     pub fn start_with_failpoints(overrides: &[(&str, &str)], failpoints: &str) -> Self {
         let temp = tempfile::tempdir().expect("temp dir");
         let dir = temp.path().to_path_buf();
-        let (mut broker, lines) = Self::spawn_with(&dir, overrides, "info", failpoints, None, &[]);
+        let (mut broker, lines) = Self::spawn_with(
+            &dir,
+            overrides,
+            "info",
+            &[("FAILPOINTS", failpoints)],
+            None,
+            &[],
+        );
         broker.wait_listening(&lines);
         broker._temp = Some(temp);
         broker
@@ -57,7 +64,7 @@ impl Broker {
 
     /// A broker over `dir` started with further command-line arguments (`--create-topic`).
     pub fn start_in_with_args(dir: &Path, overrides: &[(&str, &str)], args: &[&str]) -> Self {
-        let (mut broker, lines) = Self::spawn_with(dir, overrides, "info", "", None, args);
+        let (mut broker, lines) = Self::spawn_with(dir, overrides, "info", &[], None, args);
         broker.wait_listening(&lines);
         broker
     }
@@ -75,24 +82,26 @@ impl Broker {
         overrides: &[(&str, &str)],
         filter: &str,
     ) -> (Self, mpsc::Receiver<String>) {
-        Self::spawn_with(dir, overrides, filter, "", None, &[])
+        Self::spawn_with(dir, overrides, filter, &[], None, &[])
     }
 
     /// A fresh broker whose open-file limit (soft and hard) is `limit`.
     pub fn start_with_fd_limit(limit: u32, overrides: &[(&str, &str)]) -> Self {
         let temp = tempfile::tempdir().expect("temp dir");
         let dir = temp.path().to_path_buf();
-        let (mut broker, lines) = Self::spawn_with(&dir, overrides, "info", "", Some(limit), &[]);
+        let (mut broker, lines) = Self::spawn_with(&dir, overrides, "info", &[], Some(limit), &[]);
         broker.wait_listening(&lines);
         broker._temp = Some(temp);
         broker
     }
 
+    /// Starts the broker process; `env` is set in its environment (`FAILPOINTS`, a fake
+    /// clock's `LD_PRELOAD`).
     fn spawn_with(
         dir: &Path,
         overrides: &[(&str, &str)],
         filter: &str,
-        failpoints: &str,
+        env: &[(&str, &str)],
         fd_limit: Option<u32>,
         args: &[&str],
     ) -> (Self, mpsc::Receiver<String>) {
@@ -118,7 +127,8 @@ impl Broker {
             .arg("--override")
             .arg(format!("log.dirs={}", dir.display()))
             .env("RUST_LOG", filter)
-            .env("FAILPOINTS", failpoints)
+            .env("FAILPOINTS", "")
+            .envs(env.iter().copied())
             .env_remove("RUST_BACKTRACE")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -540,7 +550,12 @@ pub struct Cluster {
     network: Option<proxy::Network>,
     /// The name of each node's client (and inter-broker) listener.
     client_listener: String,
+    /// Each node's fake wall clock offset, a file per node (see [`Cluster::fake_clocks`]).
+    clocks: Option<tempfile::TempDir>,
 }
+
+/// libfaketime, as Debian installs it.
+const FAKETIME_LIBRARY: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 impl Cluster {
     pub fn start(size: usize, extra: &[(&str, &str)]) -> Self {
@@ -615,6 +630,20 @@ impl Cluster {
 
     /// A cluster whose nodes reach each other only through [`proxy::Network`], so a test can
     /// cut one off ([`Cluster::network`]).
+    /// [`Cluster::start_partitionable`] whose nodes' wall clocks can be moved
+    /// ([`Cluster::shift_clock`]).
+    pub fn start_partitionable_with_fake_clocks(size: usize, extra: &[(&str, &str)]) -> Self {
+        let mut cluster = Self::start_deferred(
+            vec![Role::Combined; size],
+            extra,
+            Some(proxy::Network::new()),
+            "PLAINTEXT",
+        );
+        cluster.fake_clocks();
+        cluster.spawn_all();
+        cluster
+    }
+
     pub fn start_partitionable(size: usize, extra: &[(&str, &str)]) -> Self {
         Self::start_on(
             vec![Role::Combined; size],
@@ -696,6 +725,7 @@ impl Cluster {
                 .collect(),
             network,
             client_listener: client_listener.to_string(),
+            clocks: None,
         }
     }
 
@@ -727,7 +757,44 @@ impl Cluster {
             let output = format.output().expect("sluice format");
             assert!(output.status.success(), "format: {output:?}");
         }
-        Broker::spawn(self.dirs[i].path(), &overrides, "info")
+        let env = self.clock_env(i);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        Broker::spawn_with(self.dirs[i].path(), &overrides, "info", &env, None, &[])
+    }
+
+    /// Gives every node a wall clock that [`Cluster::shift_clock`] can move
+    /// (libfaketime, `LD_PRELOAD`; the monotonic clock stays true), for nodes started from
+    /// now on. Panics when libfaketime is not installed (`.ci/run` installs it).
+    fn fake_clocks(&mut self) {
+        assert!(
+            std::path::Path::new(FAKETIME_LIBRARY).exists(),
+            "{FAKETIME_LIBRARY} missing: apt-get install libfaketime"
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        for i in 0..self.roles.len() {
+            std::fs::write(dir.path().join(format!("node-{}", i + 1)), "+0").unwrap();
+        }
+        self.clocks = Some(dir);
+    }
+
+    /// Sets node `i`'s wall clock `offset` from the true time (libfaketime's syntax: `+90`,
+    /// `-30`, seconds); the node reads it within a second.
+    pub fn shift_clock(&self, i: usize, offset: &str) {
+        let dir = self.clocks.as_ref().expect("fake_clocks first");
+        std::fs::write(dir.path().join(format!("node-{}", i + 1)), offset).unwrap();
+    }
+
+    fn clock_env(&self, i: usize) -> Vec<(String, String)> {
+        let Some(dir) = &self.clocks else {
+            return Vec::new();
+        };
+        let file = dir.path().join(format!("node-{}", i + 1));
+        vec![
+            ("LD_PRELOAD".into(), FAKETIME_LIBRARY.into()),
+            ("FAKETIME_TIMESTAMP_FILE".into(), file.display().to_string()),
+            ("FAKETIME_CACHE_DURATION".into(), "1".into()),
+            ("FAKETIME_DONT_FAKE_MONOTONIC".into(), "1".into()),
+        ]
     }
 
     /// Node `i`'s settings (besides its log directory).
@@ -788,14 +855,11 @@ impl Cluster {
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        let (mut node, lines) = Broker::spawn_with(
-            self.dirs[i].path(),
-            &overrides,
-            "info",
-            failpoints,
-            None,
-            &[],
-        );
+        let mut env = self.clock_env(i);
+        env.push(("FAILPOINTS".into(), failpoints.into()));
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let (mut node, lines) =
+            Broker::spawn_with(self.dirs[i].path(), &overrides, "info", &env, None, &[]);
         node.wait_started(&lines, self.roles[i]);
         self.nodes[i] = node;
     }
