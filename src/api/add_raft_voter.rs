@@ -24,24 +24,13 @@ pub async fn handle(
                 .with_error_message(Some(wire_str(&refusal))),
         );
     }
-    let config = ctx.broker.config();
-    let protocol_of = |name: &str| {
-        config
+    let endpoints = voter_endpoints(
+        ctx,
+        request
             .listeners
             .iter()
-            .find(|l| l.name == name)
-            .map_or(0, |l| l.protocol.id())
-    };
-    let endpoints = request
-        .listeners
-        .iter()
-        .map(|l| Endpoint {
-            name: l.name.to_string(),
-            host: l.host.to_string(),
-            port: l.port,
-            security_protocol: protocol_of(&l.name),
-        })
-        .collect();
+            .map(|l| (l.name.as_str(), l.host.as_str(), l.port)),
+    );
     let op = ControllerOp::AddVoter(NewVoter {
         node: request.voter_id,
         directory_id: request.voter_directory_id,
@@ -56,6 +45,27 @@ pub async fn handle(
                 .with_error_message(Some(wire_str(&e.message()))),
         },
     )
+}
+
+/// A voter's listeners (name, host, port) as endpoints, each with the security protocol of
+/// this node's listener of that name (the voters' controller listeners are alike).
+pub(super) fn voter_endpoints<'a>(
+    ctx: &ApiContext,
+    listeners: impl Iterator<Item = (&'a str, &'a str, u16)>,
+) -> Vec<Endpoint> {
+    let config = ctx.broker.config();
+    listeners
+        .map(|(name, host, port)| Endpoint {
+            name: name.to_string(),
+            host: host.to_string(),
+            port,
+            security_protocol: config
+                .listeners
+                .iter()
+                .find(|l| l.name == name)
+                .map_or(0, |l| l.protocol.id()),
+        })
+        .collect()
 }
 
 pub fn request_for(voter: &NewVoter, cluster_id: Option<&str>) -> AddRaftVoterRequest {

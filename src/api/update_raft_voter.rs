@@ -10,7 +10,6 @@ use super::{ApiContext, wire_str};
 use crate::controller::ops::NewVoter;
 use crate::controller::service::{ControllerOp, ControllerReply};
 use crate::error::{Error, code};
-use crate::metadata::records::Endpoint;
 use kafka_protocol::messages::update_raft_voter_request::{KRaftVersionFeature, Listener};
 use kafka_protocol::messages::{UpdateRaftVoterRequest, UpdateRaftVoterResponse};
 
@@ -39,23 +38,13 @@ pub async fn handle(
     {
         return refuse(Error::InvalidRequest(String::new()));
     }
-    let protocol_of = |name: &str| {
-        config
+    let endpoints = super::add_raft_voter::voter_endpoints(
+        ctx,
+        request
             .listeners
             .iter()
-            .find(|l| l.name == name)
-            .map_or(0, |l| l.protocol.id())
-    };
-    let endpoints = request
-        .listeners
-        .iter()
-        .map(|l| Endpoint {
-            name: l.name.to_string(),
-            host: l.host.to_string(),
-            port: l.port,
-            security_protocol: protocol_of(&l.name),
-        })
-        .collect();
+            .map(|l| (l.name.as_str(), l.host.as_str(), l.port)),
+    );
     let op = ControllerOp::UpdateVoter(NewVoter {
         node: request.voter_id,
         directory_id: request.voter_directory_id,
