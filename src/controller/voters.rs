@@ -198,6 +198,17 @@ impl<A> VoterChanges<A> {
         AdditionProgress::Waiting
     }
 
+    /// Kafka's checks before an update or removal ([`check_can_change`]), and no addition
+    /// still catching up.
+    fn check_idle(&self, quorum: &Quorum, active: bool, verb: &str) -> Result<(), Error> {
+        if self.addition.is_some() {
+            return Err(Error::VoterChangeTimedOut(
+                "Request timed out waiting for leader to handle previous add voter request".into(),
+            ));
+        }
+        check_can_change(quorum, active, verb)
+    }
+
     /// Records where voter `voter.node` listens now (UpdateRaftVoter); returns the index to
     /// answer at. The voter set is unchanged: a plain metadata record replaces its endpoints.
     pub fn update(
@@ -206,12 +217,7 @@ impl<A> VoterChanges<A> {
         active: bool,
         voter: NewVoter,
     ) -> Result<u64, Error> {
-        if self.addition.is_some() {
-            return Err(Error::VoterChangeTimedOut(
-                "Request timed out waiting for leader to handle previous add voter request".into(),
-            ));
-        }
-        check_can_change(quorum, active, "updating")?;
+        self.check_idle(quorum, active, "updating")?;
         let known = quorum
             .image()
             .quorum_voters
@@ -242,12 +248,7 @@ impl<A> VoterChanges<A> {
         node: i32,
         directory_id: Uuid,
     ) -> Result<u64, Error> {
-        if self.addition.is_some() {
-            return Err(Error::VoterChangeTimedOut(
-                "Request timed out waiting for leader to handle previous add voter request".into(),
-            ));
-        }
-        check_can_change(quorum, active, "removing")?;
+        self.check_idle(quorum, active, "removing")?;
         let key = replica_key(node, directory_id);
         let voters = quorum.voters();
         let known_directory = quorum
