@@ -409,6 +409,10 @@ pub enum ShareError {
     Storage,
     #[error("share groups are not offered by this cluster")]
     Unsupported,
+    #[error("the share-partition's leader epoch is older than its state's")]
+    FencedLeaderEpoch,
+    #[error("the share-partition's state was initialized again")]
+    FencedStateEpoch,
 }
 
 impl ShareError {
@@ -423,6 +427,8 @@ impl ShareError {
             ShareError::NotLeaderOrFollower => code::NOT_LEADER_OR_FOLLOWER,
             ShareError::Storage => code::KAFKA_STORAGE_ERROR,
             ShareError::Unsupported => code::UNSUPPORTED_VERSION,
+            ShareError::FencedLeaderEpoch => code::FENCED_LEADER_EPOCH,
+            ShareError::FencedStateEpoch => code::FENCED_STATE_EPOCH,
         }
     }
 }
@@ -526,6 +532,7 @@ pub mod code {
     pub const INVALID_RECORD_STATE: i16 = 121;
     pub const SHARE_SESSION_NOT_FOUND: i16 = 122;
     pub const INVALID_SHARE_SESSION_EPOCH: i16 = 123;
+    pub const FENCED_STATE_EPOCH: i16 = 124;
     pub const SHARE_SESSION_LIMIT_REACHED: i16 = 133;
     pub const REQUEST_TIMED_OUT: i16 = 7;
     pub const NOT_ENOUGH_REPLICAS_AFTER_APPEND: i16 = 20;

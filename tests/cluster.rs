@@ -87,8 +87,8 @@ async fn three_nodes_form_one_cluster_and_clients_use_every_broker() {
         assert_eq!(wrong.error_code, 114, "MISMATCHED_ENDPOINT_TYPE");
     }
 
-    // Share groups keep their state on the node that serves them: a cluster of several
-    // brokers does not offer them (ApiVersions lists neither the APIs nor share.version).
+    // Share groups are served by a cluster too (ApiVersions lists their APIs, the share
+    // coordinator's state RPCs and share.version).
     let versions: ApiVersionsResponse = raw_call(
         &cluster.nodes[0].bootstrap,
         ApiKey::ApiVersions,
@@ -98,22 +98,24 @@ async fn three_nodes_form_one_cluster_and_clients_use_every_broker() {
             .with_client_software_version(StrBytes::from_static_str("1")),
     );
     let keys: BTreeSet<i16> = versions.api_keys.iter().map(|k| k.api_key).collect();
-    assert!(keys.contains(&(ApiKey::Fetch as i16)));
-    for share in [
+    for api in [
+        ApiKey::Fetch,
         ApiKey::ShareGroupHeartbeat,
         ApiKey::ShareFetch,
         ApiKey::ShareAcknowledge,
+        ApiKey::ReadShareGroupState,
+        ApiKey::WriteShareGroupState,
     ] {
         assert!(
-            !keys.contains(&(share as i16)),
-            "{share:?} offered by a cluster"
+            keys.contains(&(api as i16)),
+            "{api:?} not offered by a cluster"
         );
     }
     assert!(
         versions
             .finalized_features
             .iter()
-            .all(|f| f.name.as_str() != "share.version")
+            .any(|f| f.name.as_str() == "share.version")
     );
 
     // Created through whichever node: forwarded to the active controller.

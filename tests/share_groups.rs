@@ -1,7 +1,8 @@
 //! Share groups (KIP-932) over raw frames on a real broker: records delivered to one member at
 //! a time, acknowledgements (accept, release, reject), redelivery with a growing delivery
 //! count up to the limit, record locks that time out, share sessions and their epochs, the
-//! offsets admin APIs, group configs, group-type clashes, and the state surviving a restart.
+//! offsets admin APIs, group configs, group-type clashes, the state surviving a restart, and
+//! the share coordinator's state RPCs.
 //! (franz-go's own share-group tests run in `compat/franz-go-integration`.)
 
 #![allow(clippy::unwrap_used)]
@@ -415,6 +416,30 @@ fn state_and_configs_survive_a_restart_and_unacknowledged_records_come_back() {
     let dir = broker.dir().to_path_buf();
     let broker = Broker::start_in(&dir, &[("group.share.min.record.lock.duration.ms", "1000")]);
     assert_eq!(start_offset(&broker, "g", "durable"), 4);
+    // The group itself was kept (in `__consumer_offsets`): listed, with its share-partition.
+    let mut admin = connect(&broker);
+    let listed: ListGroupsResponse = call(
+        &mut admin,
+        ApiKey::ListGroups,
+        5,
+        &ListGroupsRequest::default().with_types_filter(vec![s("share")]),
+    );
+    assert!(
+        listed.groups.iter().any(|g| g.group_id.as_str() == "g"),
+        "{listed:?}"
+    );
+    let all: DescribeShareGroupOffsetsResponse = call(
+        &mut admin,
+        ApiKey::DescribeShareGroupOffsets,
+        0,
+        &DescribeShareGroupOffsetsRequest::default().with_groups(vec![
+            describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestGroup::default()
+                .with_group_id(GroupId(s("g")))
+                .with_topics(None),
+        ]),
+    );
+    assert_eq!(all.groups[0].error_code, 0);
+    assert_eq!(all.groups[0].topics[0].partitions[0].start_offset, 4);
     let mut b = Member::join(&broker, "g", "b", "durable", id);
     let again = b.acquire(2, Duration::from_secs(10));
     assert_eq!(
@@ -670,4 +695,139 @@ fn read_committed_share_groups_skip_aborted_transactions() {
     let mut uncommitted = Member::join(&broker, "uncommitted", "b", "txn", id);
     let got = uncommitted.acquire(5, Duration::from_secs(10));
     assert_eq!(got.offsets(), BTreeSet::from([0, 1, 2, 4, 5]), "{got:?}");
+}
+
+/// The share coordinator's state RPCs (83–87), as another broker would send them: a write or
+/// read of an older leader epoch is fenced, a write of an older state epoch after an
+/// Initialize is fenced, a summary reads what was written, a deleted state reads as none.
+#[test]
+fn the_state_rpcs_fence_older_epochs() {
+    const FENCED_LEADER_EPOCH: i16 = 74;
+    const FENCED_STATE_EPOCH: i16 = 124;
+    let (broker, id) = setup(&[], "fenced", 3);
+    // The first share-group request creates `__share_group_state`.
+    let _member = Member::join(&broker, "g", "a", "fenced", id);
+    let mut stream = connect(&broker);
+    let write = |stream: &mut TcpStream, state_epoch: i32, leader_epoch: i32, start: i64| -> i16 {
+        let response: WriteShareGroupStateResponse = call(
+            stream,
+            ApiKey::WriteShareGroupState,
+            0,
+            &WriteShareGroupStateRequest::default()
+                .with_group_id(s("g"))
+                .with_topics(vec![
+                    write_share_group_state_request::WriteStateData::default()
+                        .with_topic_id(id)
+                        .with_partitions(vec![
+                            write_share_group_state_request::PartitionData::default()
+                                .with_partition(0)
+                                .with_state_epoch(state_epoch)
+                                .with_leader_epoch(leader_epoch)
+                                .with_start_offset(start)
+                                .with_state_batches(vec![
+                                    write_share_group_state_request::StateBatch::default()
+                                        .with_first_offset(start)
+                                        .with_last_offset(start)
+                                        .with_delivery_state(2)
+                                        .with_delivery_count(1),
+                                ]),
+                        ]),
+                ]),
+        );
+        response.results[0].partitions[0].error_code
+    };
+    let read = |stream: &mut TcpStream, leader_epoch: i32| -> (i16, i64, usize) {
+        let response: ReadShareGroupStateResponse = call(
+            stream,
+            ApiKey::ReadShareGroupState,
+            0,
+            &ReadShareGroupStateRequest::default()
+                .with_group_id(s("g"))
+                .with_topics(vec![
+                    read_share_group_state_request::ReadStateData::default()
+                        .with_topic_id(id)
+                        .with_partitions(vec![
+                            read_share_group_state_request::PartitionData::default()
+                                .with_partition(0)
+                                .with_leader_epoch(leader_epoch),
+                        ]),
+                ]),
+        );
+        let p = &response.results[0].partitions[0];
+        (p.error_code, p.start_offset, p.state_batches.len())
+    };
+    let summary = |stream: &mut TcpStream| -> (i16, i64, i32) {
+        let response: ReadShareGroupStateSummaryResponse = call(
+            stream,
+            ApiKey::ReadShareGroupStateSummary,
+            0,
+            &ReadShareGroupStateSummaryRequest::default()
+                .with_group_id(s("g"))
+                .with_topics(vec![
+                    read_share_group_state_summary_request::ReadStateSummaryData::default()
+                        .with_topic_id(id)
+                        .with_partitions(vec![
+                            read_share_group_state_summary_request::PartitionData::default()
+                                .with_partition(0)
+                                .with_leader_epoch(-1),
+                        ]),
+                ]),
+        );
+        let p = &response.results[0].partitions[0];
+        (p.error_code, p.start_offset, p.state_epoch)
+    };
+    assert_eq!(write(&mut stream, 0, 5, 1), 0);
+    assert_eq!(read(&mut stream, 5), (0, 1, 1));
+    assert_eq!(
+        write(&mut stream, 0, 4, 2),
+        FENCED_LEADER_EPOCH,
+        "an older leader"
+    );
+    assert_eq!(read(&mut stream, 4).0, FENCED_LEADER_EPOCH);
+    // A newer leader's read fences the one before it.
+    assert_eq!(read(&mut stream, 6).0, 0);
+    assert_eq!(write(&mut stream, 0, 5, 2), FENCED_LEADER_EPOCH);
+    let initialized: InitializeShareGroupStateResponse = call(
+        &mut stream,
+        ApiKey::InitializeShareGroupState,
+        0,
+        &InitializeShareGroupStateRequest::default()
+            .with_group_id(s("g"))
+            .with_topics(vec![
+                initialize_share_group_state_request::InitializeStateData::default()
+                    .with_topic_id(id)
+                    .with_partitions(vec![
+                        initialize_share_group_state_request::PartitionData::default()
+                            .with_partition(0)
+                            .with_state_epoch(1)
+                            .with_start_offset(2),
+                    ]),
+            ]),
+    );
+    assert_eq!(initialized.results[0].partitions[0].error_code, 0);
+    assert_eq!(summary(&mut stream), (0, 2, 1));
+    assert_eq!(
+        write(&mut stream, 0, 6, 3),
+        FENCED_STATE_EPOCH,
+        "state before the reset"
+    );
+    assert_eq!(write(&mut stream, 1, 6, 3), 0);
+    assert_eq!(summary(&mut stream), (0, 3, 1));
+    let deleted: DeleteShareGroupStateResponse = call(
+        &mut stream,
+        ApiKey::DeleteShareGroupState,
+        0,
+        &DeleteShareGroupStateRequest::default()
+            .with_group_id(s("g"))
+            .with_topics(vec![
+                delete_share_group_state_request::DeleteStateData::default()
+                    .with_topic_id(id)
+                    .with_partitions(vec![
+                        delete_share_group_state_request::PartitionData::default()
+                            .with_partition(0),
+                    ]),
+            ]),
+    );
+    assert_eq!(deleted.results[0].partitions[0].error_code, 0);
+    assert_eq!(summary(&mut stream), (0, -1, 0));
 }

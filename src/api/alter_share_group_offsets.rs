@@ -41,12 +41,16 @@ pub async fn handle(
                     Err(ShareError::Group(GroupError::UnknownTopicOrPartition))
                 }
                 Some(_) if p.start_offset < 0 => Err(ShareError::Group(GroupError::InvalidRequest)),
-                Some(t) => shares.alter_start_offset(
-                    &request.group_id,
-                    t.id,
-                    p.partition_index,
-                    p.start_offset,
-                ),
+                Some(t) => {
+                    shares
+                        .alter_start_offset(
+                            &request.group_id,
+                            t.id,
+                            p.partition_index,
+                            p.start_offset,
+                        )
+                        .await
+                }
             };
             let mut answer = AlterShareGroupOffsetsResponsePartition::default()
                 .with_partition_index(p.partition_index);

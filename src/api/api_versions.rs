@@ -7,7 +7,7 @@
 
 use super::{ApiContext, controller_apis, supported_apis};
 use crate::error::code;
-use crate::metadata::features::{FEATURES, SHARE_VERSION, finalized_levels};
+use crate::metadata::features::{FEATURES, finalized_levels};
 use kafka_protocol::messages::ApiKey;
 use kafka_protocol::messages::api_versions_response::{
     ApiVersion, FinalizedFeatureKey, SupportedFeatureKey,
@@ -47,17 +47,15 @@ pub fn response_for(ctx: &ApiContext, error_code: i16) -> ApiVersionsResponse {
         epoch: i64::try_from(image.offset).unwrap_or(i64::MAX),
     };
     if ctx.is_controller_listener() {
-        response_listing(error_code, controller_apis(), false, &features)
+        response_listing(error_code, controller_apis(), &features)
     } else {
         // With an authorizer, only APIs whose checks are built are offered.
         let authorizing = ctx.authorizer.is_some();
-        let shares = ctx.broker.share_coordinator().offered();
         let apis = supported_apis()
             .into_iter()
-            .filter(|(key, _, _)| shares || !SHARE_APIS.contains(key))
             .filter(|(key, _, _)| !authorizing || super::authorized_api(*key))
             .collect();
-        response_listing(error_code, apis, shares, &features)
+        response_listing(error_code, apis, &features)
     }
 }
 
@@ -67,17 +65,6 @@ struct Finalized<'a> {
     epoch: i64,
 }
 
-/// The share group APIs (KIP-932), listed only where share groups are offered.
-pub const SHARE_APIS: &[ApiKey] = &[
-    ApiKey::ShareGroupHeartbeat,
-    ApiKey::ShareGroupDescribe,
-    ApiKey::ShareFetch,
-    ApiKey::ShareAcknowledge,
-    ApiKey::DescribeShareGroupOffsets,
-    ApiKey::AlterShareGroupOffsets,
-    ApiKey::DeleteShareGroupOffsets,
-];
-
 /// The full response with `error_code`.
 /// The full response with `error_code`, before any metadata is known (the server layer's
 /// answer to a version it does not know): features at their default levels.
@@ -86,13 +73,12 @@ pub fn response(error_code: i16) -> ApiVersionsResponse {
         levels: &BTreeMap::new(),
         epoch: 0,
     };
-    response_listing(error_code, supported_apis(), true, &defaults)
+    response_listing(error_code, supported_apis(), &defaults)
 }
 
 fn response_listing(
     error_code: i16,
     apis: Vec<(ApiKey, i16, i16)>,
-    shares: bool,
     features: &Finalized<'_>,
 ) -> ApiVersionsResponse {
     let mut api_keys: Vec<ApiVersion> = apis
@@ -121,7 +107,7 @@ fn response_listing(
     // Kafka reports a finalized range as its one level, and leaves out features at level 0.
     let finalized_features = finalized_levels(features.levels)
         .into_iter()
-        .filter(|(name, level)| *level > 0 && (shares || *name != SHARE_VERSION))
+        .filter(|(_, level)| *level > 0)
         .map(|(name, level)| {
             FinalizedFeatureKey::default()
                 .with_name(name.into())

@@ -324,13 +324,12 @@ pub(crate) fn feature_enabled(ctx: &ApiContext, feature: &str) -> bool {
 /// Kafka's message for an API whose feature is disabled (`UnsupportedVersionException`'s).
 pub(crate) const FEATURE_DISABLED: &str = "The version of API is not supported.";
 
-/// Whether share groups are served: offered by this cluster and `share.version` not 0.
+/// Whether share groups are served: `share.version` not 0.
 pub(crate) fn shares_enabled(ctx: &ApiContext) -> bool {
-    ctx.broker.share_coordinator().offered()
-        && feature_enabled(ctx, crate::metadata::features::SHARE_VERSION)
+    feature_enabled(ctx, crate::metadata::features::SHARE_VERSION)
 }
 
-/// The share coordinator when share groups are offered and this broker coordinates
+/// The share coordinator when share groups are served and this broker coordinates
 /// `group_id`, which must not name a classic or consumer group (Kafka: "not a share group").
 pub(crate) async fn share_coordinator_for<'a>(
     ctx: &'a ApiContext,

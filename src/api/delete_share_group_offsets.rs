@@ -34,7 +34,7 @@ pub async fn handle(
         let info = ctx.broker.topic(&topic.topic_name);
         let outcome = match &info {
             None => Err(ShareError::Group(GroupError::UnknownTopicOrPartition)),
-            Some(t) => shares.delete_topic_state(&request.group_id, t.id),
+            Some(t) => shares.delete_topic_state(&request.group_id, t.id).await,
         };
         let mut answer = DeleteShareGroupOffsetsResponseTopic::default()
             .with_topic_id(info.map(|t| t.id).unwrap_or_default())

@@ -62,7 +62,7 @@ pub async fn handle(
             }
             wanted
         });
-        let offsets = match shares.start_offsets(&asked.group_id, wanted) {
+        let offsets = match shares.start_offsets(&asked.group_id, wanted).await {
             Ok(o) => o,
             Err(ShareError::Group(GroupError::GroupIdNotFound)) if asked.topics.is_some() => {
                 // A group never seen has no state: every partition asked reads -1.

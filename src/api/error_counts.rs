@@ -102,6 +102,11 @@ per_partition!(
     AlterPartitionReassignmentsResponse => responses.partitions, error_code;
     AlterReplicaLogDirsResponse => results.partitions;
     DeleteRecordsResponse => topics.partitions;
+    DeleteShareGroupStateResponse => results.partitions;
+    InitializeShareGroupStateResponse => results.partitions;
+    ReadShareGroupStateResponse => results.partitions;
+    ReadShareGroupStateSummaryResponse => results.partitions;
+    WriteShareGroupStateResponse => results.partitions;
     DescribeProducersResponse => topics.partitions;
     DescribeQuorumResponse => topics.partitions, error_code;
     ElectLeadersResponse => replica_election_results.partition_result, error_code;

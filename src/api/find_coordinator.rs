@@ -1,6 +1,7 @@
 //! FindCoordinator: a group's coordinator is the broker leading its `__consumer_offsets`
-//! partition, a transactional id's the one leading its `__transaction_state` partition (each
-//! topic is created on first use). Batched keys from v4.
+//! partition, a transactional id's the one leading its `__transaction_state` partition, a
+//! share-partition's (v6) the one leading its `__share_group_state` partition (each topic is
+//! created on first use). Batched keys from v4.
 
 use super::{ApiContext, wire_str};
 use crate::error::code;
@@ -11,6 +12,7 @@ use kafka_protocol::protocol::StrBytes;
 
 const KEY_TYPE_GROUP: i8 = 0;
 const KEY_TYPE_TRANSACTION: i8 = 1;
+const KEY_TYPE_SHARE: i8 = 2;
 
 /// The partition of a coordinator's internal topic that holds a key.
 type Placement = Box<dyn Fn(&str) -> TopicPartition + Send + Sync>;
@@ -35,6 +37,16 @@ pub async fn handle(
         KEY_TYPE_TRANSACTION => ctx.broker.transactions().await.map(|txns| {
             let txns = txns.clone();
             Some(Box::new(move |key: &str| txns.partition_of(key)) as Box<_>)
+        }),
+        // A share-partition's key, `group:topicId:partition` (KIP-932; brokers ask, from v6).
+        KEY_TYPE_SHARE if version >= 6 => ctx.broker.shares().await.map(|shares| {
+            let shares = shares.clone();
+            Some(Box::new(move |key: &str| {
+                TopicPartition::new(
+                    crate::share::SHARE_STATE_TOPIC,
+                    shares.store().shard_of_coordinator_key(key),
+                )
+            }) as Box<_>)
         }),
         _ => Ok(None),
     };

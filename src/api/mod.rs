@@ -13,13 +13,14 @@
 //! | `frame.rs` | response frames (bytes and file parts) |
 //! | `forward.rs` | the controller APIs' client side (forwarding to the active controller) |
 //! | `follower_fetch.rs` | a follower's Fetch client |
+//! | `share_state.rs` | the share coordinator's state RPCs in wire terms, and their client side |
 //! | `metadata_fetch.rs` | Fetch of `__cluster_metadata` on the controller listener, and the observer's client |
 //! | `acl_wire.rs` | ACL bindings and filters on the wire |
 //! | `error_counts.rs` | the error codes of each response as Kafka's request metrics count them |
 //! | `throttle.rs` | request-time quotas and the throttle time of every response |
 //! | `request_names.rs` | the names Kafka's request metrics go by, at their counters' slots |
 //! | `tests/` | every advertised API at every advertised version, through the dispatcher |
-//! | `add_offsets_to_txn.rs`, `add_raft_voter.rs`, `add_partitions_to_txn.rs`, `allocate_producer_ids.rs`, `alter_client_quotas.rs`, `alter_configs.rs`, `alter_partition.rs`, `alter_partition_reassignments.rs`, `alter_replica_log_dirs.rs`, `alter_share_group_offsets.rs`, `alter_user_scram_credentials.rs`, `api_versions.rs`, `broker_heartbeat.rs`, `broker_registration.rs`, `consumer_group_describe.rs`, `consumer_group_heartbeat.rs`, `create_acls.rs`, `create_delegation_token.rs`, `create_partitions.rs`, `create_topics.rs`, `delete_acls.rs`, `delete_groups.rs`, `delete_records.rs`, `delete_share_group_offsets.rs`, `delete_topics.rs`, `describe_acls.rs`, `describe_client_quotas.rs`, `describe_cluster.rs`, `describe_configs.rs`, `describe_delegation_token.rs`, `describe_groups.rs`, `describe_log_dirs.rs`, `describe_producers.rs`, `describe_quorum.rs`, `describe_share_group_offsets.rs`, `describe_topic_partitions.rs`, `describe_transactions.rs`, `describe_user_scram_credentials.rs`, `elect_leaders.rs`, `end_txn.rs`, `expire_delegation_token.rs`, `fetch_snapshot.rs`, `find_coordinator.rs`, `heartbeat.rs`, `incremental_alter_configs.rs`, `init_producer_id.rs`, `join_group.rs`, `leave_group.rs`, `list_config_resources.rs`, `list_groups.rs`, `list_offsets.rs`, `list_partition_reassignments.rs`, `list_transactions.rs`, `metadata.rs`, `offset_commit.rs`, `offset_delete.rs`, `offset_fetch.rs`, `offset_for_leader_epoch.rs`, `produce.rs`, `remove_raft_voter.rs`, `renew_delegation_token.rs`, `sasl_authenticate.rs`, `sasl_handshake.rs`, `share_acknowledge.rs`, `share_fetch.rs`, `share_group_describe.rs`, `share_group_heartbeat.rs`, `streams_group_describe.rs`, `streams_group_heartbeat.rs`, `streams_group_topology_description_update.rs`, `sync_group.rs`, `txn_offset_commit.rs`, `unregister_broker.rs`, `update_features.rs`, `update_raft_voter.rs`, `write_txn_markers.rs` | one Kafka API each, named after it |
+//! | `add_offsets_to_txn.rs`, `add_partitions_to_txn.rs`, `add_raft_voter.rs`, `allocate_producer_ids.rs`, `alter_client_quotas.rs`, `alter_configs.rs`, `alter_partition.rs`, `alter_partition_reassignments.rs`, `alter_replica_log_dirs.rs`, `alter_share_group_offsets.rs`, `alter_user_scram_credentials.rs`, `api_versions.rs`, `broker_heartbeat.rs`, `broker_registration.rs`, `consumer_group_describe.rs`, `consumer_group_heartbeat.rs`, `create_acls.rs`, `create_delegation_token.rs`, `create_partitions.rs`, `create_topics.rs`, `delete_acls.rs`, `delete_groups.rs`, `delete_records.rs`, `delete_share_group_offsets.rs`, `delete_share_group_state.rs`, `delete_topics.rs`, `describe_acls.rs`, `describe_client_quotas.rs`, `describe_cluster.rs`, `describe_configs.rs`, `describe_delegation_token.rs`, `describe_groups.rs`, `describe_log_dirs.rs`, `describe_producers.rs`, `describe_quorum.rs`, `describe_share_group_offsets.rs`, `describe_topic_partitions.rs`, `describe_transactions.rs`, `describe_user_scram_credentials.rs`, `elect_leaders.rs`, `end_txn.rs`, `expire_delegation_token.rs`, `fetch_snapshot.rs`, `find_coordinator.rs`, `heartbeat.rs`, `incremental_alter_configs.rs`, `init_producer_id.rs`, `initialize_share_group_state.rs`, `join_group.rs`, `leave_group.rs`, `list_config_resources.rs`, `list_groups.rs`, `list_offsets.rs`, `list_partition_reassignments.rs`, `list_transactions.rs`, `metadata.rs`, `offset_commit.rs`, `offset_delete.rs`, `offset_fetch.rs`, `offset_for_leader_epoch.rs`, `produce.rs`, `read_share_group_state.rs`, `read_share_group_state_summary.rs`, `remove_raft_voter.rs`, `renew_delegation_token.rs`, `sasl_authenticate.rs`, `sasl_handshake.rs`, `share_acknowledge.rs`, `share_fetch.rs`, `share_group_describe.rs`, `share_group_heartbeat.rs`, `streams_group_describe.rs`, `streams_group_heartbeat.rs`, `streams_group_topology_description_update.rs`, `sync_group.rs`, `txn_offset_commit.rs`, `unregister_broker.rs`, `update_features.rs`, `update_raft_voter.rs`, `write_share_group_state.rs`, `write_txn_markers.rs` | one Kafka API each, named after it |
 
 pub mod acl_wire;
 pub mod add_offsets_to_txn;
@@ -48,6 +49,7 @@ pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_share_group_offsets;
+pub mod delete_share_group_state;
 pub mod delete_topics;
 pub mod describe_acls;
 pub mod describe_client_quotas;
@@ -76,6 +78,7 @@ pub mod frame;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
 pub mod init_producer_id;
+pub mod initialize_share_group_state;
 pub mod join_group;
 pub mod leave_group;
 pub mod list_config_resources;
@@ -90,6 +93,8 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod read_share_group_state;
+pub mod read_share_group_state_summary;
 pub mod remove_raft_voter;
 pub mod renew_delegation_token;
 pub mod request_names;
@@ -99,6 +104,7 @@ pub mod share_acknowledge;
 pub mod share_fetch;
 pub mod share_group_describe;
 pub mod share_group_heartbeat;
+pub mod share_state;
 pub mod streams_group_describe;
 pub mod streams_group_heartbeat;
 pub mod streams_group_topology_description_update;
@@ -110,6 +116,7 @@ pub mod txn_offset_commit;
 pub mod unregister_broker;
 pub mod update_features;
 pub mod update_raft_voter;
+pub mod write_share_group_state;
 pub mod write_txn_markers;
 
 pub use context::ApiContext;

@@ -42,9 +42,14 @@ pub async fn handle(
                 .iter()
                 .map(|b| (b.first_offset, b.last_offset, b.acknowledge_types.clone()))
                 .collect();
-            let outcome = resolve(ctx, topic.topic_id, p.partition_index).and_then(|target| {
-                shares.acknowledge_partition(&group, &member, &target, &batches)
-            });
+            let outcome = match resolve(ctx, topic.topic_id, p.partition_index) {
+                Ok(target) => {
+                    shares
+                        .acknowledge_partition(&group, &member, &target, &batches)
+                        .await
+                }
+                Err(e) => Err(e),
+            };
             let mut data = PartitionData::default()
                 .with_partition_index(p.partition_index)
                 .with_current_leader(
@@ -66,7 +71,7 @@ pub async fn handle(
         );
     }
     if epoch == -1
-        && let Err(e) = shares.fetch_session(&group, &member, -1, &[], &[])
+        && let Err(e) = shares.fetch_session(&group, &member, -1, &[], &[]).await
     {
         return top(e);
     }

@@ -68,34 +68,26 @@ pub async fn handle(
         .flat_map(|t| t.partitions.iter().map(|p| (t.topic_id, *p)))
         .collect();
     let mut answers: BTreeMap<(Uuid, i32), Answer> = BTreeMap::new();
-    let acknowledge = |answers: &mut BTreeMap<(Uuid, i32), Answer>| {
-        for topic in &request.topics {
-            for p in &topic.partitions {
-                if p.acknowledgement_batches.is_empty() {
-                    continue;
-                }
-                let batches: AckBatches = p
-                    .acknowledgement_batches
-                    .iter()
-                    .map(|b| (b.first_offset, b.last_offset, b.acknowledge_types.clone()))
-                    .collect();
-                let outcome = resolve(ctx, topic.topic_id, p.partition_index).and_then(|target| {
-                    shares.acknowledge_partition(&group, &member, &target, &batches)
-                });
-                answers
-                    .entry((topic.topic_id, p.partition_index))
-                    .or_default()
-                    .ack_error = Some(outcome.err());
+    let acknowledged =
+        |answers: &mut BTreeMap<(Uuid, i32), Answer>,
+         outcomes: Vec<((Uuid, i32), Result<(), ShareError>)>| {
+            for (at, outcome) in outcomes {
+                answers.entry(at).or_default().ack_error = Some(outcome.err());
             }
-        }
-    };
+        };
     let session = if epoch == -1 {
-        acknowledge(&mut answers);
-        shares.fetch_session(&group, &member, epoch, &requested, &forgotten)
+        let outcomes = acknowledge_all(ctx, shares, &group, &member, &request).await;
+        acknowledged(&mut answers, outcomes);
+        shares
+            .fetch_session(&group, &member, epoch, &requested, &forgotten)
+            .await
     } else {
-        let session = shares.fetch_session(&group, &member, epoch, &requested, &forgotten);
+        let session = shares
+            .fetch_session(&group, &member, epoch, &requested, &forgotten)
+            .await;
         if session.is_ok() {
-            acknowledge(&mut answers);
+            let outcomes = acknowledge_all(ctx, shares, &group, &member, &request).await;
+            acknowledged(&mut answers, outcomes);
         }
         session
     };
@@ -206,6 +198,39 @@ pub async fn handle(
             )
             .with_node_endpoints(endpoints.into_values().collect()),
     )
+}
+
+/// Applies the acknowledgements a ShareFetch carries, partition by partition.
+async fn acknowledge_all(
+    ctx: &ApiContext,
+    shares: &crate::share::ShareCoordinator,
+    group: &str,
+    member: &str,
+    request: &ShareFetchRequest,
+) -> Vec<((Uuid, i32), Result<(), ShareError>)> {
+    let mut outcomes = Vec::new();
+    for topic in &request.topics {
+        for p in &topic.partitions {
+            if p.acknowledgement_batches.is_empty() {
+                continue;
+            }
+            let batches: AckBatches = p
+                .acknowledgement_batches
+                .iter()
+                .map(|b| (b.first_offset, b.last_offset, b.acknowledge_types.clone()))
+                .collect();
+            let outcome = match resolve(ctx, topic.topic_id, p.partition_index) {
+                Ok(target) => {
+                    shares
+                        .acknowledge_partition(group, member, &target, &batches)
+                        .await
+                }
+                Err(e) => Err(e),
+            };
+            outcomes.push(((topic.topic_id, p.partition_index), outcome));
+        }
+    }
+    outcomes
 }
 
 /// The share coordinator and the (group, member) a ShareFetch or ShareAcknowledge acts for:

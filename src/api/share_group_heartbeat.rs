@@ -42,7 +42,7 @@ pub async fn handle(
     if heartbeat.member_id.is_empty() {
         return error(ShareError::Group(GroupError::InvalidRequest));
     }
-    match shares.heartbeat(&request.group_id, heartbeat) {
+    match shares.heartbeat(&request.group_id, heartbeat).await {
         Err(e) => error(e),
         Ok((reply, interval)) => {
             let assignment = reply.assignment.map(|a| {

@@ -117,6 +117,11 @@ no_throttle_field!(
     m::SaslAuthenticateResponse,
     m::SaslHandshakeResponse,
     m::WriteTxnMarkersResponse,
+    m::InitializeShareGroupStateResponse,
+    m::ReadShareGroupStateResponse,
+    m::WriteShareGroupStateResponse,
+    m::DeleteShareGroupStateResponse,
+    m::ReadShareGroupStateSummaryResponse,
 );
 
 impl ThrottleTime for FetchReply {

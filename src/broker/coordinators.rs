@@ -29,23 +29,30 @@ impl Broker {
         Ok(&self.groups)
     }
 
-    /// The share coordinator, creating `__share_group_state` on first use and loading the
-    /// state it holds.
+    /// The share groups' coordinators, creating `__share_group_state` on first use (its
+    /// partitions' leaders load the state they hold when elected).
     pub async fn shares(&self) -> Result<&Arc<crate::share::ShareCoordinator>, Error> {
+        let replication_factor = self.config.cluster.share_state_replication_factor;
+        let min_isr = self
+            .config
+            .share
+            .state_topic_min_isr
+            .min(replication_factor);
         self.ensure_internal_topic(
             crate::share::SHARE_STATE_TOPIC,
             self.config.share.state_topic_partitions,
-            self.config.cluster.offsets_topic_replication_factor,
+            replication_factor,
             &[
                 (
                     "segment.bytes",
                     self.config.share.state_topic_segment_bytes.to_string(),
                 ),
                 ("compression.type", "producer".to_string()),
+                ("min.insync.replicas", min_isr.to_string()),
+                ("unclean.leader.election.enable", "false".to_string()),
             ],
         )
         .await?;
-        self.shares.load();
         Ok(&self.shares)
     }
 

@@ -1,6 +1,6 @@
 //! Applying the cluster's metadata to this broker (Kafka's `BrokerMetadataPublisher`), on its
 //! own thread: each committed image creates, leads, follows or deletes this broker's
-//! partitions, changes their configs, elects or resigns the group and transaction
+//! partitions, changes their configs, elects or resigns the group, transaction and share
 //! coordinators of the internal partitions it leads, and then becomes the image the API layer
 //! answers from. The first image also removes stray logs. An image that fails to apply (no
 //! descriptor for a new log, a full disk) is applied again until it succeeds or a newer one
@@ -13,6 +13,7 @@ use crate::metadata;
 use crate::metadata::cache::Taken;
 use crate::metadata::image::{LocalChange, MetadataImage, local_changes};
 use crate::replica::{Leadership, Partition};
+use crate::share::SHARE_STATE_TOPIC;
 use crate::storage::StorageError;
 use crate::storage::manager::lock;
 use crate::txn::coordinator::TRANSACTION_STATE_TOPIC;
@@ -86,6 +87,8 @@ impl Broker {
         let mut coordination: Vec<(i32, bool)> = Vec::new();
         // `__transaction_state` partitions whose leadership here starts or ends.
         let mut txn_coordination: Vec<(i32, bool)> = Vec::new();
+        // `__share_group_state` partitions whose leadership here starts or ends.
+        let mut share_coordination: Vec<(i32, bool)> = Vec::new();
         for change in &changes {
             let (topic, partition, leads_now) = match change {
                 LocalChange::Lead {
@@ -103,6 +106,13 @@ impl Broker {
                 txn_coordination.push((partition, leads_now));
                 if leads_now {
                     self.transaction_coordinator().begin_loading(partition);
+                }
+                continue;
+            }
+            if &**topic == SHARE_STATE_TOPIC && leads_now != led_before {
+                share_coordination.push((partition, leads_now));
+                if leads_now {
+                    self.shares.store().begin_loading(partition);
                 }
                 continue;
             }
@@ -209,11 +219,13 @@ impl Broker {
         for (partition, leads) in coordination {
             if !leads {
                 self.groups.resign(partition);
+                self.shares.resign_groups(partition);
                 continue;
             }
             let tp = TopicPartition::new(OFFSETS_TOPIC, partition);
             if let Some(log) = self.logs.get(&tp) {
                 records += self.groups.elect(partition, &log)?;
+                self.shares.elect_groups(partition, &log);
                 elected += 1;
             }
         }
@@ -242,6 +254,20 @@ impl Broker {
                     records,
                     "coordinating the transactional ids of {TRANSACTION_STATE_TOPIC} partition"
                 );
+            }
+        }
+        for (partition, leads) in share_coordination {
+            let store = self.shares.store();
+            if !leads {
+                store.resign(partition);
+                continue;
+            }
+            let tp = TopicPartition::new(SHARE_STATE_TOPIC, partition);
+            match self.logs.get(&tp) {
+                Some(log) => {
+                    store.elect(partition, &log);
+                }
+                None => store.resign(partition),
             }
         }
         self.metadata.renotify();

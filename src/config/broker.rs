@@ -234,6 +234,8 @@ pub struct ShareGroupDefaults {
     pub max_sessions: usize,
     pub state_topic_partitions: i32,
     pub state_topic_segment_bytes: i32,
+    /// `share.coordinator.state.topic.min.isr`.
+    pub state_topic_min_isr: i32,
 }
 
 /// An effective value and where it came from.
@@ -605,6 +607,7 @@ impl BrokerConfig {
                     as i32,
                 state_topic_segment_bytes: int("share.coordinator.state.topic.segment.bytes")
                     as i32,
+                state_topic_min_isr: int("share.coordinator.state.topic.min.isr") as i32,
             },
             producer_id_expiration_ms: int("producer.id.expiration.ms").max(1),
             cluster,

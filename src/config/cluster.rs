@@ -106,6 +106,8 @@ pub struct ClusterConfig {
     pub election_timeout_ms: u64,
     pub offsets_topic_replication_factor: i32,
     pub transaction_state_replication_factor: i32,
+    /// `share.coordinator.state.topic.replication.factor`.
+    pub share_state_replication_factor: i32,
 }
 
 impl ClusterConfig {
@@ -318,6 +320,13 @@ impl ClusterConfig {
             },
             transaction_state_replication_factor: match get(
                 "transaction.state.log.replication.factor",
+            ) {
+                Some(v) => v.trim().parse().unwrap_or(3),
+                None if cluster_of_one => 1,
+                None => 3,
+            },
+            share_state_replication_factor: match get(
+                "share.coordinator.state.topic.replication.factor",
             ) {
                 Some(v) => v.trim().parse().unwrap_or(3),
                 None if cluster_of_one => 1,

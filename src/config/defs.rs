@@ -220,6 +220,8 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.streams.assignors", List, Some("sticky"), Validator::ListOf(&["sticky"]), None, "Streams groups' task assignors; the first is the default."),
     def!("group.streams.rack.aware.assignment.tags", List, Some(""), Validator::Any, None, "Default streams.rack.aware.assignment.tags of streams groups."),
     def!("share.coordinator.state.topic.num.partitions", Int, Some("50"), Validator::AtLeast(1), None, "Partitions of __share_group_state (fixed once the topic exists)."),
+    def!("share.coordinator.state.topic.replication.factor", Int, None, Validator::AtLeast(1), None, "Replication factor of __share_group_state; defaults to 1 on a one-voter node and 3 in a cluster (Kafka's default)."),
+    def!("share.coordinator.state.topic.min.isr", Int, Some("2"), Validator::AtLeast(1), None, "min.insync.replicas of __share_group_state (at most its replication factor)."),
     def!("share.coordinator.state.topic.segment.bytes", Int, Some("104857600"), Validator::AtLeast(14), None, "segment.bytes of __share_group_state."),
     def!("process.roles", List, Some("broker,controller"), Validator::ListOf(&["broker", "controller"]), None, "This node's roles: broker (serves clients and hosts partitions), controller (votes in the metadata quorum), or both."),
     def!("controller.quorum.voters", List, None, Validator::Any, None, "The controller quorum as id@host:port,...; unset on a single node, which is then its own one-voter quorum."),
@@ -480,8 +482,6 @@ pub static ACCEPTED_WITHOUT_EFFECT: &[&str] = &[
     "log.cleaner.threads",
     "log.cleaner.enable",
     "queued.max.requests",
-    "share.coordinator.state.topic.replication.factor",
-    "share.coordinator.state.topic.min.isr",
     // JVM-specific TLS plumbing: rustls picks its own key and trust managers and randomness.
     "ssl.keymanager.algorithm",
     "ssl.trustmanager.algorithm",

@@ -56,7 +56,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::time::{Duration, Instant};
 
 /// The internal topic holding group metadata and committed offsets.
-pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
+pub use crate::metadata::OFFSETS_TOPIC;
 
 /// Settings of the coordinator beyond the per-group ones.
 #[derive(Debug, Clone)]

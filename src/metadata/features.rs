@@ -9,7 +9,7 @@
 //! It may move down only as far as Kafka allows a safe downgrade ([`plan_update`]: no
 //! version in between changed the metadata format, so 4.0-IV2 and 4.0-IV1) and back up.
 //! `group.version` 1 is the KIP-848 consumer group protocol (ConsumerGroupHeartbeat);
-//! `share.version` 1 is KIP-932 share groups, finalized only where they are offered.
+//! `share.version` 1 is KIP-932 share groups.
 //! `streams.version` 1 is KIP-1071 streams groups (StreamsGroupHeartbeat).
 //! `kraft.version` is 1 for a dynamic controller quorum (KIP-853) and 0 for a static one
 //! (`controller.quorum.voters`); it comes from the quorum, not from a `FeatureLevelRecord`
@@ -224,8 +224,7 @@ pub const FEATURES: &[Feature] = &[
         max_supported: 1,
         default_level: 1,
     },
-    // KIP-932 share groups; finalized only while they are offered (a one-broker cluster):
-    // see `ShareCoordinator::offered`.
+    // KIP-932 share groups.
     Feature {
         name: SHARE_VERSION,
         min_supported: 0,

@@ -42,12 +42,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use uuid::Uuid;
 
+/// The consumer group coordinators' topic (share groups' records are in it too).
+pub const OFFSETS_TOPIC: &str = "__consumer_offsets";
+
 /// Topics Kafka reports as internal.
-pub const INTERNAL_TOPICS: &[&str] = &[
-    "__consumer_offsets",
-    "__transaction_state",
-    "__share_group_state",
-];
+pub const INTERNAL_TOPICS: &[&str] = &[OFFSETS_TOPIC, "__transaction_state", "__share_group_state"];
 
 /// Kafka's limit on topic name length.
 pub const MAX_TOPIC_NAME_LEN: usize = 249;

@@ -197,6 +197,12 @@ impl Server {
             &broker,
             peers.inter_broker.clone(),
         )));
+        broker
+            .share_coordinator()
+            .set_remote(Arc::new(crate::api::share_state::StateSender::new(
+                &broker,
+                peers.inter_broker.clone(),
+            )));
         broker.set_remote_verifier(Arc::new(
             crate::api::add_partitions_to_txn::VerifySender::new(
                 &broker,

@@ -5,8 +5,12 @@
 
 use super::partition::{AckError, AcquiredRange, SharePartition};
 use super::session::{SessionError, SessionUse};
-use super::state::StateKey;
-use super::{OffsetReset, ShareCoordinator, ShareSettings, SharedPartition, locked, partition};
+use super::state::{Snapshot, StateKey};
+use super::store::StateOp;
+use super::{
+    CachedPartition, OffsetReset, ShareCoordinator, ShareSettings, SharedPartition, locked,
+    partition,
+};
 use crate::error::{GroupError, ShareError};
 use crate::record::BatchIter;
 use crate::replica::Partition;
@@ -14,7 +18,7 @@ use crate::storage::manager::lock;
 use crate::types::{TopicPartition, now_ms};
 use bytes::{Bytes, BytesMut};
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::Notify;
 use tokio::time::{Duration, Instant};
 use uuid::Uuid;
@@ -56,8 +60,9 @@ pub struct FetchSpec {
 }
 
 impl ShareCoordinator {
-    /// The share-partition of `group` on `tp`, initialized by `share.auto.offset.reset` when
-    /// the group has no state for it yet.
+    /// The share-partition of `group` on `tp` as this leader caches it: loaded from the share
+    /// coordinator under the current leader epoch, or initialized by `share.auto.offset.reset`
+    /// when the group has no state for it yet.
     async fn share_partition(
         &self,
         group: &str,
@@ -65,34 +70,77 @@ impl ShareCoordinator {
         replica: &Arc<Partition>,
         settings: &ShareSettings,
     ) -> Result<SharedPartition, ShareError> {
+        let leader_epoch = replica
+            .leader_epoch_if_leader()
+            .ok_or(ShareError::NotLeaderOrFollower)?;
         let key = StateKey {
             group: group.to_string(),
             topic_id,
             partition: replica.topic_partition().partition,
         };
-        if let Some(existing) = locked(&self.partitions).get(&key) {
+        if let Some(existing) = locked(&self.partitions).get(&key)
+            && existing.leader_epoch == leader_epoch
+        {
             return Ok(existing.clone());
         }
-        let start = match settings.offset_reset {
-            OffsetReset::Latest => replica.offsets().high_watermark,
-            OffsetReset::Earliest => replica.offsets().log_start_offset,
-            OffsetReset::ByDuration(ago) => {
-                let at = now_ms() - ago.as_millis().min(i64::MAX as u128) as i64;
-                match replica.list_offset(at.max(0), false).await {
-                    Ok((offset, _)) if offset >= 0 => offset,
-                    _ => replica.offsets().high_watermark,
-                }
+        let stored = self
+            .persister
+            .call(&key, StateOp::Read { leader_epoch })
+            .await?
+            .filter(|s| s.start_offset >= 0);
+        let loaded = match stored {
+            Some(snapshot) => {
+                let mut restored = SharePartition::restore(
+                    snapshot.start_offset,
+                    snapshot.state_epoch,
+                    &snapshot.batches,
+                    self.config.share.max_record_locks,
+                );
+                restored.created_ms = snapshot.create_timestamp;
+                restored
+            }
+            None => {
+                let start = match settings.offset_reset {
+                    OffsetReset::Latest => replica.offsets().high_watermark,
+                    OffsetReset::Earliest => replica.offsets().log_start_offset,
+                    OffsetReset::ByDuration(ago) => {
+                        let at = now_ms() - ago.as_millis().min(i64::MAX as u128) as i64;
+                        match replica.list_offset(at.max(0), false).await {
+                            Ok((offset, _)) if offset >= 0 => offset,
+                            _ => replica.offsets().high_watermark,
+                        }
+                    }
+                };
+                let mut created = SharePartition::new(start, 0);
+                created.created_ms = now_ms();
+                // Recorded at once, as Kafka's group coordinator initializes the state when
+                // it assigns the partition: the start offset is the group's from now on.
+                let snapshot = Snapshot {
+                    snapshot_epoch: 0,
+                    state_epoch: 0,
+                    leader_epoch,
+                    start_offset: start,
+                    create_timestamp: created.created_ms,
+                    write_timestamp: created.created_ms,
+                    batches: Vec::new(),
+                };
+                self.persister.call(&key, StateOp::Write(snapshot)).await?;
+                created
             }
         };
         let mut partitions = locked(&self.partitions);
-        Ok(partitions
-            .entry(key)
-            .or_insert_with(|| {
-                let mut created = SharePartition::new(start, 0);
-                created.created_ms = now_ms();
-                Arc::new(Mutex::new(created))
-            })
-            .clone())
+        // Loaded meanwhile by another fetch under this epoch: that copy may hold locks.
+        if let Some(existing) = partitions.get(&key)
+            && existing.leader_epoch == leader_epoch
+        {
+            return Ok(existing.clone());
+        }
+        let cached = Arc::new(CachedPartition {
+            leader_epoch,
+            state: tokio::sync::Mutex::new(loaded),
+        });
+        partitions.insert(key, cached.clone());
+        Ok(cached)
     }
 
     fn leader_of(&self, tp: &TopicPartition) -> Result<Arc<Partition>, ShareError> {
@@ -108,7 +156,7 @@ impl ShareCoordinator {
 
     /// Applies acknowledgements of `member` to one share-partition, persisting the result
     /// before it takes effect.
-    pub fn acknowledge_partition(
+    pub async fn acknowledge_partition(
         &self,
         group: &str,
         member: &str,
@@ -120,14 +168,16 @@ impl ShareCoordinator {
             topic_id: target.topic_id,
             partition: target.tp.partition,
         };
-        self.leader_of(&target.tp)?;
+        let replica = self.leader_of(&target.tp)?;
+        // Records acquired under another leader epoch were acquired from another leader.
         let partition = locked(&self.partitions)
             .get(&key)
+            .filter(|p| Some(p.leader_epoch) == replica.leader_epoch_if_leader())
             .cloned()
             .ok_or(ShareError::InvalidRecordState)?;
         let settings = self.settings(group);
         let now = Instant::now();
-        let mut current = locked(&partition);
+        let mut current = partition.state.lock().await;
         let mut next = current.clone();
         next.expire_locks(now, &settings.limits);
         let mut releases = false;
@@ -139,7 +189,7 @@ impl ShareCoordinator {
                 })?;
             releases |= types.contains(&(partition::AckType::Release as i8));
         }
-        self.persist(&key, &next)?;
+        self.persist(&key, &partition, &next).await?;
         *current = next;
         drop(current);
         if releases {
@@ -150,7 +200,7 @@ impl ShareCoordinator {
 
     /// Opens, continues or closes a share session for a ShareFetch; on close, what the member
     /// held in the session's partitions is released.
-    pub fn fetch_session(
+    pub async fn fetch_session(
         &self,
         group: &str,
         member: &str,
@@ -161,10 +211,33 @@ impl ShareCoordinator {
         let used = locked(&self.sessions)
             .fetch(group, member, epoch, added, forgotten)
             .map_err(session_error)?;
-        if let SessionUse::Closed(partitions) = &used {
-            self.release_in(group, member, partitions);
+        match &used {
+            SessionUse::Closed(partitions) => self.release_in(group, member, partitions).await,
+            // A new session reads the state again where nothing is locked now: it may have
+            // been given a new start offset (AlterShareGroupOffsets) meanwhile.
+            SessionUse::Open(_) if epoch == 0 => self.refresh_idle(group, added),
+            SessionUse::Open(_) => {}
         }
         Ok(used)
+    }
+
+    /// Drops the cached share-partitions of `group` among `partitions` that hold no locks.
+    fn refresh_idle(&self, group: &str, partitions: &[(Uuid, i32)]) {
+        let mut cached = locked(&self.partitions);
+        for &(topic_id, partition) in partitions {
+            let key = StateKey {
+                group: group.to_string(),
+                topic_id,
+                partition,
+            };
+            let idle = cached
+                .get(&key)
+                .and_then(|p| p.state.try_lock().ok().map(|s| !s.holds_acquired()))
+                .unwrap_or(false);
+            if idle {
+                cached.remove(&key);
+            }
+        }
     }
 
     /// The session step of a ShareAcknowledge.
@@ -180,7 +253,7 @@ impl ShareCoordinator {
     }
 
     /// Releases what `member` holds in `partitions` (its session closed).
-    pub fn release_in(&self, group: &str, member: &str, partitions: &BTreeSet<(Uuid, i32)>) {
+    pub async fn release_in(&self, group: &str, member: &str, partitions: &BTreeSet<(Uuid, i32)>) {
         let settings = self.settings(group);
         let mut any = false;
         for &(topic_id, partition) in partitions {
@@ -192,11 +265,11 @@ impl ShareCoordinator {
             let Some(shared) = locked(&self.partitions).get(&key).cloned() else {
                 continue;
             };
-            let mut current = locked(&shared);
+            let mut current = shared.state.lock().await;
             let mut next = current.clone();
             if next.release_member(member, &settings.limits) {
                 any = true;
-                if self.persist(&key, &next).is_err() {
+                if self.persist(&key, &shared, &next).await.is_err() {
                     tracing::warn!(group, "share state not written after a session closed");
                 }
                 *current = next;
@@ -284,7 +357,7 @@ impl ShareCoordinator {
             };
             let offsets = replica.offsets();
             let from = {
-                let mut current = locked(&shared);
+                let mut current = shared.state.lock().await;
                 current.skip_to_log_start(offsets.log_start_offset);
                 current.expire_locks(Instant::now(), &settings.limits);
                 if let Some(d) = current.next_lock_deadline() {
@@ -350,7 +423,7 @@ impl ShareCoordinator {
                 spans.push((first, last, at, at + batch.size()));
                 at += batch.size();
             }
-            let acquired = locked(&shared).acquire_limited(
+            let acquired = shared.state.lock().await.acquire_limited(
                 from,
                 &batches,
                 &spec.member,

@@ -74,6 +74,9 @@ pub struct ShareGroup {
     pub members: BTreeMap<String, ShareMember>,
     /// Partition counts of the subscribed topics when the assignment was computed.
     assigned_topics: BTreeMap<String, (Uuid, i32)>,
+    /// Every share-partition ever assigned in the group, or given a start offset: those whose
+    /// state the share coordinator may hold (Kafka's initialized topics).
+    pub initialized: BTreeSet<(Uuid, i32)>,
 }
 
 impl ShareGroup {
@@ -84,6 +87,17 @@ impl ShareGroup {
             assignment_epoch: 0,
             members: BTreeMap::new(),
             assigned_topics: BTreeMap::new(),
+            initialized: BTreeSet::new(),
+        }
+    }
+
+    /// Records the partitions the members are assigned now as initialized.
+    pub fn note_assigned(&mut self) {
+        for member in self.members.values() {
+            for (topic_id, partitions) in &member.assignment {
+                self.initialized
+                    .extend(partitions.iter().map(|p| (*topic_id, *p)));
+            }
         }
     }
 

@@ -1,49 +1,54 @@
-//! Share groups (KIP-932): the share group coordinator (membership and assignment), the
-//! share-partitions of the partitions this broker leads (which records each group has
-//! delivered, to whom, and how each delivery ended), share sessions, and the share
-//! coordinator's persisted state in `__share_group_state`.
+//! Share groups (KIP-932), split over three roles as Kafka splits them: the group
+//! coordinator (membership and assignment, on the `__consumer_offsets` leader of the group),
+//! the partition leader (the share-partitions of the partitions this broker leads: which
+//! records each group has delivered, to whom, and how each delivery ended; share sessions),
+//! and the share coordinator ([`store`], on the `__share_group_state` leader of each
+//! share-partition's key), which the other two reach through the [`persister`] — the state
+//! RPCs when it is on another broker.
 //!
-//! Kafka splits this over three roles — the group coordinator (membership), the partition
-//! leader (`SharePartitionManager`) and the share coordinator (state, reached through
-//! Read/WriteShareGroupState). Here they meet in one node: share groups are offered only while
-//! the cluster has one broker (see [`ShareCoordinator::offered`]), so the state of every
-//! share-partition is written to a local `__share_group_state` partition, synchronously, before
-//! an acknowledgement is answered. A cluster needs the state RPCs between brokers first.
-//!
-//! A share-partition's state changes only through a copy that is persisted and then swapped
-//! in: a write that fails (a full disk) leaves the state as it was, and the acknowledgement is
-//! answered with the error.
+//! A share-partition's state changes only through a copy that is persisted (answered by the
+//! share coordinator once its ISR has it) and then swapped in: a write that fails (a full
+//! disk, a share coordinator that did not come back in time) leaves the state as it was, and
+//! the acknowledgement is answered with the error. A partition leader loads a share-partition
+//! from the share coordinator under its leader epoch; a new leader's read fences the old one.
 //!
 //! | file | owns |
 //! |---|---|
-//! | `mod.rs` | the share coordinator: settings, membership and heartbeats, loading and persisting state |
+//! | `mod.rs` | the group coordinator's side: settings, membership and heartbeats; persisting state |
 //! | `fetch.rs` | share sessions, ShareFetch and ShareAcknowledge (`SharePartitionManager`) |
 //! | `offsets.rs` | Describe/Alter/DeleteShareGroupOffsets |
 //! | `group.rs` | a share group's members and the `simple` assignor |
+//! | `group_records.rs` | the share group coordinator's records in `__consumer_offsets` |
 //! | `partition.rs` | one share-partition's state machine (`SharePartition`) |
 //! | `session.rs` | the share session cache |
 //! | `state.rs` | `__share_group_state` records (Kafka's ShareSnapshot key/value) |
+//! | `store.rs` | the share coordinator: the states of the `__share_group_state` partitions led here |
+//! | `persister.rs` | the way to a share-partition's share coordinator, here or on another broker |
 
 mod fetch;
 pub mod group;
+pub mod group_records;
 mod offsets;
 pub mod partition;
+pub mod persister;
 pub mod session;
 pub mod state;
+pub mod store;
 
 use crate::config::{BrokerConfig, ShareGroupDefaults, parse_iso_duration};
 use crate::error::{GroupError, ShareError};
 use crate::metadata::cache::MetadataCache;
-use crate::record::NewRecord;
 use crate::replica::ReplicaManager;
-use crate::types::{TopicPartition, now_ms};
-use bytes::Bytes;
+use crate::types::now_ms;
 use group::{Heartbeat, HeartbeatReply, MembershipError, ShareGroup, Topics};
+use group_records::ShareGroupKey;
 use partition::{Limits, SharePartition};
+use persister::Persister;
 use session::SessionCache;
 use state::{Snapshot, StateKey};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
+use store::{ShareStateStore, StateOp};
 use tokio::sync::Notify;
 use tokio::time::{Duration, Instant};
 use uuid::Uuid;
@@ -124,7 +129,19 @@ impl ShareSettings {
     }
 }
 
-type SharedPartition = Arc<Mutex<SharePartition>>;
+/// A share-partition as its leader caches it: loaded from the share coordinator under the
+/// partition's leader epoch, which its writes carry.
+#[derive(Debug)]
+struct CachedPartition {
+    leader_epoch: i32,
+    state: tokio::sync::Mutex<SharePartition>,
+}
+
+type SharedPartition = Arc<CachedPartition>;
+
+/// How long a share coordinator waits for the ISR to take a state record (Kafka's
+/// `share.coordinator.write.timeout.ms` default).
+const STATE_WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
@@ -149,7 +166,8 @@ pub struct ShareCoordinator {
     sessions: Mutex<SessionCache>,
     /// Woken when records become available again (released, lock timed out, reset).
     released: Notify,
-    loaded: Mutex<bool>,
+    store: Arc<ShareStateStore>,
+    persister: Persister,
 }
 
 impl std::fmt::Debug for ShareCoordinator {
@@ -175,6 +193,17 @@ impl ShareCoordinator {
         metadata: Arc<MetadataCache>,
     ) -> Arc<Self> {
         let sessions = SessionCache::new(config.share.max_sessions);
+        let store = Arc::new(ShareStateStore::new(
+            replicas.clone(),
+            config.share.state_topic_partitions,
+            STATE_WRITE_TIMEOUT,
+        ));
+        let persister = Persister::new(
+            config.node_id,
+            store.clone(),
+            metadata.clone(),
+            Duration::from_millis(config.cluster.broker_session_timeout_ms.max(0) as u64),
+        );
         Arc::new(Self {
             config,
             replicas,
@@ -183,92 +212,24 @@ impl ShareCoordinator {
             partitions: Mutex::new(HashMap::new()),
             sessions: Mutex::new(sessions),
             released: Notify::new(),
-            loaded: Mutex::new(false),
+            store,
+            persister,
         })
     }
 
-    /// Whether share groups are offered (ApiVersions lists their APIs): while this is the
-    /// cluster's only broker, since their state is kept on the node that serves them.
-    pub fn offered(&self) -> bool {
-        self.metadata.image().brokers.len() <= 1
+    /// The share coordinator of the `__share_group_state` partitions this broker leads.
+    pub fn store(&self) -> &Arc<ShareStateStore> {
+        &self.store
+    }
+
+    /// Sets the way to other brokers' share coordinators.
+    pub fn set_remote(&self, remote: Arc<dyn persister::RemoteState>) {
+        self.persister.set_remote(remote);
     }
 
     pub fn settings(&self, group_id: &str) -> ShareSettings {
         let image = self.metadata.image();
         ShareSettings::resolve(&self.config.share, image.group_configs.get(group_id))
-    }
-
-    /// Rebuilds the state of every share-partition from the local `__share_group_state`
-    /// partitions, once (the first use after start: the topic exists by then).
-    pub fn load(&self) {
-        let mut loaded = locked(&self.loaded);
-        if *loaded {
-            return;
-        }
-        let mut restored: HashMap<StateKey, Snapshot> = HashMap::new();
-        let mut records = 0usize;
-        for p in 0..self.config.share.state_topic_partitions {
-            let tp = TopicPartition::new(SHARE_STATE_TOPIC, p);
-            let Ok(partition) = self.replicas.get(&tp) else {
-                continue;
-            };
-            let replayed = crate::storage::manager::replay_records(partition.log(), |replayed| {
-                let crate::storage::manager::Replayed::Record {
-                    key: Some(key),
-                    value,
-                    ..
-                } = replayed
-                else {
-                    return;
-                };
-                match StateKey::decode(key) {
-                    Ok(Some(key)) => match value.map(Snapshot::decode) {
-                        Some(Ok(snapshot)) => {
-                            restored.insert(key, snapshot);
-                        }
-                        Some(Err(e)) => {
-                            tracing::warn!(error = %e, "skipping an unreadable {SHARE_STATE_TOPIC} record")
-                        }
-                        None => {
-                            restored.remove(&key);
-                        }
-                    },
-                    Ok(None) => {}
-                    Err(e) => {
-                        tracing::warn!(error = %e, "skipping an unreadable {SHARE_STATE_TOPIC} key")
-                    }
-                }
-            });
-            match replayed {
-                Ok(n) => records += n,
-                Err(e) => {
-                    tracing::error!(partition = %tp, error = %e, "cannot replay share group state")
-                }
-            }
-        }
-        let mut partitions = locked(&self.partitions);
-        let mut groups = locked(&self.groups);
-        for (key, snapshot) in restored {
-            groups
-                .entry(key.group.clone())
-                .or_insert_with(|| ShareGroup::new(&key.group));
-            let mut restored = SharePartition::restore(
-                snapshot.start_offset,
-                snapshot.state_epoch,
-                &snapshot.batches,
-                self.config.share.max_record_locks,
-            );
-            restored.created_ms = snapshot.create_timestamp;
-            partitions.insert(key, Arc::new(Mutex::new(restored)));
-        }
-        if records > 0 {
-            tracing::info!(
-                records,
-                share_partitions = partitions.len(),
-                "loaded share group state"
-            );
-        }
-        *loaded = true;
     }
 
     pub fn is_share_group(&self, group_id: &str) -> bool {
@@ -277,7 +238,7 @@ impl ShareCoordinator {
 
     // ---- membership ------------------------------------------------------------------
 
-    pub fn heartbeat(
+    pub async fn heartbeat(
         &self,
         group_id: &str,
         request: Heartbeat,
@@ -285,12 +246,14 @@ impl ShareCoordinator {
         let settings = self.settings(group_id);
         let image = self.metadata.image();
         let leaving = (request.member_epoch == -1).then(|| request.member_id.clone());
-        let reply = {
+        let (reply, changed) = {
             let mut groups = locked(&self.groups);
+            let created = !groups.contains_key(group_id);
             let group = groups
                 .entry(group_id.to_string())
                 .or_insert_with(|| ShareGroup::new(group_id));
-            group
+            let before = (group.group_epoch, group.initialized.len());
+            let reply = group
                 .heartbeat(
                     request,
                     &ImageTopics(&image),
@@ -305,16 +268,23 @@ impl ShareCoordinator {
                         MembershipError::InvalidRequest => GroupError::InvalidRequest,
                         MembershipError::GroupMaxSizeReached => GroupError::GroupMaxSizeReached,
                     })
-                })?
+                })?;
+            group.note_assigned();
+            let changed = created || before != (group.group_epoch, group.initialized.len());
+            (reply, changed)
         };
+        if changed {
+            self.write_group(group_id).await;
+        }
         if let Some(member) = leaving {
-            self.member_gone(group_id, &member);
+            self.member_gone(group_id, &member).await;
         }
         Ok((reply, settings.heartbeat_interval_ms))
     }
 
-    /// A member left or was fenced: what it holds goes back to the group.
-    fn member_gone(&self, group_id: &str, member: &str) {
+    /// A member left or was fenced: what it holds in the share-partitions led here goes back
+    /// to the group (elsewhere, its locks time out, as on Kafka).
+    async fn member_gone(&self, group_id: &str, member: &str) {
         locked(&self.sessions).remove_member(group_id, member);
         let settings = self.settings(group_id);
         let held: Vec<(StateKey, SharedPartition)> = locked(&self.partitions)
@@ -324,13 +294,13 @@ impl ShareCoordinator {
             .collect();
         let mut any = false;
         for (key, partition) in held {
-            let mut current = locked(&partition);
+            let mut current = partition.state.lock().await;
             let mut next = current.clone();
             if next.release_member(member, &settings.limits) {
                 any = true;
                 // Only archived records change what is persisted; a failed write leaves the
                 // records available in memory, which is what a restart would also give.
-                if self.persist(&key, &next).is_err() {
+                if self.persist(&key, &partition, &next).await.is_err() {
                     tracing::warn!(
                         group = group_id,
                         "share state not written after a member left"
@@ -345,7 +315,7 @@ impl ShareCoordinator {
     }
 
     /// Removes members whose session ran out and releases locks that timed out.
-    pub fn expire(&self) {
+    pub async fn expire(&self) {
         let now = Instant::now();
         let gone: Vec<(String, String)> = {
             let mut groups = locked(&self.groups);
@@ -360,7 +330,7 @@ impl ShareCoordinator {
                 member,
                 "share group member removed: session timed out"
             );
-            self.member_gone(&group, &member);
+            self.member_gone(&group, &member).await;
         }
         let all: Vec<(StateKey, SharedPartition)> = locked(&self.partitions)
             .iter()
@@ -368,7 +338,10 @@ impl ShareCoordinator {
             .collect();
         let mut any = false;
         for (key, partition) in all {
-            let mut current = locked(&partition);
+            // A share-partition busy with a fetch or a write is looked at on the next tick.
+            let Ok(mut current) = partition.state.try_lock() else {
+                continue;
+            };
             if current.next_lock_deadline().is_none_or(|d| d > now) {
                 continue;
             }
@@ -376,7 +349,7 @@ impl ShareCoordinator {
             let mut next = current.clone();
             if next.expire_locks(now, &settings.limits) {
                 any = true;
-                if self.persist(&key, &next).is_err() {
+                if self.persist(&key, &partition, &next).await.is_err() {
                     tracing::warn!(
                         group = key.group,
                         "share state not written after locks timed out"
@@ -399,7 +372,7 @@ impl ShareCoordinator {
             loop {
                 tokio::select! {
                     _ = shutdown.cancelled() => return,
-                    _ = tick.tick() => this.expire(),
+                    _ = tick.tick() => this.expire().await,
                 }
             }
         });
@@ -425,58 +398,214 @@ impl ShareCoordinator {
     }
 
     /// DeleteGroups of a share group: only an empty one; its state goes with it.
-    pub fn delete_group(&self, group_id: &str) -> Result<(), ShareError> {
-        self.delete_states(group_id, |_| true)?;
+    pub async fn delete_group(&self, group_id: &str) -> Result<(), ShareError> {
+        self.delete_states(group_id, |_| true).await?;
+        for key in [
+            ShareGroupKey::StatePartitions(group_id.to_string()),
+            ShareGroupKey::Metadata(group_id.to_string()),
+        ] {
+            self.append_group_record(&key, None).await?;
+        }
         locked(&self.groups).remove(group_id);
         locked(&self.sessions).remove_group(group_id);
         Ok(())
     }
 
-    // ---- share-partitions --------------------------------------------------------------
+    // ---- the group coordinator's records ------------------------------------------------
 
-    // ---- offsets administration -----------------------------------------------------
+    /// The `__consumer_offsets` partition coordinating `group_id`.
+    fn offsets_partition_of(&self, group_id: &str) -> i32 {
+        crate::record::schema::partition_for(group_id, self.config.offsets_topic_partitions)
+    }
+
+    /// Writes `group_id`'s epoch and share-partitions to `__consumer_offsets`. A failure is
+    /// logged: members are kept in memory only, and a group whose records are missing is
+    /// known again when its members next heartbeat.
+    pub(super) async fn write_group(&self, group_id: &str) {
+        let Some((epoch, initialized)) = locked(&self.groups)
+            .get(group_id)
+            .map(|g| (g.group_epoch, g.initialized.clone()))
+        else {
+            return;
+        };
+        let image = self.metadata.image();
+        let names = |id: Uuid| {
+            image
+                .topic_by_id(id)
+                .map(|t| t.name.to_string())
+                .unwrap_or_default()
+        };
+        let records = [
+            (
+                ShareGroupKey::Metadata(group_id.to_string()),
+                group_records::encode_metadata(epoch),
+            ),
+            (
+                ShareGroupKey::StatePartitions(group_id.to_string()),
+                group_records::encode_state_partitions(&initialized, names, now_ms()),
+            ),
+        ];
+        for (key, value) in records {
+            if let Err(e) = self.append_group_record(&key, Some(value)).await {
+                tracing::warn!(group = group_id, error = %e, "share group record not written");
+                return;
+            }
+        }
+    }
+
+    async fn append_group_record(
+        &self,
+        key: &ShareGroupKey,
+        value: Option<bytes::Bytes>,
+    ) -> Result<(), ShareError> {
+        let tp = crate::types::TopicPartition::new(
+            crate::metadata::OFFSETS_TOPIC,
+            self.offsets_partition_of(key.group()),
+        );
+        append_replicated(
+            &self.replicas,
+            &tp,
+            &key.encode(),
+            value.as_deref(),
+            STATE_WRITE_TIMEOUT,
+        )
+        .await
+        .map_err(|e| match e {
+            crate::error::Error::NotLeaderOrFollower => {
+                ShareError::Group(GroupError::NotCoordinator)
+            }
+            _ => ShareError::Group(GroupError::CoordinatorNotAvailable),
+        })
+    }
+
+    /// This broker now coordinates the groups of `__consumer_offsets` partition `partition`:
+    /// its share groups are rebuilt from the log (their epochs and share-partitions; members
+    /// join again).
+    pub fn elect_groups(&self, partition: i32, log: &crate::storage::manager::SharedLog) {
+        let mut epochs: HashMap<String, Option<i32>> = HashMap::new();
+        let mut initialized: HashMap<String, Option<BTreeSet<(Uuid, i32)>>> = HashMap::new();
+        let replayed = crate::storage::manager::replay_records(log, |replayed| {
+            let crate::storage::manager::Replayed::Record {
+                key: Some(key),
+                value,
+                ..
+            } = replayed
+            else {
+                return;
+            };
+            let Ok(Some(key)) = ShareGroupKey::decode(key) else {
+                return;
+            };
+            match key {
+                ShareGroupKey::Metadata(group) => {
+                    let epoch = value.map(group_records::decode_metadata);
+                    match epoch {
+                        Some(Err(e)) => {
+                            tracing::warn!(group, error = %e, "skipping an unreadable share group record")
+                        }
+                        Some(Ok(epoch)) => {
+                            epochs.insert(group, Some(epoch));
+                        }
+                        None => {
+                            epochs.insert(group.clone(), None);
+                            initialized.insert(group, None);
+                        }
+                    }
+                }
+                ShareGroupKey::StatePartitions(group) => {
+                    match value.map(group_records::decode_state_partitions) {
+                        Some(Err(e)) => {
+                            tracing::warn!(group, error = %e, "skipping an unreadable share group record")
+                        }
+                        Some(Ok(partitions)) => {
+                            initialized.insert(group, Some(partitions));
+                        }
+                        None => {
+                            initialized.insert(group, None);
+                        }
+                    }
+                }
+            }
+        });
+        if let Err(e) = replayed {
+            tracing::error!(partition, error = %e, "cannot replay share groups");
+        }
+        let mut groups = locked(&self.groups);
+        groups.retain(|id, _| self.offsets_partition_of(id) != partition);
+        for (id, epoch) in epochs {
+            let Some(epoch) = epoch else { continue };
+            let mut group = ShareGroup::new(&id);
+            group.group_epoch = epoch;
+            group.assignment_epoch = epoch;
+            if let Some(Some(partitions)) = initialized.remove(&id) {
+                group.initialized = partitions;
+            }
+            groups.insert(id, group);
+        }
+    }
+
+    /// This broker no longer coordinates the groups of `partition`.
+    pub fn resign_groups(&self, partition: i32) {
+        locked(&self.groups).retain(|id, _| self.offsets_partition_of(id) != partition);
+    }
 
     // ---- persistence ------------------------------------------------------------------
 
-    fn persist(&self, key: &StateKey, partition: &SharePartition) -> Result<(), ShareError> {
-        let (start_offset, batches) = partition.snapshot();
+    /// Writes `next`, the state `cached` is about to take, to the share coordinator. When it
+    /// answers that the state was fenced (another leader read it, or it was initialized
+    /// again), the cached copy is dropped, to be loaded afresh by the next fetch.
+    async fn persist(
+        &self,
+        key: &StateKey,
+        cached: &SharedPartition,
+        next: &SharePartition,
+    ) -> Result<(), ShareError> {
+        let (start_offset, batches) = next.snapshot();
         let snapshot = Snapshot {
             snapshot_epoch: 0,
-            state_epoch: partition.state_epoch,
-            leader_epoch: 0,
+            state_epoch: next.state_epoch,
+            leader_epoch: cached.leader_epoch,
             start_offset,
-            create_timestamp: partition.created_ms,
+            create_timestamp: next.created_ms,
             write_timestamp: now_ms(),
             batches,
         };
-        self.write(key, Some(snapshot.encode()))
+        let written = self.persister.call(key, StateOp::Write(snapshot)).await;
+        if let Err(ShareError::FencedLeaderEpoch | ShareError::FencedStateEpoch) = written {
+            self.forget(key, cached);
+        }
+        written.map(drop)
     }
 
-    fn write(&self, key: &StateKey, value: Option<Bytes>) -> Result<(), ShareError> {
-        let shard = crate::record::schema::partition_for(
-            &key.coordinator_key(),
-            self.config.share.state_topic_partitions,
-        );
-        let tp = TopicPartition::new(SHARE_STATE_TOPIC, shard);
-        let partition = self
-            .replicas
-            .get(&tp)
-            .map_err(|_| ShareError::Group(GroupError::CoordinatorNotAvailable))?;
-        let encoded_key = key.encode();
-        let batch = crate::record::build_batch(&[NewRecord {
-            key: Some(&encoded_key),
-            value: value.as_deref(),
-            timestamp: now_ms(),
-        }]);
-        crate::record::produced::CheckedBatch::built(batch)
-            .map_err(crate::error::Error::from)
-            .and_then(|batch| partition.append(&batch, -1))
-            .map(|_| ())
-            .map_err(|e| {
-                tracing::error!(group = key.group, error = %e, "writing to {SHARE_STATE_TOPIC} failed");
-                ShareError::Storage
-            })
+    /// Drops `key`'s cached share-partition if it is still `cached`.
+    fn forget(&self, key: &StateKey, cached: &SharedPartition) {
+        let mut partitions = locked(&self.partitions);
+        if partitions.get(key).is_some_and(|p| Arc::ptr_eq(p, cached)) {
+            partitions.remove(key);
+        }
     }
+}
+
+/// Appends one keyed record (`None`: a tombstone) to an internal partition this broker leads
+/// and waits until its ISR has it.
+async fn append_replicated(
+    replicas: &ReplicaManager,
+    tp: &crate::types::TopicPartition,
+    key: &[u8],
+    value: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<(), crate::error::Error> {
+    let partition = replicas
+        .get(tp)
+        .map_err(|_| crate::error::Error::NotLeaderOrFollower)?;
+    let batch = crate::record::build_batch(&[crate::record::NewRecord {
+        key: Some(key),
+        value,
+        timestamp: now_ms(),
+    }]);
+    let batch = crate::record::produced::CheckedBatch::built(batch)?;
+    let info = partition.append(&batch, -1)?;
+    partition.complete(&info, -1, timeout).await
 }
 
 #[cfg(test)]

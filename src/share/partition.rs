@@ -35,7 +35,7 @@ impl RecordState {
         }
     }
 
-    fn is_done(self) -> bool {
+    pub fn is_done(self) -> bool {
         matches!(self, Self::Acknowledged | Self::Archived)
     }
 }
@@ -141,6 +141,13 @@ impl SharePartition {
             state_epoch,
             created_ms: 0,
         }
+    }
+
+    /// Whether any record is acquired (locked by a member) now.
+    pub fn holds_acquired(&self) -> bool {
+        self.in_flight
+            .values()
+            .any(|r| r.state == RecordState::Acquired)
     }
 
     /// Restores a persisted state. Offsets the batches leave out were not in the log (or are

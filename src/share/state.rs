@@ -74,6 +74,16 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Offsets at or above the start offset whose delivery is complete (KIP-1226's
+    /// DeliveryCompleteCount).
+    pub fn delivery_complete_count(&self) -> i64 {
+        self.batches
+            .iter()
+            .filter(|b| b.state.is_done() && b.last_offset >= self.start_offset)
+            .map(|b| b.last_offset - b.first_offset.max(self.start_offset) + 1)
+            .sum()
+    }
+
     pub fn encode(&self) -> Bytes {
         let mut buf = BytesMut::with_capacity(48 + self.batches.len() * 20);
         buf.put_i16(SNAPSHOT_VALUE_VERSION);

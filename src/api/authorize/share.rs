@@ -3,7 +3,7 @@
 //! request), READ on each topic fetched or acknowledged (its partitions answer
 //! TOPIC_AUTHORIZATION_FAILED), DESCRIBE on the subscribed topics; DESCRIBE on a group to
 //! describe it or its offsets, READ to alter them, DELETE to delete them (and READ on their
-//! topics).
+//! topics); CLUSTER_ACTION on the cluster for the share coordinator's state RPCs.
 
 use super::groups::{DescribedGroup, heartbeat_gate, membership_error};
 use super::{Authz, Gate, check_answer, pass, pass_merging, take_refused};
@@ -273,3 +273,75 @@ pub fn delete_share_group_offsets(
         |response: &mut DeleteShareGroupOffsetsResponse| &mut response.responses,
     )
 }
+
+/// The share coordinator's state RPCs (83–87), which brokers send one another: without
+/// CLUSTER_ACTION on the cluster every partition is answered CLUSTER_AUTHORIZATION_FAILED,
+/// as Kafka answers them.
+macro_rules! state_gate {
+    ($name:ident, $request:ty, $response:ty, $module:ident, $result:ident) => {
+        pub fn $name(ctx: &ApiContext, request: $request, _: i16) -> Gate<$request, $response> {
+            if super::cluster::is_cluster_member(ctx) {
+                return pass(request);
+            }
+            let results = request
+                .topics
+                .iter()
+                .map(|topic| {
+                    $module::$result::default()
+                        .with_topic_id(topic.topic_id)
+                        .with_partitions(
+                            topic
+                                .partitions
+                                .iter()
+                                .map(|p| {
+                                    $module::PartitionResult::default()
+                                        .with_partition(p.partition)
+                                        .with_error_code(code::CLUSTER_AUTHORIZATION_FAILED)
+                                        .with_error_message(Some(crate::api::wire_str(
+                                            "Cluster authorization failed.",
+                                        )))
+                                })
+                                .collect(),
+                        )
+                })
+                .collect();
+            Gate::Refuse(<$response>::default().with_results(results))
+        }
+    };
+}
+
+state_gate!(
+    initialize_share_group_state,
+    InitializeShareGroupStateRequest,
+    InitializeShareGroupStateResponse,
+    initialize_share_group_state_response,
+    InitializeStateResult
+);
+state_gate!(
+    read_share_group_state,
+    ReadShareGroupStateRequest,
+    ReadShareGroupStateResponse,
+    read_share_group_state_response,
+    ReadStateResult
+);
+state_gate!(
+    write_share_group_state,
+    WriteShareGroupStateRequest,
+    WriteShareGroupStateResponse,
+    write_share_group_state_response,
+    WriteStateResult
+);
+state_gate!(
+    delete_share_group_state,
+    DeleteShareGroupStateRequest,
+    DeleteShareGroupStateResponse,
+    delete_share_group_state_response,
+    DeleteStateResult
+);
+state_gate!(
+    read_share_group_state_summary,
+    ReadShareGroupStateSummaryRequest,
+    ReadShareGroupStateSummaryResponse,
+    read_share_group_state_summary_response,
+    ReadStateSummaryResult
+);

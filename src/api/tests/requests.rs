@@ -664,6 +664,90 @@ pub(super) fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
             v,
             "delete_share_group_offsets",
         ),
+        ApiKey::InitializeShareGroupState => encode(
+            &InitializeShareGroupStateRequest::default()
+                .with_group_id(s("state-group"))
+                .with_topics(vec![
+                    initialize_share_group_state_request::InitializeStateData::default()
+                        .with_topic_id(topic_id)
+                        .with_partitions(vec![
+                            initialize_share_group_state_request::PartitionData::default()
+                                .with_partition(0)
+                                .with_state_epoch(1)
+                                .with_start_offset(0),
+                        ]),
+                ]),
+            v,
+            "initialize_share_group_state",
+        ),
+        ApiKey::ReadShareGroupState => encode(
+            &ReadShareGroupStateRequest::default()
+                .with_group_id(s("state-group"))
+                .with_topics(vec![
+                    read_share_group_state_request::ReadStateData::default()
+                        .with_topic_id(topic_id)
+                        .with_partitions(vec![
+                            read_share_group_state_request::PartitionData::default()
+                                .with_partition(0)
+                                .with_leader_epoch(0),
+                        ]),
+                ]),
+            v,
+            "read_share_group_state",
+        ),
+        ApiKey::WriteShareGroupState => encode(
+            &WriteShareGroupStateRequest::default()
+                .with_group_id(s("state-group"))
+                .with_topics(vec![
+                    write_share_group_state_request::WriteStateData::default()
+                        .with_topic_id(topic_id)
+                        .with_partitions(vec![
+                            write_share_group_state_request::PartitionData::default()
+                                .with_partition(0)
+                                .with_state_epoch(0)
+                                .with_leader_epoch(0)
+                                .with_start_offset(0)
+                                .with_state_batches(vec![
+                                    write_share_group_state_request::StateBatch::default()
+                                        .with_first_offset(0)
+                                        .with_last_offset(1)
+                                        .with_delivery_state(9)
+                                        .with_delivery_count(1),
+                                ]),
+                        ]),
+                ]),
+            v,
+            "write_share_group_state",
+        ),
+        ApiKey::DeleteShareGroupState => encode(
+            &DeleteShareGroupStateRequest::default()
+                .with_group_id(s("state-group"))
+                .with_topics(vec![
+                    delete_share_group_state_request::DeleteStateData::default()
+                        .with_topic_id(topic_id)
+                        .with_partitions(vec![
+                            delete_share_group_state_request::PartitionData::default()
+                                .with_partition(0),
+                        ]),
+                ]),
+            v,
+            "delete_share_group_state",
+        ),
+        ApiKey::ReadShareGroupStateSummary => encode(
+            &ReadShareGroupStateSummaryRequest::default()
+                .with_group_id(s("state-group"))
+                .with_topics(vec![
+                    read_share_group_state_summary_request::ReadStateSummaryData::default()
+                        .with_topic_id(topic_id)
+                        .with_partitions(vec![
+                            read_share_group_state_summary_request::PartitionData::default()
+                                .with_partition(0)
+                                .with_leader_epoch(-1),
+                        ]),
+                ]),
+            v,
+            "read_share_group_state_summary",
+        ),
         ApiKey::SaslHandshake => encode(
             &SaslHandshakeRequest::default().with_mechanism(s("PLAIN")),
             v,

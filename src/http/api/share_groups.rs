@@ -55,11 +55,12 @@ pub struct ShareOffsetView {
     pub lag: i64,
 }
 
-fn offsets(broker: &Broker, access: &Access, group_id: &str) -> Vec<ShareOffsetView> {
+async fn offsets(broker: &Broker, access: &Access, group_id: &str) -> Vec<ShareOffsetView> {
     let image = broker.metadata().image();
     broker
         .share_coordinator()
         .start_offsets(group_id, None)
+        .await
         .unwrap_or_default()
         .into_iter()
         .filter_map(|(topic_id, partition, start_offset, lag)| {
@@ -84,22 +85,24 @@ pub async fn list(
 ) -> ApiResult<Vec<ShareGroupSummary>> {
     let every_group = access.cluster(AclOperation::Describe);
     let coordinator = broker.share_coordinator();
-    let mut groups: Vec<ShareGroupSummary> = coordinator
-        .list_groups()
-        .into_iter()
-        .filter(|(id, _)| every_group || access.group(AclOperation::Describe, id))
-        .map(|(group_id, state)| ShareGroupSummary {
+    let mut groups: Vec<ShareGroupSummary> = Vec::new();
+    for (group_id, state) in coordinator.list_groups() {
+        if !every_group && !access.group(AclOperation::Describe, &group_id) {
+            continue;
+        }
+        groups.push(ShareGroupSummary {
             members: coordinator
                 .describe(&group_id)
                 .map_or(0, |g| g.members.len()),
             lag: offsets(&broker, &access, &group_id)
+                .await
                 .iter()
                 .map(|o| o.lag.max(0))
                 .sum(),
             state,
             group_id,
-        })
-        .collect();
+        });
+    }
     groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
     Ok(Json(groups))
 }
@@ -142,7 +145,7 @@ pub async fn describe(
         })
         .collect();
     Ok(Json(ShareGroupDetail {
-        offsets: offsets(&broker, &access, &group_id),
+        offsets: offsets(&broker, &access, &group_id).await,
         group_id: view.group_id,
         state: view.state,
         group_epoch: view.group_epoch,
@@ -161,6 +164,6 @@ pub async fn delete(
     if !coordinator.is_share_group(&group_id) {
         return Err(unknown_group(&group_id));
     }
-    coordinator.delete_group(&group_id)?;
+    coordinator.delete_group(&group_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
