@@ -15,13 +15,17 @@
 //! `NEMESIS_NODES` (3 to 5), `NEMESIS_FAULTS` (a comma list of the kinds below) narrow it; the
 //! seed is printed, and the same seed gives the same schedule. `NEMESIS_ACKS=1` runs the plain
 //! producer with `acks=1` and no idempotence, to see the checker find what a cut-off leader
-//! took alone (lost records) — the run is then expected to fail.
+//! took alone (lost records) — the run is then expected to fail. `NEMESIS_AGAINST=kafka` runs
+//! the same workloads and checker against three Apache Kafka 4.4 nodes (`compat/kafka-peer`)
+//! as a reference, with the faults that need nothing of Sluice's build: kill and pause.
 
 #![allow(clippy::unwrap_used)]
 
 #[path = "partition_tolerance/checker.rs"]
 mod checker;
 mod common;
+#[path = "partition_tolerance/kafka.rs"]
+mod kafka;
 
 use checker::{History, Polled, SendOutcome, Txn, TxnOutcome};
 use common::Cluster;
@@ -89,7 +93,12 @@ struct Settings {
     faults: Vec<Fault>,
     /// `acks` of the plain producer: `all` (idempotent) unless NEMESIS_ACKS says otherwise.
     acks: String,
+    /// Apache Kafka instead of Sluice (`NEMESIS_AGAINST=kafka`).
+    against_kafka: bool,
 }
+
+/// The faults a run against Kafka can inject (see `partition_tolerance/kafka.rs`).
+const KAFKA_FAULTS: [Fault; 2] = [Fault::Kill, Fault::Pause];
 
 impl Settings {
     fn from_env() -> Self {
@@ -102,7 +111,17 @@ impl Settings {
                     .map(|d| d.as_secs())
                     .unwrap_or(1)
             });
-        let faults = var("NEMESIS_FAULTS").map_or(Fault::ALL.to_vec(), |list| {
+        let against_kafka = match var("NEMESIS_AGAINST").as_deref() {
+            None | Some("sluice") => false,
+            Some("kafka") => true,
+            Some(other) => panic!("NEMESIS_AGAINST is sluice or kafka, not {other}"),
+        };
+        let every = if against_kafka {
+            KAFKA_FAULTS.to_vec()
+        } else {
+            Fault::ALL.to_vec()
+        };
+        let faults = var("NEMESIS_FAULTS").map_or(every, |list| {
             list.split(',')
                 .map(|name| {
                     *Fault::ALL
@@ -120,6 +139,7 @@ impl Settings {
                 .clamp(3, 5),
             faults,
             acks: var("NEMESIS_ACKS").unwrap_or_else(|| "all".into()),
+            against_kafka,
         }
     }
 }
@@ -397,15 +417,51 @@ fn leader_of(client: &BaseConsumer, partition: i32) -> Option<i32> {
     (leader > 0).then_some(leader)
 }
 
+/// The cluster under test.
+enum Target {
+    Sluice(Cluster),
+    Kafka(kafka::KafkaPeer),
+}
+
+impl Target {
+    fn bootstrap(&self) -> String {
+        match self {
+            Target::Sluice(cluster) => cluster.bootstrap(),
+            Target::Kafka(peer) => peer.bootstrap.clone(),
+        }
+    }
+}
+
 fn inject(
-    cluster: &mut Cluster,
+    target: &mut Target,
     client: &BaseConsumer,
     rng: &mut fastrand::Rng,
     fault: Fault,
 ) -> (Active, String) {
-    let size = cluster.nodes.len();
+    let size = match target {
+        Target::Sluice(cluster) => cluster.nodes.len(),
+        Target::Kafka(_) => 3,
+    };
+    // Drawn the same way against either, so that one seed gives one schedule.
     let mut ids: Vec<u32> = (1..=size as u32).collect();
     rng.shuffle(&mut ids);
+    let cluster = match target {
+        Target::Sluice(cluster) => cluster,
+        Target::Kafka(peer) => {
+            let i = ids[0] as usize - 1;
+            return match fault {
+                Fault::Kill => {
+                    peer.kill9(i);
+                    (Active::Killed(i), format!("node {}", i + 1))
+                }
+                Fault::Pause => {
+                    peer.pause(i);
+                    (Active::Paused(i), format!("node {}", i + 1))
+                }
+                other => panic!("{} is not run against Kafka", other.name()),
+            };
+        }
+    };
     let network = cluster.network();
     match fault {
         Fault::MajorityMinority => {
@@ -481,7 +537,18 @@ fn isolate_from_nodes(network: &common::proxy::Network, ids: &[u32], node: u32) 
     network.partition(ids, &[vec![node], others]);
 }
 
-fn undo(cluster: &mut Cluster, active: Active) {
+fn undo(target: &mut Target, active: Active) {
+    let cluster = match target {
+        Target::Sluice(cluster) => cluster,
+        Target::Kafka(peer) => {
+            match active {
+                Active::Killed(i) => peer.restart(i),
+                Active::Paused(i) => peer.resume(i),
+                _ => {}
+            }
+            return;
+        }
+    };
     match active {
         Active::Network => cluster.network().heal(),
         Active::Killed(i) => cluster.restart(i),
@@ -514,13 +581,25 @@ fn no_acknowledged_record_is_lost_under_partitions_kills_and_pauses() {
         ("group.initial.rebalance.delay.ms", "0"),
         ("replica.lag.time.max.ms", "5000"),
     ];
-    // Clocks are moved through libfaketime, loaded only when the schedule jumps them.
-    let mut cluster = if settings.faults.contains(&Fault::ClockJump) {
-        Cluster::start_partitionable_with_fake_clocks(settings.nodes, &cluster_settings)
+    let mut target = if settings.against_kafka {
+        assert_eq!(settings.nodes, 3, "against Kafka the harness runs three nodes");
+        if let Some(fault) = settings.faults.iter().find(|f| !KAFKA_FAULTS.contains(f)) {
+            panic!("{} is not run against Kafka: only kill and pause", fault.name());
+        }
+        Target::Kafka(kafka::KafkaPeer::start(&cluster_settings))
+    } else if settings.faults.contains(&Fault::ClockJump) {
+        // Clocks are moved through libfaketime, loaded only when the schedule jumps them.
+        Target::Sluice(Cluster::start_partitionable_with_fake_clocks(
+            settings.nodes,
+            &cluster_settings,
+        ))
     } else {
-        Cluster::start_partitionable(settings.nodes, &cluster_settings)
+        Target::Sluice(Cluster::start_partitionable(
+            settings.nodes,
+            &cluster_settings,
+        ))
     };
-    let bootstrap = cluster.bootstrap();
+    let bootstrap = target.bootstrap();
     let runtime = runtime();
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
         .set("bootstrap.servers", &bootstrap)
@@ -553,14 +632,14 @@ fn no_acknowledged_record_is_lost_under_partitions_kills_and_pauses() {
     while started.elapsed() < Duration::from_secs(settings.seconds) {
         std::thread::sleep(Duration::from_millis(rng.u64(2_000..4_000)));
         let fault = settings.faults[rng.usize(..settings.faults.len())];
-        let (active, what) = inject(&mut cluster, &client, &mut rng, fault);
+        let (active, what) = inject(&mut target, &client, &mut rng, fault);
         eprintln!(
             "nemesis: {:>6.1} s {} {what}",
             started.elapsed().as_secs_f64(),
             fault.name()
         );
         std::thread::sleep(Duration::from_millis(rng.u64(3_000..12_000)));
-        undo(&mut cluster, active);
+        undo(&mut target, active);
         injected.push((fault, what));
     }
     // Healthy for a while, so that what was in flight settles, then the clients stop.
@@ -593,9 +672,14 @@ fn no_acknowledged_record_is_lost_under_partitions_kills_and_pauses() {
         .count();
     let count = |outcome| history.txns.iter().filter(|t| t.outcome == outcome).count();
     eprintln!(
-        "nemesis report: seed {}, {:.0} s, history {} operations: {} sends ({acked} acknowledged), \
+        "nemesis report ({}): seed {}, {:.0} s, history {} operations: {} sends ({acked} acknowledged), \
          {} transactions ({} committed, {} aborted, {} unknown), {} records polled; \
          faults {by_kind:?}; anomalies {}: {}",
+        if settings.against_kafka {
+            "Apache Kafka"
+        } else {
+            "Sluice"
+        },
         settings.seed,
         started.elapsed().as_secs_f64(),
         history.len(),
@@ -612,5 +696,7 @@ fn no_acknowledged_record_is_lost_under_partitions_kills_and_pauses() {
     assert!(count(TxnOutcome::Committed) > 0, "no transaction committed");
     assert_eq!(anomalies.total(), 0, "{}", anomalies.summary());
     drop(client);
-    cluster.assert_one_active_controller_per_term();
+    if let Target::Sluice(cluster) = &target {
+        cluster.assert_one_active_controller_per_term();
+    }
 }

@@ -196,6 +196,19 @@ fn answered(code: i16, message: Option<&StrBytes>) -> Result<(), ShareError> {
     })
 }
 
+/// Sends `$request` (v0), and maps its one partition's answer with `$body` (`$p` bound to the
+/// partition's result): a share coordinator's error as [`ShareError`], no partition in the
+/// response as COORDINATOR_NOT_AVAILABLE.
+macro_rules! answer {
+    ($connection:expr, $api:expr, $request:expr, $timeout:expr, $response:ty, |$p:ident| $body:expr) => {{
+        let response: $response = $connection.request($api, 0, &$request, $timeout).await?;
+        match response.results.first().and_then(|r| r.partitions.first()) {
+            Some($p) => answered($p.error_code, $p.error_message.as_ref()).map(|()| $body),
+            None => Err(ShareError::Group(GroupError::CoordinatorNotAvailable)),
+        }
+    }};
+}
+
 /// One state request for one partition, and its answer. `Err` is a failed exchange (the
 /// connection is not reused); `Ok(Err)` the share coordinator's refusal.
 async fn exchange(
@@ -205,7 +218,6 @@ async fn exchange(
     timeout: Duration,
 ) -> Result<Result<StateReply, ShareError>, crate::net::RequestError> {
     let group = wire_str(&key.group);
-    let missing = || Ok(Err(ShareError::Group(GroupError::CoordinatorNotAvailable)));
     Ok(match op {
         StateOp::Read { leader_epoch } => {
             let request = ReadShareGroupStateRequest::default()
@@ -219,34 +231,35 @@ async fn exchange(
                                 .with_leader_epoch(leader_epoch),
                         ]),
                 ]);
-            let response: ReadShareGroupStateResponse = connection
-                .request(ApiKey::ReadShareGroupState, 0, &request, timeout)
-                .await?;
-            let Some(p) = response.results.first().and_then(|r| r.partitions.first()) else {
-                return missing();
-            };
-            answered(p.error_code, p.error_message.as_ref()).map(|()| {
-                (p.start_offset >= 0).then(|| Snapshot {
-                    snapshot_epoch: 0,
-                    state_epoch: p.state_epoch,
-                    leader_epoch,
-                    start_offset: p.start_offset,
-                    create_timestamp: 0,
-                    write_timestamp: 0,
-                    batches: p
-                        .state_batches
-                        .iter()
-                        .filter_map(|b| {
-                            Some(StateBatch {
-                                first_offset: b.first_offset,
-                                last_offset: b.last_offset,
-                                state: RecordState::from_id(b.delivery_state)?,
-                                delivery_count: b.delivery_count,
+            answer!(
+                connection,
+                ApiKey::ReadShareGroupState,
+                request,
+                timeout,
+                ReadShareGroupStateResponse,
+                |p| {
+                    (p.start_offset >= 0).then(|| Snapshot {
+                        snapshot_epoch: 0,
+                        state_epoch: p.state_epoch,
+                        leader_epoch,
+                        start_offset: p.start_offset,
+                        create_timestamp: 0,
+                        write_timestamp: 0,
+                        batches: p
+                            .state_batches
+                            .iter()
+                            .filter_map(|b| {
+                                Some(StateBatch {
+                                    first_offset: b.first_offset,
+                                    last_offset: b.last_offset,
+                                    state: RecordState::from_id(b.delivery_state)?,
+                                    delivery_count: b.delivery_count,
+                                })
                             })
-                        })
-                        .collect(),
-                })
-            })
+                            .collect(),
+                    })
+                }
+            )
         }
         StateOp::Write(snapshot) => {
             let request = WriteShareGroupStateRequest::default()
@@ -275,13 +288,14 @@ async fn exchange(
                                 ),
                         ]),
                 ]);
-            let response: WriteShareGroupStateResponse = connection
-                .request(ApiKey::WriteShareGroupState, 0, &request, timeout)
-                .await?;
-            let Some(p) = response.results.first().and_then(|r| r.partitions.first()) else {
-                return missing();
-            };
-            answered(p.error_code, p.error_message.as_ref()).map(|()| None)
+            answer!(
+                connection,
+                ApiKey::WriteShareGroupState,
+                request,
+                timeout,
+                WriteShareGroupStateResponse,
+                |p| None
+            )
         }
         StateOp::Initialize {
             state_epoch,
@@ -299,13 +313,14 @@ async fn exchange(
                                 .with_start_offset(start_offset),
                         ]),
                 ]);
-            let response: InitializeShareGroupStateResponse = connection
-                .request(ApiKey::InitializeShareGroupState, 0, &request, timeout)
-                .await?;
-            let Some(p) = response.results.first().and_then(|r| r.partitions.first()) else {
-                return missing();
-            };
-            answered(p.error_code, p.error_message.as_ref()).map(|()| None)
+            answer!(
+                connection,
+                ApiKey::InitializeShareGroupState,
+                request,
+                timeout,
+                InitializeShareGroupStateResponse,
+                |p| None
+            )
         }
         StateOp::Delete => {
             let request = DeleteShareGroupStateRequest::default()
@@ -318,13 +333,14 @@ async fn exchange(
                                 .with_partition(key.partition),
                         ]),
                 ]);
-            let response: DeleteShareGroupStateResponse = connection
-                .request(ApiKey::DeleteShareGroupState, 0, &request, timeout)
-                .await?;
-            let Some(p) = response.results.first().and_then(|r| r.partitions.first()) else {
-                return missing();
-            };
-            answered(p.error_code, p.error_message.as_ref()).map(|()| None)
+            answer!(
+                connection,
+                ApiKey::DeleteShareGroupState,
+                request,
+                timeout,
+                DeleteShareGroupStateResponse,
+                |p| None
+            )
         }
         StateOp::Summary => {
             let request = ReadShareGroupStateSummaryRequest::default()
@@ -338,24 +354,25 @@ async fn exchange(
                                 .with_leader_epoch(-1),
                         ]),
                 ]);
-            let response: ReadShareGroupStateSummaryResponse = connection
-                .request(ApiKey::ReadShareGroupStateSummary, 0, &request, timeout)
-                .await?;
-            let Some(p) = response.results.first().and_then(|r| r.partitions.first()) else {
-                return missing();
-            };
-            answered(p.error_code, p.error_message.as_ref()).map(|()| {
-                (p.start_offset >= 0).then(|| Snapshot {
-                    snapshot_epoch: 0,
-                    state_epoch: p.state_epoch,
-                    leader_epoch: p.leader_epoch,
-                    start_offset: p.start_offset,
-                    create_timestamp: 0,
-                    write_timestamp: 0,
-                    // v0 does not carry the records done (DeliveryCompleteCount is v1's).
-                    batches: Vec::new(),
-                })
-            })
+            answer!(
+                connection,
+                ApiKey::ReadShareGroupStateSummary,
+                request,
+                timeout,
+                ReadShareGroupStateSummaryResponse,
+                |p| {
+                    (p.start_offset >= 0).then(|| Snapshot {
+                        snapshot_epoch: 0,
+                        state_epoch: p.state_epoch,
+                        leader_epoch: p.leader_epoch,
+                        start_offset: p.start_offset,
+                        create_timestamp: 0,
+                        write_timestamp: 0,
+                        // v0 does not carry the records done (DeliveryCompleteCount is v1's).
+                        batches: Vec::new(),
+                    })
+                }
+            )
         }
     })
 }
