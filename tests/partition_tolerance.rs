@@ -582,9 +582,15 @@ fn no_acknowledged_record_is_lost_under_partitions_kills_and_pauses() {
         ("replica.lag.time.max.ms", "5000"),
     ];
     let mut target = if settings.against_kafka {
-        assert_eq!(settings.nodes, 3, "against Kafka the harness runs three nodes");
+        assert_eq!(
+            settings.nodes, 3,
+            "against Kafka the harness runs three nodes"
+        );
         if let Some(fault) = settings.faults.iter().find(|f| !KAFKA_FAULTS.contains(f)) {
-            panic!("{} is not run against Kafka: only kill and pause", fault.name());
+            panic!(
+                "{} is not run against Kafka: only kill and pause",
+                fault.name()
+            );
         }
         Target::Kafka(kafka::KafkaPeer::start(&cluster_settings))
     } else if settings.faults.contains(&Fault::ClockJump) {

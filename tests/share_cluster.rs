@@ -1,8 +1,8 @@
 //! Share groups on a three-node cluster, over raw frames: membership on the group coordinator,
 //! records acquired and acknowledged on the partition's leader, the state kept by the share
 //! coordinator (the leader of the key's `__share_group_state` partition, FindCoordinator key
-//! type 2) — and that node killed: acknowledged records are not delivered again, the rest are,
-//! and the group's start offset ends past every record.
+//! type 2) — and that node killed, or the partition's leader: acknowledged records are not
+//! delivered again, the rest are, and the group's start offset ends past every record.
 
 #![allow(clippy::unwrap_used)]
 
@@ -193,8 +193,26 @@ fn start_offset(cluster: &Cluster, alive: &BTreeSet<usize>, topic: &str) -> Opti
     (partition.error_code == 0).then_some(partition.start_offset)
 }
 
+/// Which node the test kills once half the records are acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Victim {
+    /// The leader of the `__share_group_state` partition holding the state.
+    ShareCoordinator,
+    /// The leader of the partition the records are in (which holds the share-partition).
+    PartitionLeader,
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn share_state_survives_its_share_coordinator_being_killed() {
+    survives(Victim::ShareCoordinator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_state_is_handed_over_when_the_partition_leader_is_killed() {
+    survives(Victim::PartitionLeader).await;
+}
+
+async fn survives(victim: Victim) {
     let mut cluster = Cluster::start(
         3,
         &[
@@ -295,14 +313,21 @@ async fn share_state_survives_its_share_coordinator_being_killed() {
         "the start offset did not move past the acknowledged records"
     );
 
-    // The share coordinator of the share-partition's state dies.
+    // The share coordinator of the share-partition's state, or the partition's leader, dies.
     let key = format!("{GROUP}:{topic_id}:0");
     let share_coordinator = coordinator(&cluster, 0, &key, 2).expect("a share coordinator");
-    cluster.nodes[share_coordinator].kill9();
-    alive.remove(&share_coordinator);
+    let partition_leader = leader(&cluster, 0, "work").expect("a partition leader");
+    let killed = match victim {
+        Victim::ShareCoordinator => share_coordinator,
+        Victim::PartitionLeader => partition_leader,
+    };
+    cluster.nodes[killed].kill9();
+    alive.remove(&killed);
     eprintln!(
-        "killed node {} (the share coordinator)",
-        share_coordinator + 1
+        "killed node {} ({victim:?}; share coordinator {}, partition leader {})",
+        killed + 1,
+        share_coordinator + 1,
+        partition_leader + 1
     );
     // Locks held on a killed leader are gone with it; records it never saw acknowledged
     // come back. Everything is consumed in the end, and acknowledged records only once.
@@ -344,12 +369,14 @@ async fn share_state_survives_its_share_coordinator_being_killed() {
         ) == Some(RECORDS)),
         "the start offset is not past every record"
     );
-    let new_coordinator = coordinator(&cluster, *alive.first().unwrap(), &key, 2);
-    assert!(new_coordinator.is_some_and(|c| c != share_coordinator));
+    let via = *alive.first().unwrap();
+    let now_coordinating = coordinator(&cluster, via, &key, 2).unwrap();
+    let now_leading = leader(&cluster, via, "work").unwrap();
+    assert!(alive.contains(&now_coordinating) && alive.contains(&now_leading));
     eprintln!(
-        "{} deliveries of {RECORDS} records; share coordinator moved from node {} to node {}",
+        "{} deliveries of {RECORDS} records; now share coordinator {}, partition leader {}",
         delivered.len(),
-        share_coordinator + 1,
-        new_coordinator.unwrap() + 1
+        now_coordinating + 1,
+        now_leading + 1
     );
 }

@@ -34,12 +34,7 @@ impl KafkaPeer {
             "Kafka did not start: {stdout}{}",
             String::from_utf8_lossy(&output.stderr)
         );
-        let bootstrap = stdout
-            .lines()
-            .last()
-            .unwrap_or_default()
-            .trim()
-            .to_string();
+        let bootstrap = stdout.lines().last().unwrap_or_default().trim().to_string();
         Self {
             dir,
             script,
@@ -67,8 +62,7 @@ impl KafkaPeer {
         self.signal(i, "-KILL");
         let pid = self.pid(i).unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
-        while std::path::Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < deadline
-        {
+        while std::path::Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
