@@ -419,7 +419,7 @@ fn leader_of(client: &BaseConsumer, partition: i32) -> Option<i32> {
 
 /// The cluster under test.
 enum Target {
-    Sluice(Cluster),
+    Sluice(Box<Cluster>),
     Kafka(kafka::KafkaPeer),
 }
 
@@ -595,15 +595,15 @@ fn no_acknowledged_record_is_lost_under_partitions_kills_and_pauses() {
         Target::Kafka(kafka::KafkaPeer::start(&cluster_settings))
     } else if settings.faults.contains(&Fault::ClockJump) {
         // Clocks are moved through libfaketime, loaded only when the schedule jumps them.
-        Target::Sluice(Cluster::start_partitionable_with_fake_clocks(
+        Target::Sluice(Box::new(Cluster::start_partitionable_with_fake_clocks(
             settings.nodes,
             &cluster_settings,
-        ))
+        )))
     } else {
-        Target::Sluice(Cluster::start_partitionable(
+        Target::Sluice(Box::new(Cluster::start_partitionable(
             settings.nodes,
             &cluster_settings,
-        ))
+        )))
     };
     let bootstrap = target.bootstrap();
     let runtime = runtime();
