@@ -87,7 +87,6 @@ pub fn decode_metadata(mut buf: &[u8]) -> Result<i32, SchemaError> {
 pub fn encode_state_partitions(
     initialized: &BTreeSet<(Uuid, i32)>,
     names: impl Fn(Uuid) -> String,
-    now_ms: i64,
 ) -> Bytes {
     let mut topics: BTreeMap<Uuid, Vec<i32>> = BTreeMap::new();
     for (topic_id, partition) in initialized {
@@ -101,7 +100,6 @@ pub fn encode_state_partitions(
         buf.put_slice(topic_id.as_bytes());
         put_compact_nullable_string(&mut buf, Some(&names(*topic_id)));
         put_compact_i32_array(&mut buf, partitions);
-        buf.put_i64(now_ms);
         put_uvarint(&mut buf, 0);
     }
     put_uvarint(&mut buf, 1); // DeletingTopics: none
@@ -120,15 +118,14 @@ pub fn decode_state_partitions(mut buf: &[u8]) -> Result<BTreeSet<(Uuid, i32)>, 
     let mut partitions = BTreeSet::new();
     for _ in 0..2 {
         let count = get_compact_len(&mut buf)?.unwrap_or(0);
-        // A topic takes 16 + 1 + 1 + 8 + 1 bytes at least.
-        if count > buf.remaining() / 27 {
+        // A topic takes 16 + 1 + 1 + 1 bytes at least.
+        if count > buf.remaining() / 19 {
             return Err(SchemaError("more topics than the record holds"));
         }
         for _ in 0..count {
             let topic_id = get_uuid(&mut buf)?;
             get_compact_nullable_string(&mut buf)?;
             let ids = get_compact_i32_array(&mut buf)?.unwrap_or_default();
-            get_i64(&mut buf)?;
             skip_tagged_fields(&mut buf)?;
             partitions.extend(ids.into_iter().map(|p| (topic_id, p)));
         }
@@ -179,7 +176,7 @@ mod tests {
         }
         let (a, b) = (Uuid::new_v4(), Uuid::new_v4());
         let initialized: BTreeSet<(Uuid, i32)> = [(a, 0), (a, 2), (b, 1)].into_iter().collect();
-        let bytes = encode_state_partitions(&initialized, |id| id.to_string(), 1);
+        let bytes = encode_state_partitions(&initialized, |id| id.to_string());
         assert_eq!(decode_state_partitions(&bytes), Ok(initialized));
         for cut in 0..bytes.len() {
             assert!(

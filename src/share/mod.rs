@@ -442,7 +442,7 @@ impl ShareCoordinator {
             ),
             (
                 ShareGroupKey::StatePartitions(group_id.to_string()),
-                group_records::encode_state_partitions(&initialized, names, now_ms()),
+                group_records::encode_state_partitions(&initialized, names),
             ),
         ];
         for (key, value) in records {
