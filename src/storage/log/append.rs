@@ -120,7 +120,8 @@ impl Log {
     }
 
     /// Appends batches fetched from the leader exactly as they are (the leader assigned
-    /// offsets, epochs and timestamps). They must continue the log and pass validation;
+    /// offsets, epochs and timestamps). They must continue the log (at its end, or past it
+    /// over a gap compaction left) and pass validation;
     /// when any fails nothing is appended. A partial batch at the end (a fetch cut at its
     /// byte limit) is ignored. Returns the last offset appended, `None` for no batch.
     pub fn append_as_follower(
@@ -135,7 +136,9 @@ impl Log {
         for batch in record::BatchIter::new(records) {
             let batch = batch?;
             batch.validate()?;
-            if batch.base_offset() != expected {
+            // Forward gaps are the leader's compaction having dropped whole batches, as
+            // Kafka's `appendAsFollower` allows; going back is not continuing the log.
+            if batch.base_offset() < expected {
                 return Err(StorageError::UnexpectedAppendOffset {
                     expected,
                     got: batch.base_offset(),
@@ -186,6 +189,7 @@ impl Log {
         if offset >= self.log_end_offset() {
             return Ok(self.log_end_offset());
         }
+        self.rewrites += 1;
         let result = self.truncate_inner(offset);
         self.guard(result)
     }
@@ -229,6 +233,7 @@ impl Log {
     /// snapshot past its log, Kafka's `truncateFullyAndStartAt`).
     pub fn truncate_fully_and_start_at(&mut self, offset: i64) -> Result<(), StorageError> {
         self.check_online()?;
+        self.rewrites += 1;
         let result = self.reset_to(offset, crate::types::now_ms());
         self.guard(result)
     }

@@ -55,6 +55,7 @@ impl Log {
             high_watermark: 0,
             replicated: false,
             space: None,
+            rewrites: 0,
         })
     }
 
@@ -168,6 +169,7 @@ impl Log {
             high_watermark: 0,
             replicated: false,
             space: None,
+            rewrites: 0,
         };
         let end = log.log_end_offset();
         log.recovery_point = if clean_shutdown {

@@ -86,6 +86,10 @@ pub struct Log {
     /// Whether other replicas must have a record before it counts as committed; until then
     /// everything written is committed and the high watermark is the log end offset.
     replicated: bool,
+    /// How many times the log's end was cut back or its data replaced (truncation as a
+    /// follower): a copy of the log being made elsewhere (a move between log directories)
+    /// starts over when this changes.
+    rewrites: u64,
 }
 
 impl Log {
@@ -144,6 +148,11 @@ impl Log {
     pub fn recovery_point(&self) -> i64 {
         self.recovery_point
     }
+    /// See [`Log`]'s `rewrites`.
+    pub fn rewrites(&self) -> u64 {
+        self.rewrites
+    }
+
     pub fn is_failed(&self) -> bool {
         self.failed
     }

@@ -555,11 +555,19 @@ fn a_follower_copies_the_leaders_batches_byte_for_byte_across_segments() {
             got: 3
         })
     ));
-    let mut next = batch(24, 2, 0, 10).to_vec();
+    // A gap compaction left on the leader (whole batches dropped) is skipped over.
+    assert_eq!(
+        follower
+            .append_as_follower(&batch(30, 2, 5, 10), 0)
+            .unwrap(),
+        Some(31)
+    );
+    assert_eq!(follower.log_end_offset(), 32);
+    let mut next = batch(32, 2, 0, 10).to_vec();
     let crc_covered = next.len() - 1;
     next[crc_covered] ^= 1;
     assert!(follower.append_as_follower(&next, 0).is_err());
-    assert_eq!(follower.log_end_offset(), 24);
+    assert_eq!(follower.log_end_offset(), 32);
     assert!(!follower.is_failed());
 }
 
