@@ -1,6 +1,6 @@
-//! AlterReplicaLogDirs: moves replicas between this broker's log directories. Sluice keeps
-//! one log directory, so naming it is a no-op that succeeds (as in Kafka) and any other path
-//! is LOG_DIR_NOT_FOUND; see `Broker::alter_replica_log_dir`.
+//! AlterReplicaLogDirs: moves replicas between this broker's log directories (in the
+//! background; DescribeLogDirs shows the copy as a future log until it takes over); see
+//! `Broker::alter_replica_log_dir` for Kafka's answers.
 
 use super::ApiContext;
 use crate::error::code;

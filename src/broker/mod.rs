@@ -277,8 +277,24 @@ impl Broker {
     /// loads the partition logs (recovering after an unclean stop) and the consumer groups,
     /// and starts applying metadata. [`Broker::start`] then registers the broker.
     pub fn open(config: BrokerConfig) -> Result<Arc<Self>, Error> {
-        std::fs::create_dir_all(&config.log_dir).map_err(StorageError::from)?;
-        let stored_cluster_id = metadata::read_meta(&config.log_dir, config.node_id)?;
+        // The log directories must all belong to one cluster (Kafka checks the same).
+        let mut stored_cluster_id: Option<String> = None;
+        for dir in &config.log_dirs {
+            std::fs::create_dir_all(dir).map_err(StorageError::from)?;
+            let Some(stored) = metadata::read_meta(dir, config.node_id)? else {
+                continue;
+            };
+            if let Some(first) = &stored_cluster_id
+                && *first != stored
+            {
+                return Err(StorageError::Corrupt(format!(
+                    "log directory {} belongs to cluster {stored}, another to {first}",
+                    dir.display()
+                ))
+                .into());
+            }
+            stored_cluster_id = Some(stored);
+        }
         if let (Some(stored), Some(wanted)) = (&stored_cluster_id, &config.cluster_id)
             && stored != wanted
         {
@@ -381,7 +397,7 @@ impl Broker {
         // Logs of topics the metadata does not (yet) know load with the defaults; the first
         // image applied removes those this broker does not host.
         let (logs, reports) = LogManager::open(
-            &config.log_dir,
+            &config.log_dirs,
             |topic| {
                 let overrides = replayed
                     .topic(topic)
@@ -401,7 +417,7 @@ impl Broker {
         let recovered: usize = reports.iter().map(|(_, r)| r.recovered_segments).sum();
         crate::limits::check_descriptor_budget(reports.iter().map(|(_, r)| r.segments).sum());
         tracing::info!(
-            log_dir = %config.log_dir.display(),
+            log_dirs = %config.log_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(","),
             clean = logs.clean_startup(),
             logs = reports.len(),
             recovered_segments = recovered,

@@ -61,17 +61,19 @@ impl Broker {
     fn apply_image(&self, image: Arc<MetadataImage>, first: bool) -> Result<(), Error> {
         if let Some(cluster_id) = &image.cluster_id {
             let mut current = self.cluster_id.lock().unwrap_or_else(|p| p.into_inner());
-            let stored = metadata::read_meta(&self.config.log_dir, self.config.node_id)?;
-            match stored {
-                Some(stored) if stored != *cluster_id => {
-                    return Err(StorageError::Corrupt(format!(
-                        "the controller quorum is cluster {cluster_id}, but this log directory belongs to {stored}"
-                    ))
-                    .into());
-                }
-                Some(_) => {}
-                None => {
-                    metadata::write_meta(&self.config.log_dir, self.config.node_id, cluster_id)?
+            // Every log directory belongs to the quorum's cluster; those not marked yet are
+            // now, each with a directory id of its own.
+            for dir in &self.config.log_dirs {
+                match metadata::read_meta(dir, self.config.node_id)? {
+                    Some(stored) if stored != *cluster_id => {
+                        return Err(StorageError::Corrupt(format!(
+                            "the controller quorum is cluster {cluster_id}, but log directory {} belongs to {stored}",
+                            dir.display()
+                        ))
+                        .into());
+                    }
+                    Some(_) => {}
+                    None => metadata::write_meta(dir, self.config.node_id, cluster_id)?,
                 }
             }
             *current = cluster_id.clone();

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::metadata::TopicInfo;
 use crate::metadata::records::NO_LEADER;
 use crate::storage::StorageError;
-use crate::storage::manager::{LogDirUsage, lock};
+use crate::storage::manager::{LogDirUsage, MoveStatus, lock};
 use crate::types::TopicPartition;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -407,36 +407,47 @@ impl Broker {
         Ok(log.delete_records_before(target)?)
     }
 
-    /// DescribeLogDirs: the log directory with its logs, optionally only the partitions in
+    /// DescribeLogDirs: each log directory with its logs, optionally only the partitions in
     /// `wanted`.
-    pub fn describe_log_dir(
+    pub fn describe_log_dirs(
         &self,
         wanted: Option<&std::collections::HashSet<TopicPartition>>,
-    ) -> Result<LogDirUsage, Error> {
-        let mut usage = self.logs.describe()?;
+    ) -> Result<Vec<LogDirUsage>, Error> {
+        let mut usages = self.logs.describe()?;
         if let Some(wanted) = wanted {
-            usage.logs.retain(|l| wanted.contains(&l.topic_partition));
+            for usage in &mut usages {
+                usage.logs.retain(|l| wanted.contains(&l.topic_partition));
+            }
         }
-        Ok(usage)
+        Ok(usages)
     }
 
-    /// AlterReplicaLogDirs for one replica. Sluice keeps one log directory, so the only
-    /// valid destination is the directory the replica is already in: a no-op, as in Kafka.
-    /// Kafka's errors otherwise: LOG_DIR_NOT_FOUND for a directory that is not a log
-    /// directory, REPLICA_NOT_AVAILABLE for a partition this broker does not host.
+    /// AlterReplicaLogDirs for one replica, as Kafka's `ReplicaManager.alterReplicaLogDirs`:
+    /// LOG_DIR_NOT_FOUND for a path that is not one of `log.dirs`; for a partition this broker
+    /// does not host (yet), the directory is remembered for when it does and the answer is
+    /// REPLICA_NOT_AVAILABLE; otherwise the log moves there in the background (nothing to do
+    /// when it is there already).
     pub fn alter_replica_log_dir(&self, tp: &TopicPartition, dir: &str) -> Result<(), Error> {
-        let current = self.logs.absolute_dir()?;
-        let requested = std::path::Path::new(dir).canonicalize().ok();
-        if requested.as_deref() != Some(current.as_path()) {
-            return Err(Error::LogDirNotFound(dir.to_string()));
-        }
-        let partition = self
-            .replicas
-            .get(tp)
-            .map_err(|_| Error::ReplicaNotAvailable)?;
-        if lock(partition.log()).is_failed() {
+        let index = self
+            .logs
+            .dir_index(dir)
+            .ok_or_else(|| Error::LogDirNotFound(dir.to_string()))?;
+        let partition = self.replicas.get(tp).ok();
+        if partition
+            .as_ref()
+            .is_some_and(|p| lock(p.log()).is_failed())
+        {
             return Err(StorageError::Offline.into());
         }
-        Ok(())
+        let hosted = partition.is_some();
+        match self.logs.move_replica(tp, index)? {
+            MoveStatus::Started => {
+                self.logs.start_moving(tp.clone(), self.tasks.clone());
+                Ok(())
+            }
+            MoveStatus::NotHosted => Err(Error::ReplicaNotAvailable),
+            MoveStatus::AlreadyThere | MoveStatus::InProgress if hosted => Ok(()),
+            MoveStatus::AlreadyThere | MoveStatus::InProgress => Err(Error::ReplicaNotAvailable),
+        }
     }
 }

@@ -99,7 +99,7 @@ impl Formatted {
                 .map(|f| feature_text(f.name, f.default_level)),
         );
         listed.extend(records.iter().filter_map(scram_record_text));
-        vec![
+        let mut lines = vec![
             format!(
                 "Bootstrap metadata: BootstrapMetadata(records=[{}], metadataVersionLevel={metadata_version}, source=format command)",
                 listed.join(", ")
@@ -108,7 +108,14 @@ impl Formatted {
                 "Formatting metadata directory {} with metadata.version {METADATA_VERSION_NAME}.",
                 config.log_dir.display()
             ),
-        ]
+        ];
+        lines.extend(config.log_dirs.iter().skip(1).map(|dir| {
+            format!(
+                "Formatting data directory {} with metadata.version {METADATA_VERSION_NAME}.",
+                dir.display()
+            )
+        }));
+        lines
     }
 }
 
@@ -166,6 +173,18 @@ pub fn format(config: &BrokerConfig, request: &FormatRequest) -> Result<Formatte
     crate::metadata::bootstrap::write(dir, &records).map_err(write_error)?;
     crate::metadata::write_meta_with_directory(dir, config.node_id, &cluster_id, directory_id)
         .map_err(write_error)?;
+    // The other log directories (JBOD): the same identity, each its own directory id.
+    for data_dir in config.log_dirs.iter().skip(1) {
+        if data_dir.join("meta.properties").exists() {
+            continue;
+        }
+        let failed = |e: crate::storage::StorageError| FormatError::Write {
+            path: data_dir.display().to_string(),
+            reason: e.to_string(),
+        };
+        std::fs::create_dir_all(data_dir).map_err(|e| failed(e.into()))?;
+        crate::metadata::write_meta(data_dir, config.node_id, &cluster_id).map_err(failed)?;
+    }
     Ok(Formatted::New {
         cluster_id,
         records,

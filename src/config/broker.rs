@@ -37,7 +37,11 @@ pub struct BrokerConfig {
     /// `listener.security.protocol.map`, for listeners this node connects to without
     /// binding them (another node's controller listener).
     pub listener_protocols: BTreeMap<String, SecurityProtocol>,
+    /// The first of `log.dirs`: it also holds `meta.properties`' node identity, the metadata
+    /// log and the bootstrap records (Kafka's `metadata.log.dir` defaults to it).
     pub log_dir: PathBuf,
+    /// Every one of `log.dirs` (JBOD), `log_dir` first.
+    pub log_dirs: Vec<PathBuf>,
     pub num_partitions: i32,
     pub default_replication_factor: i32,
     pub auto_create_topics_enable: bool,
@@ -403,29 +407,32 @@ impl BrokerConfig {
         for listener in &mut advertised_listeners {
             listener.protocol = protocol_of(&listener.name);
         }
-        let log_dir = match explicit("log.dirs") {
+        let log_dirs: Vec<PathBuf> = match explicit("log.dirs") {
             Some(dirs) => {
-                let listed: Vec<&str> = dirs
+                let listed: Vec<PathBuf> = dirs
                     .split(',')
                     .map(str::trim)
                     .filter(|d| !d.is_empty())
+                    .map(PathBuf::from)
                     .collect();
-                match listed.as_slice() {
-                    [one] => PathBuf::from(one),
-                    [] => return Err(invalid("log.dirs", &dirs, "no directory given")),
-                    // JBOD (several log directories) is not built: ignoring all but one would
-                    // hide the others' data.
-                    _ => {
-                        return Err(invalid(
-                            "log.dirs",
-                            &dirs,
-                            "Sluice keeps its logs in one directory; give exactly one",
-                        ));
-                    }
+                if listed.is_empty() {
+                    return Err(invalid("log.dirs", &dirs, "no directory given"));
                 }
+                let mut unique = std::collections::HashSet::new();
+                if let Some(twice) = listed.iter().find(|d| !unique.insert(*d)) {
+                    return Err(invalid(
+                        "log.dirs",
+                        &dirs,
+                        format!("{} is listed twice", twice.display()),
+                    ));
+                }
+                listed
             }
-            None => PathBuf::from(get("log.dir").unwrap_or_else(|| "./data".into())),
+            None => vec![PathBuf::from(
+                get("log.dir").unwrap_or_else(|| "./data".into()),
+            )],
         };
+        let log_dir = log_dirs[0].clone();
 
         // Kafka's fallbacks: ms, else minutes, else hours.
         let retention_ms = explicit("log.retention.ms")
@@ -497,6 +504,7 @@ impl BrokerConfig {
             listener_overrides,
             listener_protocols: protocols,
             log_dir,
+            log_dirs,
             num_partitions: int("num.partitions") as i32,
             default_replication_factor: int("default.replication.factor") as i32,
             http: HttpConfig {

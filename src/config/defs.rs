@@ -103,7 +103,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("broker.id", Int, None, Validator::AtLeast(-1), None, "Legacy synonym of node.id."),
     def!("listeners", List, Some("PLAINTEXT://127.0.0.1:9092"), Validator::Any, None, "Listeners as NAME://host:port; port 0 binds a free port."),
     def!("advertised.listeners", List, None, Validator::Any, None, "Addresses given to clients; defaults to listeners."),
-    def!("log.dirs", List, None, Validator::Any, None, "The directory holding partition logs (exactly one: several directories are not supported)."),
+    def!("log.dirs", List, None, Validator::Any, None, "The directories holding partition logs (JBOD): new logs go to the one holding fewest; the first also holds the metadata log."),
     def!("log.dir", String, Some("./data"), Validator::Any, None, "Log directory when log.dirs is not set."),
     def!("num.partitions", Int, Some("1"), Validator::AtLeast(1), None, "Default partition count of new topics."),
     def!("default.replication.factor", Int, Some("1"), Validator::AtLeast(1), None, "Default replication factor of new topics."),

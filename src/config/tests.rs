@@ -75,10 +75,13 @@ fn unknown_and_malformed_properties_are_named() {
         "{err}"
     );
     assert!(BrokerConfig::with_overrides(&[("num.io.threads", "8")]).is_ok());
-    let err = BrokerConfig::with_overrides(&[("log.dirs", "/a,/b")]).unwrap_err();
-    assert!(err.to_string().contains("one directory"), "{err}");
+    let err = BrokerConfig::with_overrides(&[("log.dirs", "/a,/b,/a")]).unwrap_err();
+    assert!(err.to_string().contains("listed twice"), "{err}");
     let one = BrokerConfig::with_overrides(&[("log.dirs", " /a, ")]).unwrap();
     assert_eq!(one.log_dir, PathBuf::from("/a"));
+    let jbod = BrokerConfig::with_overrides(&[("log.dirs", "/a, /b")]).unwrap();
+    assert_eq!(jbod.log_dir, PathBuf::from("/a"));
+    assert_eq!(jbod.log_dirs, [PathBuf::from("/a"), PathBuf::from("/b")]);
 }
 
 #[test]

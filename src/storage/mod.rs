@@ -3,7 +3,7 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `manager.rs` | the log directory: lock, load at startup, create/delete logs, checkpoints, clean-shutdown marker, the retention/flush/checkpoint timers |
+//! | `manager/` | the log directories (JBOD): locks, load at startup, placement, create/delete/move logs, checkpoints, clean-shutdown markers, the retention/flush/checkpoint timers |
 //! | `log/` | one partition: segments, offsets, load and recovery, append, roll, read, retention, compaction, flush |
 //! | `segment.rs` | one `.log` file with its indexes: append, read, recover, truncate |
 //! | `index.rs` | `.index` / `.timeindex` over mmap (the only `unsafe`) |

@@ -5,6 +5,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `mod.rs` | a started broker's API context, the every-version tests |
+//! | `log_dirs.rs` | DescribeLogDirs and AlterReplicaLogDirs over one and several log directories |
 //! | `requests.rs` | an example request of every API |
 //! | `streams.rs` | example requests of the streams group APIs (KIP-1071) |
 
@@ -18,6 +19,7 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
 
+mod log_dirs;
 mod requests;
 mod streams;
 
@@ -278,98 +280,6 @@ where
     let header = ResponseHeader::decode(&mut bytes, Resp::header_version(version)).unwrap();
     assert_eq!(header.correlation_id, 42);
     Resp::decode(&mut bytes, version).unwrap()
-}
-
-#[tokio::test]
-async fn log_dir_apis_describe_the_one_directory_and_refuse_others() {
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = context(dir.path()).await;
-    let canonical = dir.path().canonicalize().unwrap().display().to_string();
-
-    let all: DescribeLogDirsResponse = call(
-        &ctx,
-        ApiKey::DescribeLogDirs,
-        4,
-        &DescribeLogDirsRequest::default().with_topics(None),
-    )
-    .await;
-    assert_eq!(all.results.len(), 1);
-    let result = &all.results[0];
-    assert_eq!(result.error_code, 0);
-    assert_eq!(result.log_dir.as_str(), canonical);
-    assert!(result.total_bytes > 0 && result.usable_bytes <= result.total_bytes);
-    let t = result
-        .topics
-        .iter()
-        .find(|t| t.name.as_str() == "t")
-        .unwrap();
-    let sizes: Vec<(i32, bool, i64)> = t
-        .partitions
-        .iter()
-        .map(|p| (p.partition_index, p.partition_size > 0, p.offset_lag))
-        .collect();
-    assert_eq!(sizes, vec![(0, true, 0), (1, false, 0)]);
-
-    let one: DescribeLogDirsResponse = call(
-        &ctx,
-        ApiKey::DescribeLogDirs,
-        4,
-        &DescribeLogDirsRequest::default().with_topics(Some(vec![
-            describe_log_dirs_request::DescribableLogDirTopic::default()
-                .with_topic(topic_name("t"))
-                .with_partitions(vec![1, 7]),
-        ])),
-    )
-    .await;
-    let listed: Vec<(String, Vec<i32>)> = one.results[0]
-        .topics
-        .iter()
-        .map(|t| {
-            let partitions = t.partitions.iter().map(|p| p.partition_index).collect();
-            (t.name.to_string(), partitions)
-        })
-        .collect();
-    assert_eq!(listed, vec![("t".to_string(), vec![1])]);
-
-    let elsewhere = tempfile::tempdir().unwrap();
-    let alter = |path: String, partitions: Vec<i32>| {
-        AlterReplicaLogDirsRequest::default().with_dirs(vec![
-            alter_replica_log_dirs_request::AlterReplicaLogDir::default()
-                .with_path(s(&path))
-                .with_topics(vec![
-                    alter_replica_log_dirs_request::AlterReplicaLogDirTopic::default()
-                        .with_name(topic_name("t"))
-                        .with_partitions(partitions),
-                ]),
-        ])
-    };
-    let codes = |r: AlterReplicaLogDirsResponse| -> Vec<(i32, i16)> {
-        r.results[0]
-            .partitions
-            .iter()
-            .map(|p| (p.partition_index, p.error_code))
-            .collect()
-    };
-    let same: AlterReplicaLogDirsResponse = call(
-        &ctx,
-        ApiKey::AlterReplicaLogDirs,
-        2,
-        &alter(canonical.clone(), vec![0, 9]),
-    )
-    .await;
-    assert_eq!(
-        codes(same),
-        vec![(0, 0), (9, 9)],
-        "NONE; REPLICA_NOT_AVAILABLE"
-    );
-    let other: AlterReplicaLogDirsResponse = call(
-        &ctx,
-        ApiKey::AlterReplicaLogDirs,
-        2,
-        &alter(elsewhere.path().display().to_string(), vec![0]),
-    )
-    .await;
-    assert_eq!(codes(other), vec![(0, 57)], "LOG_DIR_NOT_FOUND");
 }
 
 #[tokio::test]

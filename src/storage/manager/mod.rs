@@ -1,0 +1,671 @@
+//! The log directories (Kafka's `LogManager`, with several `log.dirs` as KIP-858's JBOD): takes
+//! an exclusive lock on each, loads every partition log in them at startup (recovering after an
+//! unclean stop), places new logs (the directory holding fewest, or the one AlterReplicaLogDirs
+//! asked for), creates and deletes logs, moves a log to another directory ([`moves`]), writes
+//! each directory's recovery-point, log-start-offset and high-watermark checkpoints and its
+//! clean-shutdown marker; and, as Kafka's `LogManager.startup` schedules them, runs the
+//! background work over its logs ([`LogManager::start_housekeeping`]): retention and
+//! compaction, `flush.ms` flushes, checkpoints.
+//!
+//! ```text
+//! {each of log.dirs}/
+//!   .lock                              flock held while the broker runs
+//!   .kafka_cleanshutdown               present only after a clean shutdown; removed at startup
+//!   recovery-point-offset-checkpoint   text checkpoint of this directory's logs (checkpoint.rs)
+//!   log-start-offset-checkpoint
+//!   replication-offset-checkpoint      high watermarks (what replication has committed)
+//!   {topic}-{partition}/               one directory per partition log
+//!   {topic}-{partition}.{id}-future/   a log being moved here (AlterReplicaLogDirs)
+//!   {topic}-{partition}.{id}-delete/   a deleted log waiting for removal
+//!   __cluster_metadata-0/              the controller quorum's log (first directory only; not
+//!                                      managed here)
+//! ```
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | the directories, loading, placement, checkpoints, housekeeping, shutdown |
+//! | `moves.rs` | moving a log between directories: the future log, its copy, the swap |
+//! | `replay.rs` | reading an internal topic back from its start for a coordinator |
+
+mod moves;
+mod replay;
+
+pub use moves::MoveStatus;
+pub use replay::{Replayed, replay_records};
+
+use super::StorageError;
+use super::checkpoint;
+use super::log::{LoadReport, Log};
+use crate::config::LogConfig;
+use crate::types::TopicPartition;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub const CLEAN_SHUTDOWN_FILE: &str = ".kafka_cleanshutdown";
+const LOCK_FILE: &str = ".lock";
+const RECOVERY_POINT_FILE: &str = "recovery-point-offset-checkpoint";
+const LOG_START_FILE: &str = "log-start-offset-checkpoint";
+const HIGH_WATERMARK_FILE: &str = "replication-offset-checkpoint";
+const DELETE_SUFFIX: &str = "-delete";
+/// The controller quorum's log, owned by the controller, not by this manager.
+pub const CLUSTER_METADATA_DIR: &str = "__cluster_metadata-0";
+
+/// A partition log shared between request handlers and background tasks. `std::sync::Mutex`:
+/// nothing awaits while holding it; the operations under it are synchronous file I/O.
+pub type SharedLog = Arc<Mutex<Log>>;
+
+/// One of `log.dirs`.
+#[derive(Debug)]
+struct LogDir {
+    path: PathBuf,
+    /// Held for the life of the manager; the flock is released when it is dropped.
+    _lock: File,
+    clean_startup: bool,
+    /// Shared by every log here: appends stop while this disk is full.
+    space: Arc<super::space::SpaceGate>,
+}
+
+#[derive(Debug)]
+pub struct LogManager {
+    dirs: Vec<LogDir>,
+    logs: RwLock<HashMap<TopicPartition, SharedLog>>,
+    /// Logs being moved to another directory, by partition (see [`moves`]).
+    futures: Mutex<HashMap<TopicPartition, moves::FutureLog>>,
+    /// Where a log not created yet is to go (AlterReplicaLogDirs before the replica exists,
+    /// as Kafka's `preferredLogDirs`), by directory index.
+    preferred: Mutex<HashMap<TopicPartition, usize>>,
+    /// `num.recovery.threads.per.data.dir`: loads logs at startup, closes them at shutdown.
+    threads: usize,
+}
+
+/// A partition directory found at startup, with what its load needs.
+struct LogToLoad {
+    path: PathBuf,
+    dir: usize,
+    tp: TopicPartition,
+    config: LogConfig,
+    recovery_point: i64,
+    log_start: i64,
+    high_watermark: i64,
+}
+
+/// Runs `work` on every item, spread over `threads` threads, and returns the results (in no
+/// particular order), or the first error once every thread is done. Loading and closing a
+/// log is mostly waiting on the file system, so a few threads overlap that waiting even on
+/// few cores.
+fn on_threads<T: Send, R: Send>(
+    items: Vec<T>,
+    threads: usize,
+    work: impl Fn(T) -> Result<R, StorageError> + Sync,
+) -> Result<Vec<R>, StorageError> {
+    let threads = threads.clamp(1, items.len().max(1));
+    let mut shares: Vec<Vec<T>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, item) in items.into_iter().enumerate() {
+        shares[i % threads].push(item);
+    }
+    let work = &work;
+    let outcomes: Vec<Result<Vec<R>, StorageError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|share| {
+                scope.spawn(move || share.into_iter().map(work).collect::<Result<Vec<R>, _>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle.join().unwrap_or_else(|_| {
+                    Err(StorageError::Io(std::io::Error::other(
+                        "a log loading or closing thread panicked",
+                    )))
+                })
+            })
+            .collect()
+    });
+    let mut results = Vec::new();
+    for outcome in outcomes {
+        results.extend(outcome?);
+    }
+    Ok(results)
+}
+
+/// When the log manager's background work runs (see [`LogManager::start_housekeeping`]).
+#[derive(Debug, Clone)]
+pub struct Housekeeping {
+    /// Retention, compaction and producer-id expiry (`log.retention.check.interval.ms`).
+    pub retention_check: Duration,
+    /// `flush.ms` flushes (`log.flush.scheduler.interval.ms`).
+    pub flush_check: Duration,
+    /// The offset checkpoints (`log.flush.offset.checkpoint.interval.ms`).
+    pub checkpoint: Duration,
+    /// `producer.id.expiration.ms`, which may change while the job runs (a dynamic config).
+    pub producer_id_expiration_ms: Arc<std::sync::atomic::AtomicI64>,
+}
+
+/// What DescribeLogDirs reports of a log directory.
+#[derive(Debug, Clone)]
+pub struct LogDirUsage {
+    /// The directory as an absolute path (Kafka reports `getAbsolutePath`).
+    pub path: PathBuf,
+    pub total_bytes: u64,
+    pub usable_bytes: u64,
+    pub logs: Vec<LogUsage>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LogUsage {
+    pub topic_partition: TopicPartition,
+    pub size_bytes: u64,
+    /// How far the log end is behind the high watermark (Kafka's `getLogEndOffsetLag`); for
+    /// a log being moved here, how far it is behind the log it copies; -1 for a log taken
+    /// offline by an I/O error.
+    pub offset_lag: i64,
+    /// A log being moved into this directory (AlterReplicaLogDirs), not yet the replica's.
+    pub is_future: bool,
+}
+
+/// Locks a log, recovering the guard if a panicking thread poisoned it: the log's own state is
+/// kept consistent by its methods, which never leave it half-updated across a panic point.
+pub fn lock(log: &SharedLog) -> std::sync::MutexGuard<'_, Log> {
+    log.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl LogManager {
+    /// Locks each of `dirs` and loads every partition log in them, on `threads` threads
+    /// (`num.recovery.threads.per.data.dir`); `config_for` supplies each log's config by topic
+    /// name (returning `None` for a topic that no longer exists, whose directory is then
+    /// deleted as stray). A partition found in two directories (not a move that a crash cut
+    /// short, see [`moves`]) is refused, as Kafka refuses to start on it.
+    pub fn open(
+        dirs: &[PathBuf],
+        config_for: impl Fn(&str) -> Option<LogConfig>,
+        now_ms: i64,
+        threads: usize,
+    ) -> Result<(Self, Vec<(TopicPartition, LoadReport)>), StorageError> {
+        let mut opened = Vec::new();
+        let mut to_load = Vec::new();
+        let mut seen: HashMap<TopicPartition, PathBuf> = HashMap::new();
+        for (index, dir) in dirs.iter().enumerate() {
+            let (log_dir, found) = Self::scan(index, dir, &config_for)?;
+            for next in found {
+                if let Some(other) = seen.insert(next.tp.clone(), next.path.clone()) {
+                    return Err(StorageError::Corrupt(format!(
+                        "duplicate log directories for {}: {} and {}",
+                        next.tp,
+                        other.display(),
+                        next.path.display()
+                    )));
+                }
+                to_load.push(next);
+            }
+            opened.push(log_dir);
+        }
+        let mut logs = HashMap::new();
+        let mut reports = Vec::new();
+        let opened_ref = &opened;
+        for (log, report) in on_threads(to_load, threads, |next| {
+            let dir = &opened_ref[next.dir];
+            let (mut log, report) = Log::load(
+                &next.path,
+                next.tp,
+                next.config,
+                next.recovery_point,
+                next.log_start,
+                dir.clean_startup,
+                now_ms,
+            )?;
+            log.set_high_watermark(next.high_watermark);
+            log.set_space_gate(dir.space.clone());
+            Ok((log, report))
+        })? {
+            let tp = log.topic_partition().clone();
+            if report.truncated_bytes > 0 {
+                tracing::warn!(partition = %tp, bytes = report.truncated_bytes, "truncated invalid data at the end of the log");
+            }
+            reports.push((tp.clone(), report));
+            logs.insert(tp, Arc::new(Mutex::new(log)));
+        }
+        // From here on a crash is an unclean shutdown.
+        for dir in &opened {
+            let marker = dir.path.join(CLEAN_SHUTDOWN_FILE);
+            if marker.exists() {
+                std::fs::remove_file(&marker)?;
+                File::open(&dir.path)?.sync_all()?;
+            }
+        }
+        let manager = Self {
+            dirs: opened,
+            logs: RwLock::new(logs),
+            futures: Mutex::default(),
+            preferred: Mutex::default(),
+            threads: threads.max(1),
+        };
+        Ok((manager, reports))
+    }
+
+    /// Locks one directory and lists the logs to load in it (removing deleted and stray
+    /// ones, and the leftovers of moves, see [`moves::settle_at_startup`]).
+    fn scan(
+        index: usize,
+        dir: &Path,
+        config_for: &impl Fn(&str) -> Option<LogConfig>,
+    ) -> Result<(LogDir, Vec<LogToLoad>), StorageError> {
+        std::fs::create_dir_all(dir)?;
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(LOCK_FILE))?;
+        if lock.try_lock().is_err() {
+            return Err(StorageError::Locked(dir.display().to_string()));
+        }
+        let clean = dir.join(CLEAN_SHUTDOWN_FILE).exists();
+        let recovery_points = checkpoint::read_offsets(&dir.join(RECOVERY_POINT_FILE))?;
+        let log_starts = checkpoint::read_offsets(&dir.join(LOG_START_FILE))?;
+        let high_watermarks = checkpoint::read_offsets(&dir.join(HIGH_WATERMARK_FILE))?;
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            if !entry.file_type()?.is_dir() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(DELETE_SUFFIX) || moves::is_future_dir(&name) {
+                // A move cut short by the stop starts again when asked again; its source
+                // is whole.
+                std::fs::remove_dir_all(entry.path())?;
+                continue;
+            }
+            if name == CLUSTER_METADATA_DIR {
+                continue;
+            }
+            let Some(tp) = TopicPartition::from_dir_name(&name) else {
+                continue;
+            };
+            if moves::superseded(&entry.path()) {
+                // The source of a finished move whose removal the stop cut short.
+                tracing::info!(dir = %entry.path().display(), "removing the source of a finished move");
+                std::fs::remove_dir_all(entry.path())?;
+                continue;
+            }
+            let Some(config) = config_for(&tp.topic) else {
+                tracing::warn!(dir = %entry.path().display(), "removing stray log of an unknown topic");
+                std::fs::remove_dir_all(entry.path())?;
+                continue;
+            };
+            found.push(LogToLoad {
+                path: entry.path(),
+                dir: index,
+                recovery_point: recovery_points.get(&tp).copied().unwrap_or(0),
+                log_start: log_starts.get(&tp).copied().unwrap_or(0),
+                high_watermark: high_watermarks.get(&tp).copied().unwrap_or(0),
+                tp,
+                config,
+            });
+        }
+        let log_dir = LogDir {
+            path: dir.to_path_buf(),
+            _lock: lock,
+            clean_startup: clean,
+            space: super::space::SpaceGate::new(dir),
+        };
+        Ok((log_dir, found))
+    }
+
+    /// The log directories, as configured.
+    pub fn dirs(&self) -> Vec<PathBuf> {
+        self.dirs.iter().map(|d| d.path.clone()).collect()
+    }
+
+    /// Whether the previous run ended with a clean shutdown (in every directory).
+    pub fn clean_startup(&self) -> bool {
+        self.dirs.iter().all(|d| d.clean_startup)
+    }
+
+    /// The index of the configured directory `path` names (compared as absolute,
+    /// symlink-free paths).
+    pub fn dir_index(&self, path: &str) -> Option<usize> {
+        let wanted = Path::new(path).canonicalize().ok()?;
+        self.dirs
+            .iter()
+            .position(|d| d.path.canonicalize().ok().as_deref() == Some(wanted.as_path()))
+    }
+
+    /// The index of the directory holding a log at `log_dir` (the log's own directory).
+    fn index_of(&self, log_dir: &Path) -> Option<usize> {
+        let parent = log_dir.parent()?;
+        self.dirs.iter().position(|d| d.path == parent)
+    }
+
+    /// The directory holding the log of `tp`, if there is one.
+    pub fn dir_of(&self, tp: &TopicPartition) -> Option<PathBuf> {
+        let log = self.get(tp)?;
+        let dir = lock(&log).dir().parent()?.to_path_buf();
+        Some(dir)
+    }
+
+    pub fn get(&self, tp: &TopicPartition) -> Option<SharedLog> {
+        self.logs
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(tp)
+            .cloned()
+    }
+
+    pub fn all(&self) -> Vec<SharedLog> {
+        self.logs
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Creates (or returns the existing) log of `tp`: in the directory AlterReplicaLogDirs
+    /// named for it, else in the one holding fewest logs (counting logs being moved in), the
+    /// first of those on a tie (Kafka's `nextLogDirs`).
+    pub fn get_or_create(
+        &self,
+        tp: &TopicPartition,
+        config: LogConfig,
+        now_ms: i64,
+    ) -> Result<SharedLog, StorageError> {
+        let mut logs = self.logs.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(log) = logs.get(tp) {
+            return Ok(log.clone());
+        }
+        let preferred = self
+            .preferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(tp);
+        let index = match preferred {
+            Some(index) => index,
+            None => {
+                let mut counts = vec![0usize; self.dirs.len()];
+                for log in logs.values() {
+                    // `try_lock`: a log busy elsewhere is counted where its path says without
+                    // waiting (its directory is only read).
+                    if let Ok(log) = log.try_lock()
+                        && let Some(i) = self.index_of(log.dir())
+                    {
+                        counts[i] += 1;
+                    }
+                }
+                for future in self
+                    .futures
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .values()
+                {
+                    counts[future.dir] += 1;
+                }
+                (0..self.dirs.len()).min_by_key(|i| counts[*i]).unwrap_or(0)
+            }
+        };
+        let dir = self.dirs.get(index).ok_or(StorageError::Offline)?;
+        let mut log = Log::create(&dir.path.join(tp.dir_name()), tp.clone(), config, now_ms)?;
+        log.set_space_gate(dir.space.clone());
+        let shared = Arc::new(Mutex::new(log));
+        logs.insert(tp.clone(), shared.clone());
+        Ok(shared)
+    }
+
+    /// Removes the log of `tp` (and a copy of it being made): renamed to `*-delete` at once
+    /// (so a crash cannot resurrect it), then its files are removed.
+    pub fn delete(&self, tp: &TopicPartition) -> Result<(), StorageError> {
+        self.cancel_move(tp)?;
+        self.preferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(tp);
+        let removed = self
+            .logs
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(tp);
+        let Some(log) = removed else {
+            return Ok(());
+        };
+        let dir = lock(&log).dir().to_path_buf();
+        drop(log);
+        remove_log_dir(&dir)
+    }
+
+    /// Each directory's absolute path, its file system's size and free space, and the size
+    /// of each log in it (logs being moved in included, as futures).
+    pub fn describe(&self) -> Result<Vec<LogDirUsage>, StorageError> {
+        let mut usages = Vec::new();
+        for dir in &self.dirs {
+            let path = dir.path.canonicalize()?;
+            let stats = fs4::statvfs(&path)?;
+            usages.push(LogDirUsage {
+                path,
+                total_bytes: stats.total_space(),
+                usable_bytes: stats.available_space(),
+                logs: Vec::new(),
+            });
+        }
+        for log in self.all() {
+            let log = lock(&log);
+            let Some(index) = self.index_of(log.dir()) else {
+                continue;
+            };
+            usages[index].logs.push(LogUsage {
+                topic_partition: log.topic_partition().clone(),
+                size_bytes: log.size_bytes(),
+                offset_lag: if log.is_failed() {
+                    -1
+                } else {
+                    (log.high_watermark() - log.log_end_offset()).max(0)
+                },
+                is_future: false,
+            });
+        }
+        for (index, usage) in self.describe_futures() {
+            usages[index].logs.push(usage);
+        }
+        for usage in &mut usages {
+            usage.logs.sort_by(|a, b| {
+                (&a.topic_partition, a.is_future).cmp(&(&b.topic_partition, b.is_future))
+            });
+        }
+        Ok(usages)
+    }
+
+    /// Writes every directory's offset checkpoints, each of its own logs.
+    pub fn checkpoint(&self) -> Result<(), StorageError> {
+        type Offsets = BTreeMap<TopicPartition, i64>;
+        let mut per_dir: Vec<(Offsets, Offsets, Offsets)> =
+            (0..self.dirs.len()).map(|_| Default::default()).collect();
+        for log in self.all() {
+            let log = lock(&log);
+            if log.is_failed() {
+                continue;
+            }
+            let Some(index) = self.index_of(log.dir()) else {
+                continue;
+            };
+            let (recovery, starts, high_watermarks) = &mut per_dir[index];
+            let tp = log.topic_partition().clone();
+            recovery.insert(tp.clone(), log.recovery_point());
+            starts.insert(tp.clone(), log.log_start_offset());
+            high_watermarks.insert(tp, log.high_watermark());
+        }
+        let mut outcome = Ok(());
+        for (dir, (recovery, starts, high_watermarks)) in self.dirs.iter().zip(per_dir) {
+            let written = checkpoint::write_offsets(&dir.path.join(RECOVERY_POINT_FILE), &recovery)
+                .and_then(|()| checkpoint::write_offsets(&dir.path.join(LOG_START_FILE), &starts))
+                .and_then(|()| {
+                    checkpoint::write_offsets(&dir.path.join(HIGH_WATERMARK_FILE), &high_watermarks)
+                });
+            if let Err(e) = written {
+                tracing::error!(dir = %dir.path.display(), error = %e, "writing checkpoints failed");
+                outcome = Err(e);
+            }
+        }
+        outcome
+    }
+
+    /// Retention, then compaction, over every log (Kafka's cleaner order). A log being moved
+    /// to another directory is not compacted meanwhile (Kafka's `abortAndPauseCleaning`).
+    pub fn apply_retention(&self, now_ms: i64) -> usize {
+        let moving: HashSet<TopicPartition> = self
+            .futures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+            .cloned()
+            .collect();
+        let mut deleted = 0;
+        for log in self.all() {
+            let mut log = lock(&log);
+            match log.apply_retention(now_ms) {
+                Ok(n) => deleted += n,
+                Err(e) => tracing::error!(error = %e, "retention failed"),
+            }
+            if moving.contains(log.topic_partition()) {
+                continue;
+            }
+            if let Err(e) = log.compact(now_ms) {
+                tracing::error!(partition = %log.topic_partition(), error = %e, "compaction failed");
+            }
+        }
+        deleted
+    }
+
+    /// Time-based flush pass (`flush.ms`): each log's fsync runs without holding the log.
+    pub fn flush_due(&self, now_ms: i64) {
+        for log in self.all() {
+            let job = lock(&log).prepare_flush_if_due(now_ms);
+            let outcome = match job {
+                Ok(Some(job)) => {
+                    let synced = job.sync();
+                    lock(&log).complete_flush(&job, synced)
+                }
+                Ok(None) => Ok(()),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = outcome {
+                tracing::error!(error = %e, "flush failed");
+            }
+        }
+    }
+
+    /// Runs the background work over the logs until `shutdown`, each job on the blocking pool
+    /// (it is file I/O): retention, compaction and producer-id expiry every
+    /// `log.retention.check.interval.ms`, `flush.ms` flushes every
+    /// `log.flush.scheduler.interval.ms`, the offset checkpoints every
+    /// `log.flush.offset.checkpoint.interval.ms`.
+    pub fn start_housekeeping(
+        self: &Arc<Self>,
+        schedule: Housekeeping,
+        tracker: &TaskTracker,
+        shutdown: CancellationToken,
+    ) {
+        type Job = Box<dyn Fn(&LogManager) + Send + Sync>;
+        let expiration = schedule.producer_id_expiration_ms.clone();
+        let jobs: [(Duration, Job); 3] = [
+            (
+                schedule.retention_check,
+                Box::new(move |logs| {
+                    let now = crate::types::now_ms();
+                    let expiration_ms = expiration.load(std::sync::atomic::Ordering::Relaxed);
+                    for log in logs.all() {
+                        lock(&log).expire_producers(now, expiration_ms);
+                    }
+                    logs.apply_retention(now);
+                }),
+            ),
+            (
+                schedule.flush_check,
+                Box::new(|logs| logs.flush_due(crate::types::now_ms())),
+            ),
+            (
+                schedule.checkpoint,
+                Box::new(|logs| {
+                    if let Err(e) = logs.checkpoint() {
+                        tracing::error!(error = %e, "writing checkpoints failed");
+                    }
+                }),
+            ),
+        ];
+        for (period, job) in jobs {
+            let (logs, job) = (self.clone(), Arc::new(job));
+            let shutdown = shutdown.clone();
+            tracker.spawn(async move {
+                let mut interval = tokio::time::interval(period);
+                interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                interval.tick().await;
+                loop {
+                    tokio::select! {
+                        _ = interval.tick() => {}
+                        _ = shutdown.cancelled() => return,
+                    }
+                    let (logs, job) = (logs.clone(), job.clone());
+                    if tokio::task::spawn_blocking(move || job(&logs))
+                        .await
+                        .is_err()
+                    {
+                        tracing::error!("background storage task panicked");
+                    }
+                }
+            });
+        }
+    }
+
+    /// Stops every move, flushes and closes every log, checkpoints, and writes each
+    /// directory's clean-shutdown marker (only when every log in it closed cleanly).
+    pub fn shutdown(&self, now_ms: i64) -> Result<(), StorageError> {
+        self.futures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        let closed = on_threads(self.all(), self.threads, |log| {
+            let mut log = lock(&log);
+            let index = self.index_of(log.dir());
+            match log.close(now_ms) {
+                Ok(()) => Ok((index, true)),
+                Err(e) => {
+                    tracing::error!(partition = %log.topic_partition(), error = %e, "close failed");
+                    Ok((index, false))
+                }
+            }
+        })?;
+        self.checkpoint()?;
+        for (index, dir) in self.dirs.iter().enumerate() {
+            let all_clean = closed
+                .iter()
+                .filter(|(i, _)| *i == Some(index))
+                .all(|(_, clean)| *clean);
+            if all_clean {
+                checkpoint::write_atomically(&dir.path.join(CLEAN_SHUTDOWN_FILE), b"")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Renames a log's directory to `*-delete` (so a crash cannot resurrect it), then removes it.
+fn remove_log_dir(dir: &Path) -> Result<(), StorageError> {
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Ok(());
+    };
+    let doomed = parent.join(format!(
+        "{}.{}{}",
+        name.to_string_lossy(),
+        uuid::Uuid::new_v4().simple(),
+        DELETE_SUFFIX
+    ));
+    std::fs::rename(dir, &doomed)?;
+    std::fs::remove_dir_all(&doomed)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

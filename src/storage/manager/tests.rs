@@ -1,0 +1,172 @@
+use super::*;
+use crate::config::BrokerConfig;
+use crate::record::test_support::{batch, checked};
+
+fn cfg() -> LogConfig {
+    let broker = BrokerConfig::with_overrides(&[]).unwrap();
+    LogConfig::resolve(&broker.topic_defaults, &BTreeMap::new())
+}
+
+/// Defect 4 of the hardening issue: a CRC-valid batch whose records do not parse (a
+/// client wrote it to `__consumer_offsets` before that was refused) is skipped by the
+/// coordinators' replay; the records before and after it still load.
+#[test]
+fn replay_skips_a_batch_whose_records_do_not_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let (manager, _) =
+        LogManager::open(&[dir.path().to_path_buf()], |_| Some(cfg()), 0, 1).unwrap();
+    let log = manager
+        .get_or_create(&TopicPartition::new("__consumer_offsets", 0), cfg(), 0)
+        .unwrap();
+    let mut garbage = batch(0, 1, 1, 10);
+    // The record length varint overflows; the header and CRC stay valid.
+    garbage[61..66].copy_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x7f]);
+    let crc = crc32c::crc32c(&garbage[21..]);
+    garbage[17..21].copy_from_slice(&crc.to_be_bytes());
+    for records in [batch(0, 2, 1, 10), garbage, batch(0, 3, 1, 10)] {
+        lock(&log)
+            .append_as_leader(&checked(records.clone()), 0, 1)
+            .unwrap();
+    }
+    let mut values = 0;
+    let visited = replay_records(&log, |_| values += 1).unwrap();
+    assert_eq!((visited, values), (5, 5));
+}
+
+#[test]
+fn lock_marker_and_stray_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let tp = TopicPartition::new("orders", 0);
+    {
+        let (manager, _) =
+            LogManager::open(&[dir.path().to_path_buf()], |_| Some(cfg()), 0, 2).unwrap();
+        assert!(!manager.clean_startup());
+        assert!(matches!(
+            LogManager::open(&[dir.path().to_path_buf()], |_| Some(cfg()), 0, 2),
+            Err(StorageError::Locked(_))
+        ));
+        let log = manager.get_or_create(&tp, cfg(), 0).unwrap();
+        lock(&log)
+            .append_as_leader(&checked(batch(0, 5, 1, 10)), 0, 1)
+            .unwrap();
+        manager
+            .get_or_create(&TopicPartition::new("gone", 0), cfg(), 0)
+            .unwrap();
+        manager.shutdown(0).unwrap();
+    }
+    let (manager, reports) = LogManager::open(
+        &[dir.path().to_path_buf()],
+        |t| (t == "orders").then(cfg),
+        0,
+        2,
+    )
+    .unwrap();
+    assert!(manager.clean_startup());
+    assert!(!dir.path().join(CLEAN_SHUTDOWN_FILE).exists());
+    assert_eq!(reports.len(), 1);
+    assert_eq!(lock(&manager.get(&tp).unwrap()).log_end_offset(), 5);
+    assert!(!dir.path().join("gone-0").exists());
+    manager.delete(&tp).unwrap();
+    assert!(!dir.path().join("orders-0").exists());
+}
+
+fn append(log: &SharedLog, count: i32) {
+    lock(log)
+        .append_as_leader(&checked(batch(0, count, 1, 10)), 0, 1)
+        .unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// JBOD: new logs go to the directory holding fewest; a log moves to another directory
+/// while it is written to, keeping every record and its shared handle; everything reloads
+/// from both directories, and the leftovers of a move a stop cut short are cleared.
+#[test]
+fn logs_spread_over_directories_move_between_them_and_reload() {
+    let root = tempfile::tempdir().unwrap();
+    let dirs = vec![root.path().join("a"), root.path().join("b")];
+    let (manager, _) = LogManager::open(&dirs, |_| Some(cfg()), 0, 2).unwrap();
+    let tps: Vec<TopicPartition> = (0..4).map(|p| TopicPartition::new("orders", p)).collect();
+    for tp in &tps {
+        manager.get_or_create(tp, cfg(), 0).unwrap();
+    }
+    let placed: Vec<PathBuf> = tps.iter().map(|tp| manager.dir_of(tp).unwrap()).collect();
+    assert_eq!(placed, [0, 1, 0, 1].map(|i| dirs[i].clone()));
+
+    let moving = &tps[0];
+    let log = manager.get(moving).unwrap();
+    append(&log, 5);
+    append(&log, 3);
+    assert_eq!(
+        manager.move_replica(moving, 1).unwrap(),
+        MoveStatus::Started
+    );
+    assert_eq!(
+        manager.move_replica(moving, 1).unwrap(),
+        MoveStatus::InProgress
+    );
+    let usage = manager.describe().unwrap();
+    let future = usage[1]
+        .logs
+        .iter()
+        .find(|l| &l.topic_partition == moving && l.is_future)
+        .unwrap();
+    assert_eq!(future.offset_lag, 8);
+    // The log is written to while it is copied; the copy takes that too.
+    assert!(!manager.copy_step(moving).unwrap());
+    append(&log, 2);
+    let mut steps = 0;
+    while !manager.copy_step(moving).unwrap() {
+        steps += 1;
+        assert!(steps < 100, "the move did not finish");
+    }
+    assert!(!manager.is_moving(moving));
+    assert_eq!(manager.dir_of(moving).unwrap(), dirs[1]);
+    assert_eq!(lock(&log).log_end_offset(), 10);
+    let read = lock(&log).read(0, 1 << 20, 10, true).unwrap().unwrap();
+    assert_eq!(
+        crate::record::BatchIter::new(&read.records.read().unwrap()).count(),
+        3
+    );
+    assert!(!dirs[0].join("orders-0").exists());
+    append(&log, 1);
+    assert_eq!(
+        manager.move_replica(moving, 1).unwrap(),
+        MoveStatus::AlreadyThere
+    );
+    assert!(
+        manager.describe().unwrap()[1]
+            .logs
+            .iter()
+            .all(|l| !l.is_future)
+    );
+    manager.shutdown(0).unwrap();
+    drop(manager);
+
+    // A stop cut two moves short: a copy still being made in `a`, and a finished move's
+    // superseded source left in `a` beside its copy in `b`.
+    std::fs::create_dir_all(dirs[0].join("orders-1.0123456789abcdef-future")).unwrap();
+    copy_dir(&dirs[1].join("orders-0"), &dirs[0].join("orders-0"));
+    std::fs::write(dirs[0].join("orders-0").join(".superseded-by-move"), b"").unwrap();
+    let (manager, reports) = LogManager::open(&dirs, |_| Some(cfg()), 0, 2).unwrap();
+    assert!(manager.clean_startup());
+    assert_eq!(reports.len(), 4);
+    assert_eq!(manager.dir_of(moving).unwrap(), dirs[1]);
+    assert_eq!(lock(&manager.get(moving).unwrap()).log_end_offset(), 11);
+    assert!(!dirs[0].join("orders-0").exists());
+    assert!(!dirs[0].join("orders-1.0123456789abcdef-future").exists());
+    drop(manager);
+
+    // The same partition in two directories otherwise is refused, as Kafka refuses it.
+    copy_dir(&dirs[1].join("orders-0"), &dirs[0].join("orders-0"));
+    assert!(matches!(
+        LogManager::open(&dirs, |_| Some(cfg()), 0, 2),
+        Err(StorageError::Corrupt(_))
+    ));
+}
