@@ -109,5 +109,6 @@ pub fn reply_from(response: AlterPartitionResponse) -> Result<ControllerReply, E
         leader_epoch: partition.leader_epoch,
         partition_epoch: partition.partition_epoch,
         reassignment: Default::default(),
+        directories: Default::default(),
     }))
 }

@@ -19,6 +19,7 @@ pub async fn handle(
         metadata_offset: request.current_metadata_offset.max(0) as u64,
         want_fence: request.want_fence,
         want_shutdown: request.want_shut_down,
+        offline_log_dirs: request.offline_log_dirs,
     });
     let response = BrokerHeartbeatResponse::default().with_is_fenced(true);
     Some(match ctx.broker.controller().call(op).await {
@@ -38,6 +39,7 @@ pub fn request_for(heartbeat: &Heartbeat) -> BrokerHeartbeatRequest {
         .with_current_metadata_offset(heartbeat.metadata_offset as i64)
         .with_want_fence(heartbeat.want_fence)
         .with_want_shut_down(heartbeat.want_shutdown)
+        .with_offline_log_dirs(heartbeat.offline_log_dirs.clone())
 }
 
 pub fn reply_from(response: BrokerHeartbeatResponse) -> Result<ControllerReply, Error> {

@@ -29,6 +29,7 @@ pub async fn handle(
             })
             .collect(),
         rack: request.rack.map(|r| r.to_string()),
+        log_dirs: request.log_dirs,
     });
     let response = BrokerRegistrationResponse::default();
     Some(match ctx.broker.controller().call(op).await {
@@ -62,6 +63,7 @@ pub fn request_for(registration: &Registration) -> BrokerRegistrationRequest {
                 .collect(),
         )
         .with_rack(registration.rack.as_deref().map(wire_str))
+        .with_log_dirs(registration.log_dirs.clone())
         .with_previous_broker_epoch(-1)
 }
 

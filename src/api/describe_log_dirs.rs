@@ -55,6 +55,13 @@ pub async fn handle(
 
 /// One directory's answer: its logs by topic (a log being moved in is a future one).
 fn describe_dir(usage: LogDirUsage) -> DescribeLogDirsResult {
+    if usage.offline {
+        return DescribeLogDirsResult::default()
+            .with_error_code(code::KAFKA_STORAGE_ERROR)
+            .with_log_dir(wire_str(&usage.path.to_string_lossy()))
+            .with_total_bytes(-1)
+            .with_usable_bytes(-1);
+    }
     let mut by_topic: BTreeMap<String, Vec<DescribeLogDirsPartition>> = BTreeMap::new();
     for log in usage.logs {
         by_topic

@@ -210,6 +210,7 @@ api_table! {
     BrokerRegistration => broker_registration, m::BrokerRegistrationRequest, broker_registration,
     BrokerHeartbeat => broker_heartbeat, m::BrokerHeartbeatRequest, broker_heartbeat,
     UnregisterBroker => unregister_broker, m::UnregisterBrokerRequest, unregister_broker,
+    AssignReplicasToDirs => assign_replicas_to_dirs, m::AssignReplicasToDirsRequest, assign_replicas_to_dirs,
     AlterPartition => alter_partition, m::AlterPartitionRequest, alter_partition,
     AllocateProducerIds => allocate_producer_ids, m::AllocateProducerIdsRequest, allocate_producer_ids,
     CreateTopics => create_topics, m::CreateTopicsRequest, forwarded,

@@ -252,6 +252,20 @@ impl ErrorCounts for RemoveRaftVoterResponse {
     }
 }
 
+/// Kafka's `AssignReplicasToDirsResponse`: the top-level code and every partition's.
+impl ErrorCounts for AssignReplicasToDirsResponse {
+    fn error_codes(&self, count: &mut dyn FnMut(i16)) {
+        count(self.error_code);
+        for dir in &self.directories {
+            for topic in &dir.topics {
+                for partition in &topic.partitions {
+                    count(partition.error_code);
+                }
+            }
+        }
+    }
+}
+
 impl ErrorCounts for UnregisterBrokerResponse {
     fn error_codes(&self, count: &mut dyn FnMut(i16)) {
         if self.error_code != 0 {

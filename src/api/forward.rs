@@ -4,8 +4,9 @@
 //! administration (KRaft forwards it to the controller too) is built here.
 
 use super::{
-    add_raft_voter, allocate_producer_ids, alter_partition, broker_heartbeat, broker_registration,
-    describe_quorum, remove_raft_voter, unregister_broker, update_raft_voter, wire_str,
+    add_raft_voter, allocate_producer_ids, alter_partition, assign_replicas_to_dirs,
+    broker_heartbeat, broker_registration, describe_quorum, remove_raft_voter, unregister_broker,
+    update_raft_voter, wire_str,
 };
 use crate::broker::ControllerForwarder;
 use crate::controller::control::{Election, TopicRequest};
@@ -231,6 +232,22 @@ pub async fn forward(
             let response =
                 exchange(connection, ApiKey::RemoveRaftVoter, 0, &request, timeout).await?;
             remove_raft_voter::reply_from(response)
+        }
+        ControllerOp::AssignReplicasToDirs {
+            broker,
+            broker_epoch,
+            assignments,
+        } => {
+            let request = assign_replicas_to_dirs::request_for(*broker, *broker_epoch, assignments);
+            let response = exchange(
+                connection,
+                ApiKey::AssignReplicasToDirs,
+                0,
+                &request,
+                timeout,
+            )
+            .await?;
+            assign_replicas_to_dirs::reply_from(response, assignments)
         }
         ControllerOp::UnregisterBroker(broker) => {
             let request = unregister_broker::request_for(*broker);

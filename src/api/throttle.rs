@@ -38,6 +38,7 @@ throttle_field!(
     m::AlterShareGroupOffsetsResponse,
     m::AlterUserScramCredentialsResponse,
     m::ApiVersionsResponse,
+    m::AssignReplicasToDirsResponse,
     m::BrokerHeartbeatResponse,
     m::BrokerRegistrationResponse,
     m::ConsumerGroupDescribeResponse,

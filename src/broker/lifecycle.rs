@@ -7,7 +7,9 @@
 use super::{
     APPLY_WAIT, Broker, CONTROLLED_SHUTDOWN_WAIT, CONTROLLER_WAIT, LIFECYCLE_RETRY, READY_WAIT,
 };
-use crate::controller::control::{BrokerRegistrationRequest, HeartbeatRequest, ImportedTopic};
+use crate::controller::control::{
+    BrokerRegistrationRequest, DirectoryAssignment, HeartbeatRequest, ImportedTopic,
+};
 use crate::controller::service::{ControllerOp, ControllerReply};
 use crate::error::Error;
 use crate::metadata::records::Endpoint;
@@ -15,6 +17,10 @@ use crate::metadata::{self, TopicInfo};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+/// How many replicas' directories one AssignReplicasToDirs reports (the rest follow with the
+/// next heartbeats).
+const ASSIGNMENTS_PER_ROUND: usize = 1000;
 
 impl Broker {
     /// Brings a single node's topics from before the metadata log into it (once).
@@ -75,23 +81,21 @@ impl Broker {
             }
             std::thread::sleep(CONTROLLER_WAIT);
         };
-        match metadata::read_meta(&self.config.log_dir, node) {
-            Ok(Some(stored)) if stored != cluster_id => {
-                tracing::error!(stored = %stored, quorum = %cluster_id, "this log directory belongs to another cluster; not registering");
-                return;
-            }
-            Ok(_) => {}
+        let log_dirs = match metadata::mark_log_dirs(&self.config.log_dirs, node, &cluster_id) {
+            Ok(ids) => ids,
             Err(e) => {
-                tracing::error!(error = %e, "cannot read meta.properties; not registering");
+                tracing::error!(error = %e, "the log directories are not this cluster's; not registering");
                 return;
             }
-        }
+        };
+        let _ = self.log_dir_ids.set(log_dirs.clone());
         let request = BrokerRegistrationRequest {
             broker_id: node,
             cluster_id,
             incarnation_id: self.incarnation,
             endpoints,
             rack: self.config.cluster.rack.clone(),
+            log_dirs,
         };
         let mut refusals = 0u64;
         let epoch = loop {
@@ -135,6 +139,7 @@ impl Broker {
             if let Ok(reply) = reply {
                 fenced = reply.is_fenced;
             }
+            self.report_replica_dirs(epoch);
             // While fenced, heartbeat often: unfencing is what startup waits for.
             let pause = if fenced { LIFECYCLE_RETRY } else { interval };
             let deadline = std::time::Instant::now() + pause;
@@ -173,12 +178,64 @@ impl Broker {
             metadata_offset: self.metadata.image().offset,
             want_fence: false,
             want_shutdown,
+            offline_log_dirs: self.offline_log_dir_ids(),
         };
         match self.call_from_thread(ControllerOp::Heartbeat(request))? {
             ControllerReply::Heartbeat(reply) => Ok(reply),
             other => Err(Error::InvalidRequest(format!(
                 "unexpected heartbeat reply {other:?}"
             ))),
+        }
+    }
+
+    /// The directory ids of this broker's log directories an I/O error took offline.
+    fn offline_log_dir_ids(&self) -> Vec<uuid::Uuid> {
+        let Some(ids) = self.log_dir_ids.get() else {
+            return Vec::new();
+        };
+        self.logs
+            .offline_dirs()
+            .into_iter()
+            .filter_map(|i| ids.get(i).copied())
+            .collect()
+    }
+
+    /// AssignReplicasToDirs for the replicas here whose directory the metadata does not show
+    /// yet (new, moved, or in a directory that failed), up to [`ASSIGNMENTS_PER_ROUND`].
+    fn report_replica_dirs(&self, epoch: i64) {
+        let Some(ids) = self.log_dir_ids.get() else {
+            return;
+        };
+        let image = self.metadata.image();
+        let node = self.config.node_id;
+        let assignments: Vec<DirectoryAssignment> = self
+            .logs
+            .placements()
+            .into_iter()
+            .filter_map(|(tp, index)| {
+                let topic = image.topic(&tp.topic)?;
+                let partition = topic.partitions.get(usize::try_from(tp.partition).ok()?)?;
+                let directory_id = *ids.get(index)?;
+                (partition.replicas.contains(&node)
+                    && partition.directories.get(&node) != Some(&directory_id))
+                .then_some(DirectoryAssignment {
+                    topic_id: topic.id,
+                    partition: tp.partition,
+                    directory_id,
+                })
+            })
+            .take(ASSIGNMENTS_PER_ROUND)
+            .collect();
+        if assignments.is_empty() {
+            return;
+        }
+        let op = ControllerOp::AssignReplicasToDirs {
+            broker: node,
+            broker_epoch: epoch,
+            assignments,
+        };
+        if let Err(e) = self.call_from_thread(op) {
+            tracing::debug!(error = %e, "reporting replicas' log directories failed; retrying");
         }
     }
 }

@@ -261,6 +261,8 @@ pub struct Broker {
     fetchers: Mutex<std::collections::HashSet<i32>>,
     /// Cancelled at shutdown: fetchers and the ISR task stop at once.
     tasks: tokio_util::sync::CancellationToken,
+    /// The `directory.id` of each of `log.dirs`, in order, once the cluster is known.
+    log_dir_ids: std::sync::OnceLock<Vec<Uuid>>,
     /// The async runtime, for the lifecycle thread's requests to a remote controller.
     runtime: Mutex<Option<tokio::runtime::Handle>>,
     /// Raft messages for the other voters, until the transport takes them.
@@ -472,6 +474,7 @@ impl Broker {
             remote_verifier: std::sync::OnceLock::new(),
             fetchers: Mutex::new(Default::default()),
             tasks: tokio_util::sync::CancellationToken::new(),
+            log_dir_ids: std::sync::OnceLock::new(),
             runtime: Mutex::new(None),
             controller_thread: Mutex::new(controller_thread),
         });
@@ -674,6 +677,18 @@ impl Broker {
             producer_id_expiration_ms: self.producer_id_expiration_ms.clone(),
         };
         self.logs.start_housekeeping(schedule, tracker, shutdown);
+        // Moves between log directories a stop cut short start over.
+        for (tp, index) in self.logs.take_interrupted_moves() {
+            match self.logs.move_replica(&tp, index) {
+                Ok(crate::storage::manager::MoveStatus::Started) => {
+                    self.logs.start_moving(tp, self.tasks.clone());
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(partition = %tp, error = %e, "resuming a move between log directories failed");
+                }
+            }
+        }
     }
 
     /// Controlled shutdown, then flushes everything, writes the clean-shutdown marker and

@@ -14,7 +14,6 @@ use crate::metadata::cache::Taken;
 use crate::metadata::image::{LocalChange, MetadataImage, local_changes};
 use crate::replica::{Leadership, Partition};
 use crate::share::SHARE_STATE_TOPIC;
-use crate::storage::StorageError;
 use crate::storage::manager::lock;
 use crate::txn::coordinator::TRANSACTION_STATE_TOPIC;
 use crate::types::{TopicPartition, now_ms};
@@ -63,19 +62,7 @@ impl Broker {
             let mut current = self.cluster_id.lock().unwrap_or_else(|p| p.into_inner());
             // Every log directory belongs to the quorum's cluster; those not marked yet are
             // now, each with a directory id of its own.
-            for dir in &self.config.log_dirs {
-                match metadata::read_meta(dir, self.config.node_id)? {
-                    Some(stored) if stored != *cluster_id => {
-                        return Err(StorageError::Corrupt(format!(
-                            "the controller quorum is cluster {cluster_id}, but log directory {} belongs to {stored}",
-                            dir.display()
-                        ))
-                        .into());
-                    }
-                    Some(_) => {}
-                    None => metadata::write_meta(dir, self.config.node_id, cluster_id)?,
-                }
-            }
+            metadata::mark_log_dirs(&self.config.log_dirs, self.config.node_id, cluster_id)?;
             *current = cluster_id.clone();
         }
         let node = self.config.node_id;

@@ -242,9 +242,9 @@ impl Broker {
         else {
             return Err(Error::UnknownTopicOrPartition);
         };
-        // A replica here whose log failed cannot lead; the controller does not know of
-        // failed logs yet (gap: offline replicas are not reported to it), so this broker
-        // answers for the partitions it alone could lead.
+        // A replica here whose log failed cannot lead. The controller learns of a failed log
+        // directory from the next heartbeat; until then this broker answers for the
+        // partitions it alone could lead.
         let node = self.config.node_id;
         let local_failed = self
             .replicas

@@ -3,8 +3,8 @@
 //! event loop in `service`, which re-exports both.
 
 use super::control::{
-    BrokerRegistrationRequest, Election, HeartbeatReply, HeartbeatRequest, ImportedTopic,
-    IsrChange, TopicRequest,
+    BrokerRegistrationRequest, DirectoryAssignment, Election, HeartbeatReply, HeartbeatRequest,
+    ImportedTopic, IsrChange, TopicRequest,
 };
 use crate::metadata::image::PartitionRegistration;
 use std::collections::BTreeMap;
@@ -16,6 +16,12 @@ pub enum ControllerOp {
     RegisterBroker(BrokerRegistrationRequest),
     Heartbeat(HeartbeatRequest),
     UnregisterBroker(i32),
+    /// AssignReplicasToDirs: the log directory of each listed replica of `broker`.
+    AssignReplicasToDirs {
+        broker: i32,
+        broker_epoch: i64,
+        assignments: Vec<DirectoryAssignment>,
+    },
     CreateTopic {
         request: TopicRequest,
         validate_only: bool,
@@ -201,5 +207,7 @@ pub enum ControllerReply {
     TokenCreated(super::control::CreatedToken),
     /// A delegation token's new expiry timestamp.
     TokenExpiry(i64),
+    /// Each AssignReplicasToDirs assignment's outcome, in order (Kafka's error codes).
+    DirectoriesAssigned(Vec<i16>),
     Done,
 }

@@ -483,6 +483,19 @@ impl Loop {
             ControllerOp::Heartbeat(request) => self
                 .decide(|c, o| c.heartbeat(o, request, now))
                 .map(|(i, r)| (i, ControllerReply::Heartbeat(r))),
+            ControllerOp::AssignReplicasToDirs {
+                broker,
+                broker_epoch,
+                assignments,
+            } => self
+                .decide(|c, o| c.assign_replicas_to_dirs(o, broker, broker_epoch, assignments))
+                .map(|(i, outcomes)| {
+                    let codes = outcomes
+                        .iter()
+                        .map(|e| e.as_ref().map_or(crate::error::code::NONE, Error::code))
+                        .collect();
+                    (i, ControllerReply::DirectoriesAssigned(codes))
+                }),
             ControllerOp::UnregisterBroker(broker) => self
                 .decide(|c, o| c.unregister_broker(o, broker))
                 .map(|(i, ())| (i, ControllerReply::Done)),

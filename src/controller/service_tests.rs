@@ -164,6 +164,7 @@ fn registration(id: i32, cluster_id: &str) -> ControllerOp {
             security_protocol: 0,
         }],
         rack: None,
+        log_dirs: Vec::new(),
     })
 }
 
@@ -196,6 +197,7 @@ async fn a_broker_registers_and_a_topic_is_created_through_one_voter() {
         metadata_offset: epoch as u64,
         want_fence: false,
         want_shutdown: false,
+        offline_log_dirs: Vec::new(),
     });
     let ControllerReply::Heartbeat(reply) = handle.call(heartbeat).await.unwrap() else {
         panic!("not a heartbeat reply");
@@ -233,6 +235,7 @@ async fn when_the_active_controller_stops_another_takes_over_with_all_committed_
             metadata_offset: epoch as u64,
             want_fence: false,
             want_shutdown: false,
+            offline_log_dirs: Vec::new(),
         }))
         .await;
     let (first, _) = quorum.call_active(topic("before")).await;

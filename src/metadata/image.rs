@@ -18,6 +18,8 @@ pub struct BrokerRegistration {
     pub rack: Option<String>,
     pub fenced: bool,
     pub in_controlled_shutdown: bool,
+    /// Its online log directories (KIP-858); empty when it reported none.
+    pub log_dirs: Vec<Uuid>,
 }
 
 impl BrokerRegistration {
@@ -44,6 +46,8 @@ pub struct PartitionRegistration {
     pub partition_epoch: i32,
     /// A reassignment in progress (empty when none).
     pub reassignment: Reassignment,
+    /// The log directory of each replica that reported one (AssignReplicasToDirs).
+    pub directories: BTreeMap<i32, Uuid>,
 }
 
 impl PartitionRegistration {
@@ -183,6 +187,23 @@ impl MetadataImage {
         self.brokers.get(&broker).is_some_and(|b| b.is_active())
     }
 
+    /// Whether `broker`'s replica of `partition` is in a log directory the broker reported
+    /// offline (or that it no longer registers): such a replica can neither lead nor be in
+    /// sync. A replica with no directory assigned yet counts as online (Kafka's rule).
+    pub fn replica_dir_offline(&self, partition: &PartitionRegistration, broker: i32) -> bool {
+        let Some(directory) = partition.directories.get(&broker) else {
+            return false;
+        };
+        self.brokers
+            .get(&broker)
+            .is_some_and(|b| !b.log_dirs.is_empty() && !b.log_dirs.contains(directory))
+    }
+
+    /// Active, with its replica of `partition` in an online log directory.
+    pub fn replica_online(&self, partition: &PartitionRegistration, broker: i32) -> bool {
+        self.is_active(broker) && !self.replica_dir_offline(partition, broker)
+    }
+
     /// Brokers not fenced (controlled shutdown included: they still serve until they stop).
     pub fn is_unfenced(&self, broker: i32) -> bool {
         self.brokers.get(&broker).is_some_and(|b| !b.fenced)
@@ -204,6 +225,7 @@ impl MetadataImage {
                 endpoints: broker.endpoints.clone(),
                 rack: broker.rack.clone(),
                 fenced: broker.fenced,
+                log_dirs: broker.log_dirs.clone(),
             });
             if broker.in_controlled_shutdown {
                 records.push(MetadataRecord::BrokerRegistrationChange {
@@ -211,6 +233,7 @@ impl MetadataImage {
                     broker_epoch: broker.epoch,
                     fenced: None,
                     in_controlled_shutdown: Some(true),
+                    log_dirs: None,
                 });
             }
         }
@@ -239,6 +262,14 @@ impl MetadataImage {
                     reassignment: (!partition.reassignment.is_empty())
                         .then(|| partition.reassignment.clone()),
                 });
+                for (broker, directory) in &partition.directories {
+                    records.push(MetadataRecord::ReplicaDirectory {
+                        topic_id: topic.id,
+                        partition_id: p as i32,
+                        broker_id: *broker,
+                        directory_id: *directory,
+                    });
+                }
             }
         }
         let dynamic = [
@@ -334,6 +365,19 @@ impl MetadataImage {
         Ok(Arc::make_mut(topic))
     }
 
+    fn partition_mut(
+        &mut self,
+        topic_id: Uuid,
+        partition_id: i32,
+    ) -> Result<&mut PartitionRegistration, ApplyError> {
+        let topic = self.topic_mut(topic_id)?;
+        let name = topic.name.clone();
+        usize::try_from(partition_id)
+            .ok()
+            .and_then(|p| topic.partitions.get_mut(p))
+            .ok_or_else(|| ApplyError(format!("{name}-{partition_id} unknown")))
+    }
+
     fn apply_one(&mut self, record: &MetadataRecord) -> Result<(), ApplyError> {
         match record {
             MetadataRecord::ClusterId { cluster_id } => {
@@ -353,6 +397,7 @@ impl MetadataImage {
                 endpoints,
                 rack,
                 fenced,
+                log_dirs,
             } => {
                 self.brokers.insert(
                     *broker_id,
@@ -364,6 +409,7 @@ impl MetadataImage {
                         rack: rack.clone(),
                         fenced: *fenced,
                         in_controlled_shutdown: false,
+                        log_dirs: log_dirs.clone(),
                     },
                 );
             }
@@ -380,6 +426,7 @@ impl MetadataImage {
                 broker_epoch,
                 fenced,
                 in_controlled_shutdown,
+                log_dirs,
             } => {
                 let broker = self
                     .brokers
@@ -393,6 +440,9 @@ impl MetadataImage {
                 }
                 if let Some(shutdown) = in_controlled_shutdown {
                     broker.in_controlled_shutdown = *shutdown;
+                }
+                if let Some(log_dirs) = log_dirs {
+                    broker.log_dirs = log_dirs.clone();
                 }
             }
             MetadataRecord::Topic { name, topic_id } => {
@@ -437,6 +487,7 @@ impl MetadataImage {
                     leader_epoch: *leader_epoch,
                     partition_epoch: *partition_epoch,
                     reassignment: reassignment.clone().unwrap_or_default(),
+                    directories: BTreeMap::new(),
                 });
             }
             MetadataRecord::PartitionChange {
@@ -447,12 +498,7 @@ impl MetadataImage {
                 replicas,
                 reassignment,
             } => {
-                let topic = self.topic_mut(*topic_id)?;
-                let name = topic.name.clone();
-                let partition = usize::try_from(*partition_id)
-                    .ok()
-                    .and_then(|p| topic.partitions.get_mut(p))
-                    .ok_or_else(|| ApplyError(format!("{name}-{partition_id} unknown")))?;
+                let partition = self.partition_mut(*topic_id, *partition_id)?;
                 if let Some(leader) = leader
                     && *leader != partition.leader
                 {
@@ -464,11 +510,25 @@ impl MetadataImage {
                 }
                 if let Some(replicas) = replicas {
                     partition.replicas = replicas.clone();
+                    partition
+                        .directories
+                        .retain(|broker, _| replicas.contains(broker));
                 }
                 if let Some(reassignment) = reassignment {
                     partition.reassignment = reassignment.clone();
                 }
                 partition.partition_epoch += 1;
+            }
+            MetadataRecord::ReplicaDirectory {
+                topic_id,
+                partition_id,
+                broker_id,
+                directory_id,
+            } => {
+                let partition = self.partition_mut(*topic_id, *partition_id)?;
+                if partition.replicas.contains(broker_id) {
+                    partition.directories.insert(*broker_id, *directory_id);
+                }
             }
             MetadataRecord::RemoveTopic { topic_id } => {
                 let name = self
@@ -785,12 +845,14 @@ mod tests {
                 endpoints: Vec::new(),
                 rack: Some("r".into()),
                 fenced: false,
+                log_dirs: Vec::new(),
             },
             MetadataRecord::BrokerRegistrationChange {
                 broker_id: 1,
                 broker_epoch: 2,
                 fenced: None,
                 in_controlled_shutdown: Some(true),
+                log_dirs: None,
             },
         ];
         records.extend(topic_records("t", id, &[&[1], &[1]]));

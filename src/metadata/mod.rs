@@ -276,6 +276,34 @@ pub fn read_directory_id(log_dir: &Path) -> Option<Uuid> {
     Uuid::from_slice(&bytes).ok()
 }
 
+/// Marks every log directory as this node's in `cluster_id` (writing `meta.properties` where
+/// it is missing, with a directory id of its own) and returns their directory ids, in order.
+/// A directory of another cluster is an error, as in Kafka.
+pub fn mark_log_dirs(
+    dirs: &[std::path::PathBuf],
+    node_id: i32,
+    cluster_id: &str,
+) -> Result<Vec<Uuid>, StorageError> {
+    let mut ids = Vec::with_capacity(dirs.len());
+    for dir in dirs {
+        match read_meta(dir, node_id)? {
+            Some(stored) if stored != cluster_id => {
+                return Err(StorageError::Corrupt(format!(
+                    "the controller quorum is cluster {cluster_id}, but log directory {} belongs to {stored}",
+                    dir.display()
+                )));
+            }
+            Some(_) => {}
+            None => write_meta(dir, node_id, cluster_id)?,
+        }
+        let id = read_directory_id(dir).ok_or_else(|| {
+            StorageError::Corrupt(format!("{} has no directory.id", dir.display()))
+        })?;
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
 /// Writes `meta.properties` (Kafka's keys, KIP-858's `directory.id` among them: a new id
 /// for this directory) once the cluster id is known.
 pub fn write_meta(log_dir: &Path, node_id: i32, cluster_id: &str) -> Result<(), StorageError> {

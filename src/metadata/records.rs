@@ -66,6 +66,10 @@ pub enum MetadataRecord {
         endpoints: Vec<Endpoint>,
         rack: Option<String>,
         fenced: bool,
+        /// The broker's online log directories, by `directory.id` (KIP-858); none from a
+        /// broker that registered before directories were reported.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        log_dirs: Vec<Uuid>,
     },
     UnregisterBroker {
         broker_id: i32,
@@ -77,6 +81,18 @@ pub enum MetadataRecord {
         broker_epoch: i64,
         fenced: Option<bool>,
         in_controlled_shutdown: Option<bool>,
+        /// The online log directories after a heartbeat reported some offline.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        log_dirs: Option<Vec<Uuid>>,
+    },
+    /// The log directory a replica is in (AssignReplicasToDirs; KRaft writes it as the
+    /// `Directories` of a PartitionChangeRecord). A replica with none assigned counts as
+    /// online.
+    ReplicaDirectory {
+        topic_id: Uuid,
+        partition_id: i32,
+        broker_id: i32,
+        directory_id: Uuid,
     },
     Topic {
         name: String,

@@ -148,6 +148,11 @@ pub async fn run(
                 .filter_map(|(p, _)| {
                     let epoch = p.leadership()?.leader_epoch;
                     let log = lock(p.log());
+                    // An offline log (its directory failed) fetches nothing more, as Kafka
+                    // removes its fetcher.
+                    if log.is_failed() {
+                        return None;
+                    }
                     Some(FollowerFetch {
                         tp: p.topic_partition().clone(),
                         fetch_offset: log.log_end_offset(),
@@ -159,9 +164,13 @@ pub async fn run(
                 .collect(),
         };
         if spec.partitions.is_empty() {
-            // Everything followed here is throttled for now: until the rate is back within
-            // its bound.
-            let delay = replicas.follower_throttle.delay(now_ms());
+            // Everything followed here is throttled for now (until the rate is back within
+            // its bound), or offline (until the partitions move elsewhere).
+            let delay = if over_throttle {
+                replicas.follower_throttle.delay(now_ms())
+            } else {
+                config.backoff
+            };
             pause(delay.clamp(Duration::from_millis(1), MAX_THROTTLED_PAUSE)).await;
             continue;
         }

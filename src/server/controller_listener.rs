@@ -359,6 +359,7 @@ mod tests {
                 incarnation_id: uuid::Uuid::new_v4(),
                 endpoints: Vec::new(),
                 rack: None,
+                log_dirs: Vec::new(),
             });
         voters[second].handle.call(register).await.unwrap();
         // Committed by the two voters left, and applied by both.

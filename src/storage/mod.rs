@@ -52,6 +52,23 @@ pub(crate) fn list_dir(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(names)
 }
 
+/// A failing disk for tests of a failed log directory: with
+/// `FAILPOINTS=disk-fails=return(DIR)` every write to a segment under DIR fails with EIO.
+/// Compiled to nothing outside test builds.
+pub(crate) fn failing_disk_point(path: &Path) -> Result<(), StorageError> {
+    fail::fail_point!("disk-fails", |dir: Option<String>| {
+        if dir.is_some_and(|dir| path.starts_with(dir)) {
+            Err(StorageError::Io(std::io::Error::from_raw_os_error(
+                rustix::io::Errno::IO.raw_os_error(),
+            )))
+        } else {
+            Ok(())
+        }
+    });
+    let _ = path;
+    Ok(())
+}
+
 /// A slow disk for the partition-tolerance harness: with `FAILPOINTS=segment-write=sleep(N)`
 /// every write to a segment waits N ms first. Compiled to nothing outside test builds.
 pub(crate) fn slow_disk_point() {

@@ -320,6 +320,7 @@ impl Segment {
             max_timestamp: view.max_timestamp(),
         };
         super::slow_disk_point();
+        super::failing_disk_point(&self.log_path)?;
         let written = self.log.write_all_at(batch, self.size as u64);
         self.undo_partial_write(written)?;
         self.size += batch.len() as u32;
@@ -357,6 +358,7 @@ impl Segment {
         };
         let at = self.size as u64;
         super::slow_disk_point();
+        super::failing_disk_point(&self.log_path)?;
         let written = if records.len() <= JOIN_BELOW_BYTES {
             let mut joined = Vec::with_capacity(size);
             joined.extend_from_slice(header);

@@ -42,11 +42,16 @@ fn space(dir: &Path) -> Option<(u64, u64)> {
     Some((stats.available_space(), stats.total_space()))
 }
 
+/// A log directory's gate: appends wait while its disk is full; and once an I/O error took
+/// one of its logs offline, the whole directory is offline (Kafka's `LogDirFailureChannel`):
+/// its state on disk is unknown, so none of its logs is read or written again in this run,
+/// and the broker reports it to the controller.
 #[derive(Debug)]
 pub struct SpaceGate {
     dir: PathBuf,
     full: AtomicBool,
     last_check_ms: AtomicI64,
+    failed: AtomicBool,
 }
 
 impl SpaceGate {
@@ -55,7 +60,19 @@ impl SpaceGate {
             dir: dir.to_path_buf(),
             full: AtomicBool::new(false),
             last_check_ms: AtomicI64::new(0),
+            failed: AtomicBool::new(false),
         })
+    }
+
+    /// Takes the directory offline (an I/O error in one of its logs); said once.
+    pub fn fail(&self) {
+        if !self.failed.swap(true, Ordering::SeqCst) {
+            tracing::error!(dir = %self.dir.display(), "log directory offline after an I/O error: none of its logs is served until a restart");
+        }
+    }
+
+    pub fn is_failed(&self) -> bool {
+        self.failed.load(Ordering::SeqCst)
     }
 
     /// Free space needed before appends resume: twice the metadata reserve.

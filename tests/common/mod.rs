@@ -531,7 +531,8 @@ impl Role {
 pub struct Cluster {
     pub nodes: Vec<Broker>,
     pub roles: Vec<Role>,
-    /// Each node's `broker.rack`, substituted for `{rack}` in the settings (none: no racks).
+    /// Each node's `broker.rack`, substituted for `{rack}` in the settings (none: no racks);
+    /// `{dir}` is each node's data directory.
     pub racks: Vec<String>,
     /// Broker-only nodes know the controllers through `controller.quorum.bootstrap.servers`
     /// only (KIP-853), not `controller.quorum.voters`.
@@ -839,10 +840,11 @@ impl Cluster {
         ];
         settings.retain(|(_, value)| !value.is_empty());
         let rack = self.racks.get(i).cloned().unwrap_or_default();
+        let dir = self.dirs[i].path().display().to_string();
         settings.extend(
             self.extra
                 .iter()
-                .map(|(k, v)| (k.clone(), v.replace("{rack}", &rack))),
+                .map(|(k, v)| (k.clone(), v.replace("{rack}", &rack).replace("{dir}", &dir))),
         );
         settings
     }
@@ -877,6 +879,11 @@ impl Cluster {
         let (mut node, lines) = self.spawn_node(i);
         node.wait_started(&lines, self.roles[i]);
         self.nodes[i] = node;
+    }
+
+    /// Node `i`'s data directory (`{dir}` in the settings).
+    pub fn data_dir(&self, i: usize) -> &Path {
+        self.dirs[i].path()
     }
 
     /// Each node's controller listener port (the quorum's voters' addresses).

@@ -349,6 +349,13 @@ node_gate!(
 );
 
 node_gate!(
+    assign_replicas_to_dirs,
+    AssignReplicasToDirsRequest,
+    AssignReplicasToDirsResponse,
+    AclOperation::ClusterAction
+);
+
+node_gate!(
     add_raft_voter,
     AddRaftVoterRequest,
     AddRaftVoterResponse,

@@ -218,6 +218,7 @@ async fn the_controller_table_refuses_a_principal_that_is_no_node() {
                 (
                     ApiKey::BrokerRegistration
                     | ApiKey::BrokerHeartbeat
+                    | ApiKey::AssignReplicasToDirs
                     | ApiKey::UnregisterBroker
                     | ApiKey::AlterPartition
                     | ApiKey::AllocateProducerIds

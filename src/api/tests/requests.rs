@@ -823,6 +823,19 @@ pub(super) fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
             v,
             "describe_quorum",
         ),
+        ApiKey::AssignReplicasToDirs => encode(
+            &crate::api::assign_replicas_to_dirs::request_for(
+                99,
+                1,
+                &[crate::controller::control::DirectoryAssignment {
+                    topic_id,
+                    partition: 0,
+                    directory_id: uuid::Uuid::new_v4(),
+                }],
+            ),
+            v,
+            "assign_replicas_to_dirs",
+        ),
         ApiKey::UnregisterBroker => encode(
             &crate::api::unregister_broker::request_for(99),
             v,

@@ -3,13 +3,17 @@
 //! incarnation's session), heartbeats that fence and unfence, the session timeout that fences
 //! a silent broker and moves its leaderships, controlled shutdown, unregistration.
 
-use super::partitions::{elect_for_leaderless, leader_and_isr_updates};
+use super::partitions::{
+    elect_for_leaderless, leader_and_isr_updates, leader_and_isr_updates_where,
+};
 use super::{
-    BrokerRegistrationRequest, Changes, ClusterControl, HeartbeatReply, HeartbeatRequest, Outcome,
+    BrokerRegistrationRequest, Changes, ClusterControl, DirectoryAssignment, HeartbeatReply,
+    HeartbeatRequest, Outcome,
 };
 use crate::error::Error;
 use crate::metadata::image::MetadataImage;
 use crate::metadata::records::MetadataRecord;
+use uuid::Uuid;
 
 impl ClusterControl {
     /// BrokerRegistration. The broker epoch is `offset`, the log offset of the registration
@@ -50,6 +54,7 @@ impl ClusterControl {
             endpoints: request.endpoints,
             rack: request.rack,
             fenced: true,
+            log_dirs: request.log_dirs,
         }])?;
         self.last_heartbeat_ms.insert(request.broker_id, now_ms);
         Ok(self.finish(offset, changes, epoch))
@@ -100,6 +105,7 @@ impl ClusterControl {
                 broker_epoch: registration.epoch,
                 fenced,
                 in_controlled_shutdown,
+                log_dirs: None,
             }
         };
         let mut should_shutdown = false;
@@ -125,6 +131,29 @@ impl ClusterControl {
         } else if !registration.fenced && request.want_fence {
             changes.push(vec![change(Some(true), None)])?;
             let updates = leader_and_isr_updates(&self.config, &changes.image, broker);
+            changes.push(updates)?;
+        }
+        // Log directories that failed: the replicas in them leave their ISRs and leaderships
+        // (Kafka's `handleDirectoriesOffline`).
+        let online: Vec<Uuid> = registration
+            .log_dirs
+            .iter()
+            .filter(|d| !request.offline_log_dirs.contains(d))
+            .copied()
+            .collect();
+        if online.len() < registration.log_dirs.len() {
+            tracing::warn!(broker, offline = ?request.offline_log_dirs, "log directories offline; moving their replicas' leadership away");
+            changes.push(vec![MetadataRecord::BrokerRegistrationChange {
+                broker_id: broker,
+                broker_epoch: registration.epoch,
+                fenced: None,
+                in_controlled_shutdown: None,
+                log_dirs: Some(online),
+            }])?;
+            let image = changes.image.clone();
+            let updates = leader_and_isr_updates_where(&self.config, &image, broker, |_, _, p| {
+                image.replica_dir_offline(p, broker)
+            });
             changes.push(updates)?;
         }
         let is_fenced = changes.image.brokers.get(&broker).is_none_or(|b| b.fenced);
@@ -158,12 +187,64 @@ impl ClusterControl {
                 broker_epoch: epoch,
                 fenced: Some(true),
                 in_controlled_shutdown: None,
+                log_dirs: None,
             }])?;
             let updates = leader_and_isr_updates(&self.config, &changes.image, broker);
             changes.push(updates)?;
             fenced.push(broker);
         }
         Ok(self.finish(offset, changes, fenced))
+    }
+
+    /// AssignReplicasToDirs: records which log directory each of `broker`'s replicas is in;
+    /// a replica placed in a directory already offline leaves its ISR and leadership. Each
+    /// assignment's outcome (UNKNOWN_TOPIC_ID, NOT_LEADER_OR_FOLLOWER for a partition the
+    /// broker holds no replica of) comes back in order.
+    pub fn assign_replicas_to_dirs(
+        &mut self,
+        offset: u64,
+        broker: i32,
+        broker_epoch: i64,
+        assignments: Vec<DirectoryAssignment>,
+    ) -> Result<Outcome<Vec<Option<Error>>>, Error> {
+        self.check_broker_epoch(broker, broker_epoch)?;
+        let mut changes = Changes::new(&self.image);
+        let mut outcomes = Vec::with_capacity(assignments.len());
+        for assignment in assignments {
+            let Some(topic) = changes.image.topic_by_id(assignment.topic_id) else {
+                outcomes.push(Some(Error::UnknownTopicId));
+                continue;
+            };
+            let Some(partition) = usize::try_from(assignment.partition)
+                .ok()
+                .and_then(|p| topic.partitions.get(p))
+            else {
+                outcomes.push(Some(Error::UnknownTopicOrPartition));
+                continue;
+            };
+            if !partition.replicas.contains(&broker) {
+                outcomes.push(Some(Error::NotLeaderOrFollower));
+                continue;
+            }
+            outcomes.push(None);
+            if partition.directories.get(&broker) == Some(&assignment.directory_id) {
+                continue;
+            }
+            changes.push(vec![MetadataRecord::ReplicaDirectory {
+                topic_id: assignment.topic_id,
+                partition_id: assignment.partition,
+                broker_id: broker,
+                directory_id: assignment.directory_id,
+            }])?;
+            let image = changes.image.clone();
+            let placed = (assignment.topic_id, assignment.partition);
+            let updates =
+                leader_and_isr_updates_where(&self.config, &image, broker, |topic, index, p| {
+                    (topic, index) == placed && image.replica_dir_offline(p, broker)
+                });
+            changes.push(updates)?;
+        }
+        Ok(self.finish(offset, changes, outcomes))
     }
 
     /// UnregisterBroker: forgets a broker (decommissioning); its replicas stay assigned.
@@ -181,6 +262,7 @@ impl ClusterControl {
                 broker_epoch: registration.epoch,
                 fenced: Some(true),
                 in_controlled_shutdown: None,
+                log_dirs: None,
             }])?;
         }
         let updates = leader_and_isr_updates(&self.config, &changes.image, broker);

@@ -83,9 +83,11 @@ pub struct BrokerRegistrationRequest {
     pub incarnation_id: Uuid,
     pub endpoints: Vec<Endpoint>,
     pub rack: Option<String>,
+    /// Its log directories' ids (KIP-858).
+    pub log_dirs: Vec<Uuid>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeartbeatRequest {
     pub broker_id: i32,
     pub broker_epoch: i64,
@@ -93,6 +95,16 @@ pub struct HeartbeatRequest {
     pub metadata_offset: u64,
     pub want_fence: bool,
     pub want_shutdown: bool,
+    /// Its log directories that failed (KIP-858).
+    pub offline_log_dirs: Vec<Uuid>,
+}
+
+/// One replica's log directory, as a broker reports it (AssignReplicasToDirs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirectoryAssignment {
+    pub topic_id: Uuid,
+    pub partition: i32,
+    pub directory_id: Uuid,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -63,6 +63,13 @@ impl ClusterControl {
                     "fenced or shutting down".into(),
                 ));
             }
+            if !current.isr.contains(replica) && self.image.replica_dir_offline(&current, *replica)
+            {
+                return Err(Error::IneligibleReplica(
+                    *replica,
+                    "its log directory is offline".into(),
+                ));
+            }
         }
         let mut isr = request.new_isr.clone();
         isr.sort_by_key(|r| current.replicas.iter().position(|x| x == r));
@@ -189,7 +196,7 @@ fn choose_leader(
     excluded: Option<i32>,
     unclean: bool,
 ) -> Option<(i32, Vec<i32>)> {
-    let eligible = |r: &&i32| Some(**r) != excluded && image.is_active(**r);
+    let eligible = |r: &&i32| Some(**r) != excluded && image.replica_online(partition, **r);
     if let Some(leader) = partition
         .replicas
         .iter()
@@ -217,9 +224,23 @@ pub(super) fn leader_and_isr_updates(
     image: &MetadataImage,
     broker: i32,
 ) -> Vec<MetadataRecord> {
+    leader_and_isr_updates_where(config, image, broker, |_, _, _| true)
+}
+
+/// [`leader_and_isr_updates`] for the partitions `affected` picks (by topic id, index and
+/// registration): those whose replica on `broker` sits in a failed log directory.
+pub(super) fn leader_and_isr_updates_where(
+    config: &ControlConfig,
+    image: &MetadataImage,
+    broker: i32,
+    affected: impl Fn(uuid::Uuid, i32, &PartitionRegistration) -> bool,
+) -> Vec<MetadataRecord> {
     let mut records = Vec::new();
     for topic in image.topics.values() {
         for (p, partition) in topic.partitions.iter().enumerate() {
+            if !affected(topic.id, p as i32, partition) {
+                continue;
+            }
             let in_isr = partition.isr.contains(&broker);
             if !in_isr && partition.leader != broker {
                 continue;

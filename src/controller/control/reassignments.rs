@@ -258,6 +258,7 @@ mod tests {
             leader_epoch: 3,
             partition_epoch: 7,
             reassignment: Reassignment::default(),
+            directories: Default::default(),
         }
     }
 

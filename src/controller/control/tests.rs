@@ -5,6 +5,11 @@ use crate::metadata::records::NO_LEADER;
 
 const SESSION_MS: i64 = 9_000;
 
+/// Broker `id`'s two log directories.
+fn dirs_of(id: i32) -> [Uuid; 2] {
+    [1, 2].map(|d| Uuid::from_u128(id as u128 * 10 + d))
+}
+
 /// A controller with a log offset counter: each operation is the next entry.
 struct Harness {
     control: ClusterControl,
@@ -51,6 +56,7 @@ impl Harness {
                 security_protocol: 0,
             }],
             rack: rack.map(str::to_string),
+            log_dirs: dirs_of(id).to_vec(),
         };
         let epoch = self
             .control
@@ -61,6 +67,15 @@ impl Harness {
     }
 
     fn heartbeat(&mut self, id: i32, shutdown: bool) -> Result<HeartbeatReply, Error> {
+        self.heartbeat_offline(id, shutdown, &[])
+    }
+
+    fn heartbeat_offline(
+        &mut self,
+        id: i32,
+        shutdown: bool,
+        offline: &[Uuid],
+    ) -> Result<HeartbeatReply, Error> {
         let offset = self.next();
         let request = HeartbeatRequest {
             broker_id: id,
@@ -68,6 +83,7 @@ impl Harness {
             metadata_offset: offset,
             want_fence: false,
             want_shutdown: shutdown,
+            offline_log_dirs: offline.to_vec(),
         };
         Ok(self.control.heartbeat(offset, request, self.now)?.reply)
     }
@@ -398,6 +414,7 @@ fn registration_rules() {
         incarnation_id: Uuid::new_v4(),
         endpoints: Vec::new(),
         rack: None,
+        log_dirs: Vec::new(),
     };
     assert!(matches!(
         h.control.register_broker(offset, wrong_cluster, 0),
@@ -411,6 +428,7 @@ fn registration_rules() {
         metadata_offset: new_epoch as u64 - 1,
         want_fence: false,
         want_shutdown: false,
+        offline_log_dirs: Vec::new(),
     };
     let reply = h.control.heartbeat(offset, request, h.now).unwrap().reply;
     assert!(reply.is_fenced && !reply.is_caught_up);
@@ -487,4 +505,72 @@ fn topic_admin_and_producer_id_blocks() {
     let offset = h.next();
     h.control.delete_topic(offset, "t").unwrap();
     assert!(h.control.image().topic("t").is_none());
+}
+
+#[test]
+fn a_failed_log_directory_moves_exactly_its_replicas_leadership_and_isr() {
+    let mut h = Harness::new(false);
+    h.start(&[1, 2, 3]);
+    let topic = h.create("t", 3, 3, &[]);
+    let led_by_1: Vec<i32> = (0..3)
+        .filter(|p| h.partition("t", *p).leader == 1)
+        .collect();
+    assert!(!led_by_1.is_empty());
+    // Broker 1 places partition 0 in its first directory, the others in its second.
+    let [first, second] = dirs_of(1);
+    let assignments: Vec<DirectoryAssignment> = (0..3)
+        .map(|p| DirectoryAssignment {
+            topic_id: topic,
+            partition: p,
+            directory_id: if p == 0 { first } else { second },
+        })
+        .chain([DirectoryAssignment {
+            topic_id: Uuid::new_v4(),
+            partition: 0,
+            directory_id: first,
+        }])
+        .collect();
+    let offset = h.next();
+    let outcomes = h
+        .control
+        .assign_replicas_to_dirs(offset, 1, h.epochs[&1], assignments)
+        .unwrap()
+        .reply;
+    assert_eq!(outcomes.iter().filter(|o| o.is_none()).count(), 3);
+    assert!(matches!(outcomes[3], Some(Error::UnknownTopicId)));
+    assert_eq!(h.partition("t", 1).directories.get(&1), Some(&second));
+
+    // The second directory fails: partitions 1 and 2 lose broker 1, partition 0 keeps it.
+    h.heartbeat_offline(1, false, &[second]).unwrap();
+    assert_eq!(h.partition("t", 0).isr.len(), 3);
+    for p in [1, 2] {
+        let partition = h.partition("t", p);
+        assert!(!partition.isr.contains(&1), "{partition:?}");
+        assert_ne!(partition.leader, 1);
+    }
+    assert_eq!(h.control.image().brokers[&1].log_dirs, vec![first]);
+    // It cannot come back into the ISR from the failed directory.
+    let refused = h.alter_isr(topic, 1, h.partition("t", 1).leader, &[1, 2, 3]);
+    assert!(
+        matches!(refused, Err(Error::IneligibleReplica(1, _))),
+        "{refused:?}"
+    );
+    // Recreated in the first directory, it may.
+    let offset = h.next();
+    h.control
+        .assign_replicas_to_dirs(
+            offset,
+            1,
+            h.epochs[&1],
+            vec![DirectoryAssignment {
+                topic_id: topic,
+                partition: 1,
+                directory_id: first,
+            }],
+        )
+        .unwrap();
+    let leader = h.partition("t", 1).leader;
+    let mut isr = h.partition("t", 1).isr.clone();
+    isr.push(1);
+    assert!(h.alter_isr(topic, 1, leader, &isr).is_ok());
 }

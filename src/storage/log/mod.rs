@@ -153,8 +153,9 @@ impl Log {
         self.rewrites
     }
 
+    /// Offline: an I/O error here, or in another log of its directory.
     pub fn is_failed(&self) -> bool {
-        self.failed
+        self.failed || self.space.as_ref().is_some_and(|gate| gate.is_failed())
     }
     pub fn segment_count(&self) -> usize {
         self.segments.len()
@@ -228,7 +229,7 @@ impl Log {
     }
 
     fn check_online(&self) -> Result<(), StorageError> {
-        if self.failed {
+        if self.is_failed() {
             Err(StorageError::Offline)
         } else {
             Ok(())
@@ -266,6 +267,9 @@ impl Log {
             Err(StorageError::Io(e)) => {
                 tracing::error!(partition = %self.tp, error = %e, "I/O error; log taken offline");
                 self.failed = true;
+                if let Some(gate) = &self.space {
+                    gate.fail();
+                }
             }
             _ => {}
         }

@@ -79,8 +79,18 @@ pub struct LogManager {
     /// Where a log not created yet is to go (AlterReplicaLogDirs before the replica exists,
     /// as Kafka's `preferredLogDirs`), by directory index.
     preferred: Mutex<HashMap<TopicPartition, usize>>,
+    /// Moves a stop cut short, found at startup: (partition, target directory).
+    interrupted: Mutex<Vec<(TopicPartition, usize)>>,
     /// `num.recovery.threads.per.data.dir`: loads logs at startup, closes them at shutdown.
     threads: usize,
+}
+
+/// What one directory holds at startup.
+struct Scanned {
+    dir: LogDir,
+    logs: Vec<LogToLoad>,
+    /// Moves a stop cut short: (partition, this directory's index).
+    interrupted: Vec<(TopicPartition, usize)>,
 }
 
 /// A partition directory found at startup, with what its load needs.
@@ -155,6 +165,8 @@ pub struct LogDirUsage {
     pub total_bytes: u64,
     pub usable_bytes: u64,
     pub logs: Vec<LogUsage>,
+    /// An I/O error took the directory offline (DescribeLogDirs: KAFKA_STORAGE_ERROR).
+    pub offline: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -190,8 +202,14 @@ impl LogManager {
         let mut opened = Vec::new();
         let mut to_load = Vec::new();
         let mut seen: HashMap<TopicPartition, PathBuf> = HashMap::new();
+        let mut interrupted = Vec::new();
         for (index, dir) in dirs.iter().enumerate() {
-            let (log_dir, found) = Self::scan(index, dir, &config_for)?;
+            let Scanned {
+                dir: log_dir,
+                logs: found,
+                interrupted: cut_short,
+            } = Self::scan(index, dir, &config_for)?;
+            interrupted.extend(cut_short);
             for next in found {
                 if let Some(other) = seen.insert(next.tp.clone(), next.path.clone()) {
                     return Err(StorageError::Corrupt(format!(
@@ -243,6 +261,7 @@ impl LogManager {
             logs: RwLock::new(logs),
             futures: Mutex::default(),
             preferred: Mutex::default(),
+            interrupted: Mutex::new(interrupted),
             threads: threads.max(1),
         };
         Ok((manager, reports))
@@ -254,7 +273,7 @@ impl LogManager {
         index: usize,
         dir: &Path,
         config_for: &impl Fn(&str) -> Option<LogConfig>,
-    ) -> Result<(LogDir, Vec<LogToLoad>), StorageError> {
+    ) -> Result<Scanned, StorageError> {
         std::fs::create_dir_all(dir)?;
         let lock = File::options()
             .create(true)
@@ -269,15 +288,21 @@ impl LogManager {
         let log_starts = checkpoint::read_offsets(&dir.join(LOG_START_FILE))?;
         let high_watermarks = checkpoint::read_offsets(&dir.join(HIGH_WATERMARK_FILE))?;
         let mut found = Vec::new();
+        let mut interrupted = Vec::new();
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             if !entry.file_type()?.is_dir() {
                 continue;
             }
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(DELETE_SUFFIX) || moves::is_future_dir(&name) {
-                // A move cut short by the stop starts again when asked again; its source
-                // is whole.
+            if let Some(tp) = moves::future_of(&name) {
+                // A move the stop cut short: its source is whole; the copy starts over once
+                // the broker runs (see [`LogManager::take_interrupted_moves`]).
+                std::fs::remove_dir_all(entry.path())?;
+                interrupted.push((tp, index));
+                continue;
+            }
+            if name.ends_with(DELETE_SUFFIX) {
                 std::fs::remove_dir_all(entry.path())?;
                 continue;
             }
@@ -314,12 +339,23 @@ impl LogManager {
             clean_startup: clean,
             space: super::space::SpaceGate::new(dir),
         };
-        Ok((log_dir, found))
+        Ok(Scanned {
+            dir: log_dir,
+            logs: found,
+            interrupted,
+        })
     }
 
     /// The log directories, as configured.
     pub fn dirs(&self) -> Vec<PathBuf> {
         self.dirs.iter().map(|d| d.path.clone()).collect()
+    }
+
+    /// The indexes of the directories an I/O error took offline.
+    pub fn offline_dirs(&self) -> Vec<usize> {
+        (0..self.dirs.len())
+            .filter(|i| self.dirs[*i].space.is_failed())
+            .collect()
     }
 
     /// Whether the previous run ended with a clean shutdown (in every directory).
@@ -340,6 +376,17 @@ impl LogManager {
     fn index_of(&self, log_dir: &Path) -> Option<usize> {
         let parent = log_dir.parent()?;
         self.dirs.iter().position(|d| d.path == parent)
+    }
+
+    /// Each log and the index of the directory holding it.
+    pub fn placements(&self) -> Vec<(TopicPartition, usize)> {
+        self.all()
+            .iter()
+            .filter_map(|log| {
+                let log = lock(log);
+                Some((log.topic_partition().clone(), self.index_of(log.dir())?))
+            })
+            .collect()
     }
 
     /// The directory holding the log of `tp`, if there is one.
@@ -384,7 +431,8 @@ impl LogManager {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(tp);
-        let index = match preferred {
+        let online = |i: &usize| !self.dirs[*i].space.is_failed();
+        let index = match preferred.filter(online) {
             Some(index) => index,
             None => {
                 let mut counts = vec![0usize; self.dirs.len()];
@@ -405,7 +453,10 @@ impl LogManager {
                 {
                     counts[future.dir] += 1;
                 }
-                (0..self.dirs.len()).min_by_key(|i| counts[*i]).unwrap_or(0)
+                (0..self.dirs.len())
+                    .filter(online)
+                    .min_by_key(|i| counts[*i])
+                    .ok_or(StorageError::Offline)?
             }
         };
         let dir = self.dirs.get(index).ok_or(StorageError::Offline)?;
@@ -442,13 +493,19 @@ impl LogManager {
     pub fn describe(&self) -> Result<Vec<LogDirUsage>, StorageError> {
         let mut usages = Vec::new();
         for dir in &self.dirs {
-            let path = dir.path.canonicalize()?;
-            let stats = fs4::statvfs(&path)?;
+            let offline = dir.space.is_failed();
+            let path = dir.path.canonicalize().unwrap_or_else(|_| dir.path.clone());
+            let stats = if offline {
+                None
+            } else {
+                Some(fs4::statvfs(&path)?)
+            };
             usages.push(LogDirUsage {
                 path,
-                total_bytes: stats.total_space(),
-                usable_bytes: stats.available_space(),
+                total_bytes: stats.as_ref().map_or(0, |s| s.total_space()),
+                usable_bytes: stats.as_ref().map_or(0, |s| s.available_space()),
                 logs: Vec::new(),
+                offline,
             });
         }
         for log in self.all() {
@@ -456,6 +513,9 @@ impl LogManager {
             let Some(index) = self.index_of(log.dir()) else {
                 continue;
             };
+            if usages[index].offline {
+                continue;
+            }
             usages[index].logs.push(LogUsage {
                 topic_partition: log.topic_partition().clone(),
                 size_bytes: log.size_bytes(),

@@ -12,9 +12,9 @@
 //!    shared handle, so every holder sees it), and the old directory is deleted.
 //!
 //! A stop cuts a move short safely at any point: a future directory found at startup is
-//! deleted (its source is whole), and a superseded source is deleted once its copy is in
-//! place. Unlike Kafka, a move cut short by a stop is not resumed: AlterReplicaLogDirs starts
-//! it again.
+//! deleted (its source is whole) and the move starts over from the beginning once the broker
+//! runs (Kafka resumes its copy where it was); a superseded source is deleted once its copy is
+//! in place.
 
 use super::{LogManager, LogUsage, SharedLog, lock, remove_log_dir};
 use crate::record::BatchIter;
@@ -53,8 +53,10 @@ pub enum MoveStatus {
     NotHosted,
 }
 
-pub(super) fn is_future_dir(name: &str) -> bool {
-    name.ends_with(FUTURE_SUFFIX)
+/// The partition whose future log a directory named `name` is (`{topic}-{partition}.{id}-future`).
+pub(super) fn future_of(name: &str) -> Option<TopicPartition> {
+    let (log_name, _id) = name.strip_suffix(FUTURE_SUFFIX)?.rsplit_once('.')?;
+    TopicPartition::from_dir_name(log_name)
 }
 
 /// Whether the log at `dir` is the source of a move that finished (its copy is in place).
@@ -74,7 +76,11 @@ impl LogManager {
         tp: &TopicPartition,
         index: usize,
     ) -> Result<MoveStatus, StorageError> {
-        let target = self.dirs.get(index).ok_or(StorageError::Offline)?;
+        let target = self
+            .dirs
+            .get(index)
+            .filter(|d| !d.space.is_failed())
+            .ok_or(StorageError::Offline)?;
         let Some(source) = self.get(tp) else {
             self.preferred
                 .lock()
@@ -129,6 +135,12 @@ impl LogManager {
         );
         tracing::info!(partition = %tp, dir = %target.path.display(), "moving the log to another directory");
         Ok(MoveStatus::Started)
+    }
+
+    /// The moves a stop cut short (found at startup), to start again: (partition, target
+    /// directory index). Taken once.
+    pub fn take_interrupted_moves(&self) -> Vec<(TopicPartition, usize)> {
+        std::mem::take(&mut *self.interrupted.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Drops the copy of `tp` being made, if any, and its directory.

@@ -161,6 +161,9 @@ fn logs_spread_over_directories_move_between_them_and_reload() {
     assert_eq!(lock(&manager.get(moving).unwrap()).log_end_offset(), 11);
     assert!(!dirs[0].join("orders-0").exists());
     assert!(!dirs[0].join("orders-1.0123456789abcdef-future").exists());
+    // The move cut short is handed back to start over.
+    assert_eq!(manager.take_interrupted_moves(), [(tps[1].clone(), 0)]);
+    assert!(manager.take_interrupted_moves().is_empty());
     drop(manager);
 
     // The same partition in two directories otherwise is refused, as Kafka refuses it.
