@@ -20,6 +20,7 @@
 //! | `mod.rs` | a single node's topic store (before the metadata log), `meta.properties` |
 //! | `records.rs` | the `__cluster_metadata` records |
 //! | `image.rs` | the metadata image and this broker's local changes |
+//! | `image_tests.rs` | the image's unit tests |
 //! | `cache.rs` | this broker's applied image, the image slot for the publisher |
 //! | `acl.rs` | ACLs as the metadata stores them |
 //! | `quota.rs` | client quotas as the metadata stores them, and the describe filter |
