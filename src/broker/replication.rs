@@ -141,12 +141,22 @@ impl Broker {
                     partition_epoch: epoch,
                     new_isr: isr,
                 };
+                // Until the answer, the new members count for the high watermark too.
+                partition.propose_isr(epoch, &change.new_isr);
                 let (broker, requests) = (self.clone(), requests.clone());
                 let grows = change.new_isr.len() > leadership.isr.len();
                 tokio::spawn(async move {
                     let changed = broker
                         .call_active_controller(ControllerOp::AlterPartition(change))
                         .await;
+                    // Refused by the controller: nothing was committed. An unknown outcome
+                    // (no controller, a timeout) keeps the asked-for members counting until
+                    // the metadata shows the partition's next epoch.
+                    if let Err(e) = &changed
+                        && refused_by_controller(e)
+                    {
+                        partition.isr_refused(epoch);
+                    }
                     let isr_stats = &broker.replicas.isr_stats;
                     match &changed {
                         Ok(_) if grows => isr_stats.expand(),
@@ -167,6 +177,24 @@ impl Broker {
             }
         }
     }
+}
+
+/// Whether the active controller answered an AlterPartition with a refusal (nothing
+/// committed), as opposed to an outcome this broker cannot know (no controller reached, a
+/// timeout).
+fn refused_by_controller(error: &crate::error::Error) -> bool {
+    use crate::error::Error;
+    matches!(
+        error,
+        Error::FencedLeaderEpoch { .. }
+            | Error::InvalidUpdateVersion { .. }
+            | Error::IneligibleReplica(..)
+            | Error::InvalidRequest(_)
+            | Error::StaleBrokerEpoch { .. }
+            | Error::UnknownTopicOrPartition
+            | Error::UnknownTopicId
+            | Error::NotLeaderOrFollower
+    )
 }
 
 /// The replication throttles in effect (`leader.replication.throttled.rate`,

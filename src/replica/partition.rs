@@ -90,6 +90,21 @@ pub struct Partition {
     pub(super) next_guard: std::sync::atomic::AtomicU64,
     /// Its topic's `BrokerTopicMetrics` counters (set when the replica manager hosts it).
     pub(super) stats: TopicStats,
+    /// An ISR this leader asked the controller for and has not yet seen committed or refused
+    /// (Kafka's pending ISR state). Until then the high watermark waits for its members too
+    /// (Kafka's maximal ISR): the controller may have committed it already, and may make one
+    /// of its new members the next leader (a reassignment completing), which must then hold
+    /// everything acknowledged here.
+    pending_isr: Mutex<Option<PendingIsr>>,
+}
+
+/// See [`Partition`]'s `pending_isr`.
+#[derive(Debug, Clone)]
+struct PendingIsr {
+    /// The partition epoch the change was asked from.
+    partition_epoch: i32,
+    /// Every member of every ISR asked for from that epoch.
+    members: Vec<i32>,
 }
 
 impl Partition {
@@ -106,6 +121,7 @@ impl Partition {
             waiters: Mutex::new(Vec::new()),
             flush_turn: tokio::sync::Mutex::new(()),
             stats: TopicStats::detached(),
+            pending_isr: Mutex::new(None),
             verifications: Mutex::new(HashMap::new()),
             next_guard: std::sync::atomic::AtomicU64::new(1),
         }
@@ -184,6 +200,16 @@ impl Partition {
     /// replication; one without commits what it writes.
     pub fn set_leadership(&self, leadership: Leadership) {
         lock(&self.log).set_replicated(leadership.replicas.len() > 1);
+        {
+            // A new partition epoch: the change asked for was committed or superseded.
+            let mut pending = self.pending_isr.lock().unwrap_or_else(|p| p.into_inner());
+            if pending
+                .as_ref()
+                .is_some_and(|p| p.partition_epoch != leadership.partition_epoch)
+            {
+                *pending = None;
+            }
+        }
         let previous = self
             .leadership
             .write()
@@ -240,7 +266,22 @@ impl Partition {
             let followers = self.followers.lock().unwrap_or_else(|p| p.into_inner());
             let mut log = lock(&self.log);
             let mut low = log.log_end_offset();
-            for member in leadership.isr.iter().filter(|r| **r != self.node_id) {
+            let mut members = leadership.isr.clone();
+            if let Some(pending) = self
+                .pending_isr
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .filter(|p| p.partition_epoch == leadership.partition_epoch)
+            {
+                members.extend(
+                    pending
+                        .members
+                        .iter()
+                        .filter(|m| !leadership.isr.contains(m)),
+                );
+            }
+            for member in members.iter().filter(|r| **r != self.node_id) {
                 match followers.get(member) {
                     Some(f) if f.log_end_offset >= 0 => low = low.min(f.log_end_offset),
                     // A member not heard from since this leader took over holds it back.
@@ -258,6 +299,41 @@ impl Partition {
             self.committed.send_replace(high_watermark);
             self.wake_waiters();
         }
+    }
+
+    /// The ISR task asks the controller for `isr` from `partition_epoch`: its members count
+    /// for the high watermark until the answer is known (see `pending_isr`).
+    pub fn propose_isr(&self, partition_epoch: i32, isr: &[i32]) {
+        let mut pending = self.pending_isr.lock().unwrap_or_else(|p| p.into_inner());
+        match pending.as_mut() {
+            Some(p) if p.partition_epoch == partition_epoch => {
+                for member in isr {
+                    if !p.members.contains(member) {
+                        p.members.push(*member);
+                    }
+                }
+            }
+            _ => {
+                *pending = Some(PendingIsr {
+                    partition_epoch,
+                    members: isr.to_vec(),
+                })
+            }
+        }
+    }
+
+    /// The controller refused the ISR asked for from `partition_epoch`: nothing of it was
+    /// committed, the high watermark follows the ISR alone again.
+    pub fn isr_refused(&self, partition_epoch: i32) {
+        let mut pending = self.pending_isr.lock().unwrap_or_else(|p| p.into_inner());
+        if pending
+            .as_ref()
+            .is_some_and(|p| p.partition_epoch == partition_epoch)
+        {
+            *pending = None;
+        }
+        drop(pending);
+        self.maybe_increment_high_watermark();
     }
 
     /// A follower fetched from `fetch_offset` (its log end): records its progress (Kafka's

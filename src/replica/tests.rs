@@ -287,6 +287,45 @@ async fn laggards_leave_the_isr_and_caught_up_followers_join_it() {
     ));
 }
 
+/// Kafka's maximal ISR: while an ISR expansion is asked for, the high watermark waits for the
+/// joining follower too. Without it, a record acknowledged with the old ISR could be missing
+/// from the joining replica when the controller, having committed the expansion, makes that
+/// replica the leader (a reassignment completing): an acknowledged record lost.
+#[tokio::test]
+async fn an_isr_expansion_asked_for_holds_the_high_watermark_for_its_new_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let partition = replicated(dir.path());
+    partition.set_leadership(leading(4, 1, &[1, 2]));
+    partition.append(&checked(batch(0, 10, 1, 10)), 1).unwrap();
+    partition.record_follower_fetch(2, 10).unwrap();
+    partition.record_follower_fetch(3, 10).unwrap();
+    let hw = || lock(partition.log()).high_watermark();
+    assert_eq!(hw(), 10);
+    partition.propose_isr(1, &[1, 2, 3]);
+    partition.append(&checked(batch(0, 5, 1, 10)), 1).unwrap();
+    partition.record_follower_fetch(2, 15).unwrap();
+    assert_eq!(
+        hw(),
+        10,
+        "follower 3, joining, does not have offsets 10-14 yet"
+    );
+    partition.record_follower_fetch(3, 15).unwrap();
+    assert_eq!(hw(), 15);
+    // Refused: the ISR alone counts again.
+    partition.propose_isr(1, &[1, 2, 3]);
+    partition.append(&checked(batch(0, 5, 1, 10)), 1).unwrap();
+    partition.record_follower_fetch(2, 20).unwrap();
+    assert_eq!(hw(), 15);
+    partition.isr_refused(1);
+    assert_eq!(hw(), 20);
+    // Committed: the next epoch's ISR holds the new member, the asked-for change is done.
+    partition.propose_isr(1, &[1, 2, 3]);
+    partition.set_leadership(leading(4, 2, &[1, 2]));
+    partition.append(&checked(batch(0, 5, 1, 10)), 1).unwrap();
+    partition.record_follower_fetch(2, 25).unwrap();
+    assert_eq!(hw(), 25, "an answer from an older epoch no longer counts");
+}
+
 #[tokio::test]
 async fn a_follower_with_a_divergent_tail_is_told_where_to_truncate() {
     let dir = tempfile::tempdir().unwrap();
