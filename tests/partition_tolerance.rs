@@ -16,8 +16,9 @@
 //! seed is printed, and the same seed gives the same schedule. `NEMESIS_ACKS=1` runs the plain
 //! producer with `acks=1` and no idempotence, to see the checker find what a cut-off leader
 //! took alone (lost records) — the run is then expected to fail. `NEMESIS_AGAINST=kafka` runs
-//! the same workloads and checker against three Apache Kafka 4.4 nodes (`compat/kafka-peer`)
-//! as a reference, with the faults that need nothing of Sluice's build: kill and pause.
+//! the same workloads and checker against three Apache Kafka 4.4 nodes (`compat/kafka-peer`,
+//! behind the same fault proxy) as a reference, with every fault but the two that need
+//! Sluice's processes (the slow disk, the clock jumps).
 
 #![allow(clippy::unwrap_used)]
 
@@ -98,7 +99,14 @@ struct Settings {
 }
 
 /// The faults a run against Kafka can inject (see `partition_tolerance/kafka.rs`).
-const KAFKA_FAULTS: [Fault; 2] = [Fault::Kill, Fault::Pause];
+const KAFKA_FAULTS: [Fault; 6] = [
+    Fault::MajorityMinority,
+    Fault::Bridge,
+    Fault::IsolateLeader,
+    Fault::IsolateController,
+    Fault::Kill,
+    Fault::Pause,
+];
 
 impl Settings {
     fn from_env() -> Self {
@@ -430,6 +438,63 @@ impl Target {
             Target::Kafka(peer) => peer.bootstrap.clone(),
         }
     }
+
+    fn size(&self) -> usize {
+        match self {
+            Target::Sluice(cluster) => cluster.nodes.len(),
+            Target::Kafka(_) => 3,
+        }
+    }
+
+    fn network(&self) -> &common::proxy::Network {
+        match self {
+            Target::Sluice(cluster) => cluster.network(),
+            Target::Kafka(peer) => peer.network(),
+        }
+    }
+
+    fn active_controller(&mut self) -> Option<usize> {
+        match self {
+            Target::Sluice(cluster) => cluster.active_controller(),
+            Target::Kafka(peer) => peer.active_controller(),
+        }
+    }
+
+    fn kill9(&mut self, i: usize) {
+        match self {
+            Target::Sluice(cluster) => cluster.nodes[i].kill9(),
+            Target::Kafka(peer) => peer.kill9(i),
+        }
+    }
+
+    fn restart(&mut self, i: usize) {
+        match self {
+            Target::Sluice(cluster) => cluster.restart(i),
+            Target::Kafka(peer) => peer.restart(i),
+        }
+    }
+
+    fn pause(&self, i: usize) {
+        match self {
+            Target::Sluice(cluster) => cluster.nodes[i].pause(),
+            Target::Kafka(peer) => peer.pause(i),
+        }
+    }
+
+    fn resume(&self, i: usize) {
+        match self {
+            Target::Sluice(cluster) => cluster.nodes[i].resume(),
+            Target::Kafka(peer) => peer.resume(i),
+        }
+    }
+
+    /// Sluice's own cluster, for the faults only it can take.
+    fn sluice(&mut self, fault: Fault) -> &mut Cluster {
+        match self {
+            Target::Sluice(cluster) => cluster,
+            Target::Kafka(_) => panic!("{} is not run against Kafka", fault.name()),
+        }
+    }
 }
 
 fn inject(
@@ -438,35 +503,17 @@ fn inject(
     rng: &mut fastrand::Rng,
     fault: Fault,
 ) -> (Active, String) {
-    let size = match target {
-        Target::Sluice(cluster) => cluster.nodes.len(),
-        Target::Kafka(_) => 3,
-    };
+    let size = target.size();
     // Drawn the same way against either, so that one seed gives one schedule.
     let mut ids: Vec<u32> = (1..=size as u32).collect();
     rng.shuffle(&mut ids);
-    let cluster = match target {
-        Target::Sluice(cluster) => cluster,
-        Target::Kafka(peer) => {
-            let i = ids[0] as usize - 1;
-            return match fault {
-                Fault::Kill => {
-                    peer.kill9(i);
-                    (Active::Killed(i), format!("node {}", i + 1))
-                }
-                Fault::Pause => {
-                    peer.pause(i);
-                    (Active::Paused(i), format!("node {}", i + 1))
-                }
-                other => panic!("{} is not run against Kafka", other.name()),
-            };
-        }
-    };
-    let network = cluster.network();
+    let first = ids[0] as usize - 1;
     match fault {
         Fault::MajorityMinority => {
             let (minority, majority) = ids.split_at(size / 2);
-            network.partition(&ids, &[minority.to_vec(), majority.to_vec()]);
+            target
+                .network()
+                .partition(&ids, &[minority.to_vec(), majority.to_vec()]);
             (Active::Network, format!("{minority:?} | {majority:?}"))
         }
         Fault::Bridge => {
@@ -476,7 +523,9 @@ fn inject(
             let mut right = right.to_vec();
             left.push(bridge);
             right.push(bridge);
-            network.partition(&ids, &[left.clone(), right.clone()]);
+            target
+                .network()
+                .partition(&ids, &[left.clone(), right.clone()]);
             (
                 Active::Network,
                 format!("{left:?} | {right:?} (bridge {bridge})"),
@@ -486,7 +535,7 @@ fn inject(
             let partition = rng.i32(0..PARTITIONS);
             match leader_of(client, partition) {
                 Some(leader) => {
-                    isolate_from_nodes(network, &ids, leader as u32);
+                    isolate_from_nodes(target.network(), &ids, leader as u32);
                     (
                         Active::Network,
                         format!("node {leader}, leader of {LOG_TOPIC}-{partition}"),
@@ -495,9 +544,9 @@ fn inject(
                 None => (Active::Nothing, "no leader known: skipped".into()),
             }
         }
-        Fault::IsolateController => match cluster.active_controller() {
+        Fault::IsolateController => match target.active_controller() {
             Some(i) => {
-                isolate_from_nodes(cluster.network(), &ids, i as u32 + 1);
+                isolate_from_nodes(target.network(), &ids, i as u32 + 1);
                 (Active::Network, format!("node {}", i + 1))
             }
             None => (
@@ -506,26 +555,29 @@ fn inject(
             ),
         },
         Fault::Kill => {
-            let i = ids[0] as usize - 1;
-            cluster.nodes[i].kill9();
-            (Active::Killed(i), format!("node {}", i + 1))
+            target.kill9(first);
+            (Active::Killed(first), format!("node {}", first + 1))
         }
         Fault::Pause => {
-            let i = ids[0] as usize - 1;
-            cluster.nodes[i].pause();
-            (Active::Paused(i), format!("node {}", i + 1))
+            target.pause(first);
+            (Active::Paused(first), format!("node {}", first + 1))
         }
         Fault::ClockJump => {
-            let i = ids[0] as usize - 1;
             let offset = ["+120", "-60", "+900", "-600"][rng.usize(..4)];
-            cluster.shift_clock(i, offset);
-            (Active::ClockMoved(i), format!("node {} {offset} s", i + 1))
+            target.sluice(fault).shift_clock(first, offset);
+            (
+                Active::ClockMoved(first),
+                format!("node {} {offset} s", first + 1),
+            )
         }
         Fault::SlowDisk => {
-            let i = ids[0] as usize - 1;
-            cluster.nodes[i].kill9();
-            cluster.restart_with_failpoints(i, SLOW_DISK);
-            (Active::SlowDisk(i), format!("node {} ({SLOW_DISK})", i + 1))
+            let cluster = target.sluice(fault);
+            cluster.nodes[first].kill9();
+            cluster.restart_with_failpoints(first, SLOW_DISK);
+            (
+                Active::SlowDisk(first),
+                format!("node {} ({SLOW_DISK})", first + 1),
+            )
         }
     }
 }
@@ -538,23 +590,13 @@ fn isolate_from_nodes(network: &common::proxy::Network, ids: &[u32], node: u32) 
 }
 
 fn undo(target: &mut Target, active: Active) {
-    let cluster = match target {
-        Target::Sluice(cluster) => cluster,
-        Target::Kafka(peer) => {
-            match active {
-                Active::Killed(i) => peer.restart(i),
-                Active::Paused(i) => peer.resume(i),
-                _ => {}
-            }
-            return;
-        }
-    };
     match active {
-        Active::Network => cluster.network().heal(),
-        Active::Killed(i) => cluster.restart(i),
-        Active::Paused(i) => cluster.nodes[i].resume(),
-        Active::ClockMoved(i) => cluster.shift_clock(i, "+0"),
+        Active::Network => target.network().heal(),
+        Active::Killed(i) => target.restart(i),
+        Active::Paused(i) => target.resume(i),
+        Active::ClockMoved(i) => target.sluice(Fault::ClockJump).shift_clock(i, "+0"),
         Active::SlowDisk(i) => {
+            let cluster = target.sluice(Fault::SlowDisk);
             cluster.nodes[i].kill9();
             cluster.restart(i);
         }
@@ -588,7 +630,7 @@ fn no_acknowledged_record_is_lost_under_partitions_kills_and_pauses() {
         );
         if let Some(fault) = settings.faults.iter().find(|f| !KAFKA_FAULTS.contains(f)) {
             panic!(
-                "{} is not run against Kafka: only kill and pause",
+                "{} is not run against Kafka: not the slow disk nor clock jumps",
                 fault.name()
             );
         }

@@ -3,8 +3,8 @@
 //! stopping it, and heal the cut.
 //!
 //! A connection's source is read from the client id of its first request: nodes name
-//! themselves (`sluice-broker-N`, `sluice-replica-fetcher-N`, `sluice-controller-N`); any
-//! other client id is a client. A cut-off node is unreachable for clients too, through the
+//! themselves (`sluice-broker-N`, `sluice-replica-fetcher-N`, `sluice-controller-N`; Kafka's
+//! `raft-client-N` and `broker-N-...`); any other client id is a client. A cut-off node is unreachable for clients too, through the
 //! proxies; a test plays a client on its side of the cut by connecting to the node's own
 //! listener.
 //!
@@ -208,7 +208,7 @@ impl Drop for Network {
 
 /// The node a client id names, if it is one of a node's own connections.
 fn node_of_client_id(client_id: &str) -> Option<u32> {
-    [
+    let sluice = [
         "sluice-broker-",
         "sluice-replica-fetcher-",
         "sluice-controller-",
@@ -216,7 +216,18 @@ fn node_of_client_id(client_id: &str) -> Option<u32> {
     .iter()
     .find_map(|prefix| client_id.strip_prefix(prefix))
     // A dynamic quorum's voter adds where it listens: `sluice-controller-N@host:port`.
-    .and_then(|node| node.split('@').next()?.parse().ok())
+    .and_then(|node| node.split('@').next()?.parse().ok());
+    // Apache Kafka's nodes (the harness against Kafka): `raft-client-N` for the quorum,
+    // `broker-N-fetcher-M` for replica fetches, `broker-N-to-controller-...` and the like for
+    // the rest.
+    let kafka = || {
+        let rest = client_id
+            .strip_prefix("raft-client-")
+            .or_else(|| client_id.strip_prefix("broker-"))?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    };
+    sluice.or_else(kafka)
 }
 
 fn serve(state: Arc<State>, mut downstream: TcpStream, target: u32, upstream_port: u16) {
