@@ -4,7 +4,8 @@
 //!
 //! A connection's source is read from the client id of its first request: nodes name
 //! themselves (`sluice-broker-N`, `sluice-replica-fetcher-N`, `sluice-controller-N`; Kafka's
-//! `raft-client-N` and `broker-N-...`); any other client id is a client. A cut-off node is unreachable for clients too, through the
+//! `raft-client-N`, `broker-N-...`, `AddPartitionsManager-client-N` and `N`); any other
+//! client id is a client. A cut-off node is unreachable for clients too, through the
 //! proxies; a test plays a client on its side of the cut by connecting to the node's own
 //! listener.
 //!
@@ -217,13 +218,17 @@ fn node_of_client_id(client_id: &str) -> Option<u32> {
     .find_map(|prefix| client_id.strip_prefix(prefix))
     // A dynamic quorum's voter adds where it listens: `sluice-controller-N@host:port`.
     .and_then(|node| node.split('@').next()?.parse().ok());
-    // Apache Kafka's nodes (the harness against Kafka): `raft-client-N` for the quorum,
-    // `broker-N-fetcher-M` for replica fetches, `broker-N-to-controller-...` and the like for
-    // the rest.
+    // Apache Kafka 4.4's nodes (the harness against Kafka), as seen through the proxy:
+    // `raft-client-N` (the quorum), `broker-N-fetcher-M` and `broker-N-txn-marker-sender`,
+    // `AddPartitionsManager-client-N` (KIP-890 verification), and the bare node id N (its
+    // channels to the controller).
     let kafka = || {
-        let rest = client_id
-            .strip_prefix("raft-client-")
-            .or_else(|| client_id.strip_prefix("broker-"))?;
+        if !client_id.is_empty() && client_id.chars().all(|c| c.is_ascii_digit()) {
+            return client_id.parse().ok();
+        }
+        let rest = ["raft-client-", "broker-", "AddPartitionsManager-client-"]
+            .iter()
+            .find_map(|prefix| client_id.strip_prefix(prefix))?;
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
         digits.parse().ok()
     };
