@@ -87,6 +87,8 @@ pub enum Error {
     StaleBrokerEpoch { got: i64, current: i64 },
     #[error("broker {0} is not registered")]
     BrokerIdNotRegistered(i32),
+    #[error("Controller ID {0} is not currently registered.")]
+    ControllerIdNotRegistered(i32),
     #[error("broker {0} is registered by a live process with another incarnation")]
     DuplicateBrokerRegistration(i32),
     #[error("cluster id {got} does not match this cluster's {expected}")]
@@ -548,6 +550,7 @@ pub mod code {
     pub const INELIGIBLE_REPLICA: i16 = 107;
     pub const DUPLICATE_VOTER: i16 = 126;
     pub const VOTER_NOT_FOUND: i16 = 127;
+    pub const CONTROLLER_ID_NOT_REGISTERED: i16 = 136;
 }
 
 impl Error {
@@ -592,6 +595,7 @@ impl Error {
             Error::VoterNotFound(_) => code::VOTER_NOT_FOUND,
             Error::StaleBrokerEpoch { .. } => code::STALE_BROKER_EPOCH,
             Error::BrokerIdNotRegistered(_) => code::BROKER_ID_NOT_REGISTERED,
+            Error::ControllerIdNotRegistered(_) => code::CONTROLLER_ID_NOT_REGISTERED,
             Error::DuplicateBrokerRegistration(_) => code::DUPLICATE_BROKER_REGISTRATION,
             Error::InconsistentClusterId { .. } => code::INCONSISTENT_CLUSTER_ID,
             Error::FencedLeaderEpoch { .. } => code::FENCED_LEADER_EPOCH,

@@ -1,7 +1,8 @@
 //! The newer versions Kafka 4.4 serves, by raw frames against a real broker: ApiVersions v5's
 //! cluster and node check, DeleteGroups v3's error message, ListOffsets v11's earliest
-//! pending upload, DescribeLogDirs v5, WriteTxnMarkers v2, and OffsetCommit v10, OffsetFetch
-//! v10 and TxnOffsetCommit v6 naming topics by id (an unknown id answers UNKNOWN_TOPIC_ID).
+//! pending upload, DescribeLogDirs v5, WriteTxnMarkers v2, UnregisterController v0, and
+//! OffsetCommit v10, OffsetFetch v10 and TxnOffsetCommit v6 naming topics by id (an unknown
+//! id answers UNKNOWN_TOPIC_ID).
 
 #![allow(clippy::unwrap_used)]
 
@@ -260,4 +261,39 @@ fn kafka_4_4s_newer_versions() {
         &WriteTxnMarkersRequest::default().with_markers(vec![]),
     );
     assert!(markers.markers.is_empty());
+}
+
+/// UnregisterController (94, KIP-1312) by raw frames: advertised at v0; an id that is not
+/// registered answers CONTROLLER_ID_NOT_REGISTERED and the active controller itself
+/// INVALID_REQUEST, each with Kafka's message.
+#[test]
+fn unregister_controller_answers_with_kafkas_errors() {
+    const CONTROLLER_ID_NOT_REGISTERED: i16 = 136;
+    const INVALID_REQUEST: i16 = 42;
+    let broker = Broker::start(&[]);
+    let mut stream = connect(&broker);
+    let versions = api_versions(&mut stream, None, -1);
+    let key = versions.api_keys.iter().find(|k| k.api_key == 94).unwrap();
+    assert_eq!((key.min_version, key.max_version), (0, 0));
+
+    let unregister = |stream: &mut TcpStream, id: i32| -> UnregisterControllerResponse {
+        call(
+            stream,
+            ApiKey::UnregisterController,
+            0,
+            &UnregisterControllerRequest::default().with_controller_id(id),
+        )
+    };
+    let unknown = unregister(&mut stream, 99);
+    assert_eq!(unknown.error_code, CONTROLLER_ID_NOT_REGISTERED);
+    assert_eq!(
+        unknown.error_message.as_deref(),
+        Some("Controller ID 99 is not currently registered.")
+    );
+    let itself = unregister(&mut stream, 1);
+    assert_eq!(itself.error_code, INVALID_REQUEST);
+    assert_eq!(
+        itself.error_message.as_deref(),
+        Some("Controller cannot unregister itself while it is active.")
+    );
 }

@@ -1,7 +1,7 @@
 //! DescribeCluster, as Kafka answers it (AuthHelper.computeDescribeClusterResponse): on a
 //! client listener the live brokers on that listener, on the controller listener the
-//! controllers (KIP-919: what `--bootstrap-controller` tools ask; the quorum's voters at their
-//! `controller.quorum.voters` addresses). The controller id is the quorum's leader when it is
+//! controllers (KIP-919: what `--bootstrap-controller` tools ask; the registered controllers,
+//! voters or observers, and any voter not registered yet at its voter address). The controller id is the quorum's leader when it is
 //! among the listed nodes, else -1. Asking a listener for the other kind of endpoint is
 //! MISMATCHED_ENDPOINT_TYPE, an unknown kind UNSUPPORTED_ENDPOINT_TYPE (INVALID_REQUEST at v0,
 //! which has no such codes).
@@ -112,7 +112,9 @@ fn controllers(ctx: &ApiContext) -> Vec<DescribeClusterBroker> {
             .with_host(wire_str(host))
             .with_port(i32::from(port))
     };
-    let voters = ctx.broker.voter_endpoints();
+    let voters = ctx
+        .broker
+        .described_controllers(&ctx.broker.config().cluster.controller_listener);
     if voters.is_empty() {
         let host = if ctx.advertised_host.is_empty() {
             "localhost"

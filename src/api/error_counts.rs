@@ -274,6 +274,22 @@ impl ErrorCounts for UnregisterBrokerResponse {
     }
 }
 
+impl ErrorCounts for UnregisterControllerResponse {
+    fn error_codes(&self, count: &mut dyn FnMut(i16)) {
+        if self.error_code != 0 {
+            count(self.error_code);
+        }
+    }
+}
+
+impl ErrorCounts for ControllerRegistrationResponse {
+    fn error_codes(&self, count: &mut dyn FnMut(i16)) {
+        if self.error_code != 0 {
+            count(self.error_code);
+        }
+    }
+}
+
 impl ErrorCounts for WriteTxnMarkersResponse {
     fn error_codes(&self, count: &mut dyn FnMut(i16)) {
         for marker in &self.markers {

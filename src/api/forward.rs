@@ -5,8 +5,8 @@
 
 use super::{
     add_raft_voter, allocate_producer_ids, alter_partition, assign_replicas_to_dirs,
-    broker_heartbeat, broker_registration, describe_quorum, remove_raft_voter, unregister_broker,
-    update_raft_voter, wire_str,
+    broker_heartbeat, broker_registration, controller_registration, describe_quorum,
+    remove_raft_voter, unregister_broker, unregister_controller, update_raft_voter, wire_str,
 };
 use crate::broker::ControllerForwarder;
 use crate::controller::control::{Election, TopicRequest};
@@ -254,6 +254,30 @@ pub async fn forward(
             let response =
                 exchange(connection, ApiKey::UnregisterBroker, 0, &request, timeout).await?;
             unregister_broker::reply_from(response)
+        }
+        ControllerOp::UnregisterController(controller) => {
+            let request = unregister_controller::request_for(*controller);
+            let response = exchange(
+                connection,
+                ApiKey::UnregisterController,
+                0,
+                &request,
+                timeout,
+            )
+            .await?;
+            unregister_controller::reply_from(response)
+        }
+        ControllerOp::RegisterController(registration) => {
+            let request = controller_registration::request_for(registration);
+            let response = exchange(
+                connection,
+                ApiKey::ControllerRegistration,
+                0,
+                &request,
+                timeout,
+            )
+            .await?;
+            controller_registration::reply_from(response)
         }
         ControllerOp::AlterPartition(change) => {
             let request = alter_partition::request_for(change);

@@ -93,6 +93,8 @@ throttle_field!(
     m::SyncGroupResponse,
     m::TxnOffsetCommitResponse,
     m::UnregisterBrokerResponse,
+    m::UnregisterControllerResponse,
+    m::ControllerRegistrationResponse,
     m::AddRaftVoterResponse,
     m::RemoveRaftVoterResponse,
     m::UpdateRaftVoterResponse,

@@ -6,6 +6,7 @@
 //! also keeps its own entry current through it (UpdateRaftVoter).
 
 use super::{Broker, CONTROLLER_REQUEST_WAIT, LIFECYCLE_RETRY};
+use crate::controller::control::ControllerRegistrationRequest;
 use crate::controller::ops::NewVoter;
 use crate::controller::service::{ControllerOp, ControllerReply};
 use crate::error::Error;
@@ -102,6 +103,27 @@ impl Broker {
             .collect()
     }
 
+    /// The controllers DescribeCluster lists on the controller listener (KIP-919): every
+    /// registered controller at its endpoint on `listener`, and the voters not registered
+    /// (yet) at their voter addresses, by node id.
+    pub fn described_controllers(&self, listener: &str) -> Vec<(i32, String, u16)> {
+        let mut controllers: std::collections::BTreeMap<i32, (String, u16)> = self
+            .voter_endpoints()
+            .into_iter()
+            .map(|(id, host, port)| (id, (host, port)))
+            .collect();
+        let image = self.controller.image().borrow().clone();
+        for (id, registration) in &image.controllers {
+            if let Some(endpoint) = registration.endpoints.iter().find(|e| e.name == listener) {
+                controllers.insert(*id, (endpoint.host.clone(), endpoint.port));
+            }
+        }
+        controllers
+            .into_iter()
+            .map(|(id, (host, port))| (id, host, port))
+            .collect()
+    }
+
     /// Where voter `node`'s controller listener is: configured, named by the quorum, or in
     /// the image of a dynamic quorum.
     pub fn voter_address(&self, node: u64) -> Option<String> {
@@ -186,6 +208,51 @@ impl Broker {
             tokio::select! {
                 _ = images.changed() => {}
                 () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                () = shutdown.cancelled() => return,
+            }
+        }
+    }
+
+    /// Keeps this controller node registered (KIP-919), as Kafka's
+    /// `ControllerRegistrationManager` does: while the metadata lacks a registration of this
+    /// process (`incarnation_id`) at `own`, the active controller is asked to record one —
+    /// at start, and again after an UnregisterController while the node still runs. Ends at
+    /// `shutdown`.
+    pub async fn keep_controller_registered(
+        self: Arc<Self>,
+        own: Vec<Endpoint>,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) {
+        let node = self.config.node_id;
+        let incarnation_id = uuid::Uuid::new_v4();
+        let mut images = self.controller.image();
+        let mut announced = false;
+        loop {
+            let registered = images
+                .borrow_and_update()
+                .controllers
+                .get(&node)
+                .is_some_and(|c| c.incarnation_id == incarnation_id && c.endpoints == own);
+            if !registered {
+                let op = ControllerOp::RegisterController(ControllerRegistrationRequest {
+                    controller_id: node,
+                    incarnation_id,
+                    endpoints: own.clone(),
+                });
+                match self.call_active_controller(op).await {
+                    Ok(_) if !announced => {
+                        announced = true;
+                        tracing::info!(%incarnation_id, "this controller is registered");
+                    }
+                    Ok(_) => tracing::info!(
+                        "this controller's registration was removed; registered again"
+                    ),
+                    Err(e) => tracing::debug!(error = %e, "registering this controller; retrying"),
+                }
+            }
+            tokio::select! {
+                _ = images.changed() => {}
+                () = tokio::time::sleep(LIFECYCLE_RETRY * 10), if !registered => {}
                 () = shutdown.cancelled() => return,
             }
         }

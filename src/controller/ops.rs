@@ -3,8 +3,8 @@
 //! event loop in `service`, which re-exports both.
 
 use super::control::{
-    BrokerRegistrationRequest, DirectoryAssignment, Election, HeartbeatReply, HeartbeatRequest,
-    ImportedTopic, IsrChange, TopicRequest,
+    BrokerRegistrationRequest, ControllerRegistrationRequest, DirectoryAssignment, Election,
+    HeartbeatReply, HeartbeatRequest, ImportedTopic, IsrChange, TopicRequest,
 };
 use crate::metadata::image::PartitionRegistration;
 use std::collections::BTreeMap;
@@ -16,6 +16,10 @@ pub enum ControllerOp {
     RegisterBroker(BrokerRegistrationRequest),
     Heartbeat(HeartbeatRequest),
     UnregisterBroker(i32),
+    /// ControllerRegistration (KIP-919): a controller node registers its listeners.
+    RegisterController(ControllerRegistrationRequest),
+    /// UnregisterController (KIP-1312): forgets a decommissioned controller's registration.
+    UnregisterController(i32),
     /// AssignReplicasToDirs: the log directory of each listed replica of `broker`.
     AssignReplicasToDirs {
         broker: i32,

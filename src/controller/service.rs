@@ -499,6 +499,12 @@ impl Loop {
             ControllerOp::UnregisterBroker(broker) => self
                 .decide(|c, o| c.unregister_broker(o, broker))
                 .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::RegisterController(request) => self
+                .decide(|c, o| c.register_controller(o, request))
+                .map(|(i, ())| (i, ControllerReply::Done)),
+            ControllerOp::UnregisterController(controller) => self
+                .decide(|c, o| c.unregister_controller(o, controller))
+                .map(|(i, ())| (i, ControllerReply::Done)),
             ControllerOp::CreateTopic {
                 request,
                 validate_only,

@@ -115,6 +115,16 @@ pub struct MetadataImage {
     /// The voters of a dynamic controller quorum (KIP-853) by node id; empty for a quorum
     /// of `controller.quorum.voters`.
     pub quorum_voters: BTreeMap<i32, QuorumVoter>,
+    /// Registered controller nodes (KIP-919) by node id: voters and observers alike, until
+    /// UnregisterController forgets one.
+    pub controllers: BTreeMap<i32, ControllerRegistration>,
+}
+
+/// A controller node's registration: the incarnation that wrote it and its listeners.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerRegistration {
+    pub incarnation_id: Uuid,
+    pub endpoints: Vec<Endpoint>,
 }
 
 /// A voter of a dynamic controller quorum: its directory id and controller listeners.
@@ -328,6 +338,13 @@ impl MetadataImage {
                 node_id: *node_id,
                 directory_id: voter.directory_id,
                 endpoints: voter.endpoints.clone(),
+            });
+        }
+        for (controller_id, controller) in &self.controllers {
+            records.push(MetadataRecord::RegisterController {
+                controller_id: *controller_id,
+                incarnation_id: controller.incarnation_id,
+                endpoints: controller.endpoints.clone(),
             });
         }
         if self.next_producer_id > 0 {
@@ -603,6 +620,22 @@ impl MetadataImage {
             }
             MetadataRecord::RemoveQuorumVoter { node_id } => {
                 self.quorum_voters.remove(node_id);
+            }
+            MetadataRecord::RegisterController {
+                controller_id,
+                incarnation_id,
+                endpoints,
+            } => {
+                self.controllers.insert(
+                    *controller_id,
+                    ControllerRegistration {
+                        incarnation_id: *incarnation_id,
+                        endpoints: endpoints.clone(),
+                    },
+                );
+            }
+            MetadataRecord::UnregisterController { controller_id } => {
+                self.controllers.remove(controller_id);
             }
             MetadataRecord::UserScramCredential {
                 name,

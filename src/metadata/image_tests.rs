@@ -135,7 +135,16 @@ fn an_image_rebuilt_from_its_records_is_the_same_image() {
         broker_epoch: 2,
         next_producer_id: 3000,
     });
+    for controller_id in [5, 6] {
+        records.push(MetadataRecord::RegisterController {
+            controller_id,
+            incarnation_id: Uuid::new_v4(),
+            endpoints: Vec::new(),
+        });
+    }
+    records.push(MetadataRecord::UnregisterController { controller_id: 6 });
     image.apply(9, &records).unwrap();
+    assert_eq!(image.controllers.keys().collect::<Vec<_>>(), [&5]);
     let partition = image.partition("t", 0).unwrap();
     assert!(
         image.replica_dir_offline(partition, 1),

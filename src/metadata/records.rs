@@ -200,6 +200,18 @@ pub enum MetadataRecord {
     RemoveQuorumVoter {
         node_id: i32,
     },
+    /// KRaft's `RegisterControllerRecord` (KIP-919): a controller node (voter or observer)
+    /// registers its listeners; a re-registration with a new incarnation replaces the old one.
+    RegisterController {
+        controller_id: i32,
+        incarnation_id: Uuid,
+        endpoints: Vec<Endpoint>,
+    },
+    /// KRaft's `UnregisterControllerRecord` (KIP-1312): a decommissioned controller's
+    /// registration is forgotten (UnregisterController).
+    UnregisterController {
+        controller_id: i32,
+    },
 }
 
 /// What the cluster keeps of a delegation token, as KRaft's record: never its hmac, which

@@ -432,6 +432,15 @@ impl Server {
         // advertised (the port bound, when the configured one is 0).
         let mut reply_to = String::new();
         if let Some((listener, security)) = listener {
+            if let Ok(bound) = listener.local_addr() {
+                // Every controller node registers its listener (KIP-919).
+                let own = vec![controller_endpoint(&config, bound.port())];
+                tracker.spawn(
+                    self.broker
+                        .clone()
+                        .keep_controller_registered(own, shutdown.clone()),
+                );
+            }
             if dynamic && let Ok(bound) = listener.local_addr() {
                 reply_to = controller_address(&config, bound.port());
                 // A voter restarted with another controller listener has the quorum record it.

@@ -384,6 +384,20 @@ node_gate!(
 );
 
 node_gate!(
+    unregister_controller,
+    UnregisterControllerRequest,
+    UnregisterControllerResponse,
+    AclOperation::Alter
+);
+
+node_gate!(
+    controller_registration,
+    ControllerRegistrationRequest,
+    ControllerRegistrationResponse,
+    AclOperation::ClusterAction
+);
+
+node_gate!(
     alter_partition,
     AlterPartitionRequest,
     AlterPartitionResponse,

@@ -220,6 +220,8 @@ async fn the_controller_table_refuses_a_principal_that_is_no_node() {
                     | ApiKey::BrokerHeartbeat
                     | ApiKey::AssignReplicasToDirs
                     | ApiKey::UnregisterBroker
+                    | ApiKey::UnregisterController
+                    | ApiKey::ControllerRegistration
                     | ApiKey::AlterPartition
                     | ApiKey::AllocateProducerIds
                     | ApiKey::DescribeQuorum

@@ -841,6 +841,22 @@ pub(super) fn request(ctx: &ApiContext, api: ApiKey, v: i16) -> Bytes {
             v,
             "unregister_broker",
         ),
+        ApiKey::UnregisterController => encode(
+            &crate::api::unregister_controller::request_for(99),
+            v,
+            "unregister_controller",
+        ),
+        ApiKey::ControllerRegistration => encode(
+            &crate::api::controller_registration::request_for(
+                &crate::controller::control::ControllerRegistrationRequest {
+                    controller_id: 9,
+                    incarnation_id: uuid::Uuid::new_v4(),
+                    endpoints: Vec::new(),
+                },
+            ),
+            v,
+            "controller_registration",
+        ),
         ApiKey::AddRaftVoter => encode(
             &crate::api::add_raft_voter::request_for(
                 &crate::controller::ops::NewVoter {

@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `mod.rs` | the requests and outcomes, the speculative image, bootstrap, producer-id blocks |
 //! | `brokers.rs` | registration, heartbeats, fencing, controlled shutdown |
+//! | `controllers.rs` | controller registrations (KIP-919) and UnregisterController |
 //! | `topics.rs` | topic creation and placement, deletion, partitions, configs, imports |
 //! | `partitions.rs` | AlterPartition, ElectLeaders, elections after fencing |
 //! | `reassignments.rs` | partition reassignments: start, complete, cancel |
@@ -23,10 +24,12 @@ use crate::metadata::records::{Endpoint, MetadataRecord};
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
+pub use controllers::ControllerRegistrationRequest;
 pub use quotas::QuotaAlteration;
 pub use tokens::{CreatedToken, TokenRequest};
 
 mod brokers;
+mod controllers;
 mod features;
 mod partitions;
 mod quotas;

@@ -574,3 +574,82 @@ fn a_failed_log_directory_moves_exactly_its_replicas_leadership_and_isr() {
     isr.push(1);
     assert!(h.alter_isr(topic, 1, leader, &isr).is_ok());
 }
+
+#[test]
+fn controllers_register_and_a_stopped_one_is_unregistered_with_kafkas_errors() {
+    let mut h = Harness::new(false);
+    let endpoint = |port| Endpoint {
+        name: "CONTROLLER".into(),
+        host: "127.0.0.1".into(),
+        port,
+        security_protocol: 0,
+    };
+    let registration = |id, incarnation_id, port| ControllerRegistrationRequest {
+        controller_id: id,
+        incarnation_id,
+        endpoints: vec![endpoint(port)],
+    };
+    let first = Uuid::new_v4();
+    let offset = h.next();
+    let outcome = h
+        .control
+        .register_controller(offset, registration(7, first, 9097))
+        .unwrap();
+    assert_eq!(outcome.records.len(), 1);
+    // A retry of the same incarnation writes nothing; a restart (new incarnation, new port)
+    // replaces the registration.
+    let offset = h.next();
+    let retry = h
+        .control
+        .register_controller(offset, registration(7, first, 9097))
+        .unwrap();
+    assert!(retry.records.is_empty());
+    let second = Uuid::new_v4();
+    let offset = h.next();
+    h.control
+        .register_controller(offset, registration(7, second, 9197))
+        .unwrap();
+    let registered = &h.control.image().controllers[&7];
+    assert_eq!(
+        (registered.incarnation_id, registered.endpoints[0].port),
+        (second, 9197)
+    );
+
+    // Kafka's refusals: an id not registered, and the active controller itself.
+    let offset = h.next();
+    let unknown = h.control.unregister_controller(offset, 8).unwrap_err();
+    assert_eq!(
+        unknown.code(),
+        crate::error::code::CONTROLLER_ID_NOT_REGISTERED
+    );
+    assert_eq!(
+        unknown.message(),
+        "Controller ID 8 is not currently registered."
+    );
+    let offset = h.next();
+    h.control
+        .register_controller(offset, registration(100, Uuid::new_v4(), 9100))
+        .unwrap();
+    let offset = h.next();
+    let itself = h.control.unregister_controller(offset, 100).unwrap_err();
+    assert_eq!(itself.code(), crate::error::code::INVALID_REQUEST);
+    assert_eq!(
+        itself.message(),
+        "Controller cannot unregister itself while it is active."
+    );
+
+    let offset = h.next();
+    let outcome = h.control.unregister_controller(offset, 7).unwrap();
+    assert_eq!(
+        outcome.records,
+        vec![MetadataRecord::UnregisterController { controller_id: 7 }]
+    );
+    assert!(!h.control.image().controllers.contains_key(&7));
+    assert!(h.control.image().controllers.contains_key(&100));
+    let offset = h.next();
+    let again = h.control.unregister_controller(offset, 7).unwrap_err();
+    assert_eq!(
+        again.code(),
+        crate::error::code::CONTROLLER_ID_NOT_REGISTERED
+    );
+}

@@ -275,10 +275,12 @@ pub mod share_group_describe_request;
 pub mod streams_group_describe_request;
 pub mod streams_group_heartbeat_request;
 pub mod streams_group_topology_description_update_request;
+pub mod unregister_controller_request;
 pub use share_group_describe_request::ShareGroupDescribeRequest;
 pub use streams_group_describe_request::StreamsGroupDescribeRequest;
 pub use streams_group_heartbeat_request::StreamsGroupHeartbeatRequest;
 pub use streams_group_topology_description_update_request::StreamsGroupTopologyDescriptionUpdateRequest;
+pub use unregister_controller_request::UnregisterControllerRequest;
 
 pub mod share_fetch_request;
 pub use share_fetch_request::ShareFetchRequest;
@@ -542,10 +544,12 @@ pub mod share_group_describe_response;
 pub mod streams_group_describe_response;
 pub mod streams_group_heartbeat_response;
 pub mod streams_group_topology_description_update_response;
+pub mod unregister_controller_response;
 pub use share_group_describe_response::ShareGroupDescribeResponse;
 pub use streams_group_describe_response::StreamsGroupDescribeResponse;
 pub use streams_group_heartbeat_response::StreamsGroupHeartbeatResponse;
 pub use streams_group_topology_description_update_response::StreamsGroupTopologyDescriptionUpdateResponse;
+pub use unregister_controller_response::UnregisterControllerResponse;
 
 pub mod share_fetch_response;
 pub use share_fetch_response::ShareFetchResponse;
@@ -1049,6 +1053,12 @@ impl Request for StreamsGroupTopologyDescriptionUpdateRequest {
 }
 
 #[cfg(all(feature = "client", feature = "broker"))]
+impl Request for UnregisterControllerRequest {
+    const KEY: i16 = 94;
+    type Response = UnregisterControllerResponse;
+}
+
+#[cfg(all(feature = "client", feature = "broker"))]
 impl Request for ShareFetchRequest {
     const KEY: i16 = 78;
     type Response = ShareFetchResponse;
@@ -1283,6 +1293,8 @@ pub enum ApiKey {
     StreamsGroupDescribe = 89,
     /// API key for request StreamsGroupTopologyDescriptionUpdateRequest
     StreamsGroupTopologyDescriptionUpdate = 93,
+    /// API key for request UnregisterControllerRequest
+    UnregisterController = 94,
     /// API key for request ShareFetchRequest
     ShareFetch = 78,
     /// API key for request ShareAcknowledgeRequest
@@ -1414,6 +1426,9 @@ impl ApiKey {
             ApiKey::StreamsGroupTopologyDescriptionUpdate => {
                 StreamsGroupTopologyDescriptionUpdateRequest::header_version(version)
             }
+            ApiKey::UnregisterController => {
+                UnregisterControllerRequest::header_version(version)
+            }
             ApiKey::ShareFetch => ShareFetchRequest::header_version(version),
             ApiKey::ShareAcknowledge => ShareAcknowledgeRequest::header_version(version),
             ApiKey::AddRaftVoter => AddRaftVoterRequest::header_version(version),
@@ -1541,6 +1556,9 @@ impl ApiKey {
             ApiKey::StreamsGroupTopologyDescriptionUpdate => {
                 StreamsGroupTopologyDescriptionUpdateResponse::header_version(version)
             }
+            ApiKey::UnregisterController => {
+                UnregisterControllerResponse::header_version(version)
+            }
             ApiKey::ShareFetch => ShareFetchResponse::header_version(version),
             ApiKey::ShareAcknowledge => ShareAcknowledgeResponse::header_version(version),
             ApiKey::AddRaftVoter => AddRaftVoterResponse::header_version(version),
@@ -1646,6 +1664,7 @@ impl ApiKey {
             ApiKey::StreamsGroupHeartbeat => VersionRange { min: 0, max: 1 },
             ApiKey::StreamsGroupDescribe => VersionRange { min: 0, max: 1 },
             ApiKey::StreamsGroupTopologyDescriptionUpdate => VersionRange { min: 0, max: 0 },
+            ApiKey::UnregisterController => VersionRange { min: 0, max: 0 },
             ApiKey::ShareFetch => VersionRange { min: 1, max: 1 },
             ApiKey::ShareAcknowledge => VersionRange { min: 1, max: 1 },
             ApiKey::AddRaftVoter => VersionRange { min: 0, max: 0 },
@@ -1760,6 +1779,9 @@ impl TryFrom<i16> for ApiKey {
             x if x == ApiKey::StreamsGroupDescribe as i16 => Ok(ApiKey::StreamsGroupDescribe),
             x if x == ApiKey::StreamsGroupTopologyDescriptionUpdate as i16 => {
                 Ok(ApiKey::StreamsGroupTopologyDescriptionUpdate)
+            }
+            x if x == ApiKey::UnregisterController as i16 => {
+                Ok(ApiKey::UnregisterController)
             }
             x if x == ApiKey::ShareFetch as i16 => Ok(ApiKey::ShareFetch),
             x if x == ApiKey::ShareAcknowledge as i16 => Ok(ApiKey::ShareAcknowledge),
@@ -1944,6 +1966,8 @@ pub enum RequestKind {
     StreamsGroupDescribe(StreamsGroupDescribeRequest),
     /// StreamsGroupTopologyDescriptionUpdateRequest,
     StreamsGroupTopologyDescriptionUpdate(StreamsGroupTopologyDescriptionUpdateRequest),
+    /// UnregisterControllerRequest,
+    UnregisterController(UnregisterControllerRequest),
     /// ShareFetchRequest,
     ShareFetch(ShareFetchRequest),
     /// ShareAcknowledgeRequest,
@@ -2055,6 +2079,7 @@ impl RequestKind {
             RequestKind::StreamsGroupHeartbeat(x) => encode(x, bytes, version),
             RequestKind::StreamsGroupDescribe(x) => encode(x, bytes, version),
             RequestKind::StreamsGroupTopologyDescriptionUpdate(x) => encode(x, bytes, version),
+            RequestKind::UnregisterController(x) => encode(x, bytes, version),
             RequestKind::ShareFetch(x) => encode(x, bytes, version),
             RequestKind::ShareAcknowledge(x) => encode(x, bytes, version),
             RequestKind::AddRaftVoter(x) => encode(x, bytes, version),
@@ -2214,6 +2239,9 @@ impl RequestKind {
             }
             ApiKey::StreamsGroupTopologyDescriptionUpdate => Ok(
                 RequestKind::StreamsGroupTopologyDescriptionUpdate(decode(bytes, version)?),
+            ),
+            ApiKey::UnregisterController => Ok(
+                RequestKind::UnregisterController(decode(bytes, version)?),
             ),
             ApiKey::ShareFetch => Ok(RequestKind::ShareFetch(decode(bytes, version)?)),
             ApiKey::ShareAcknowledge => Ok(RequestKind::ShareAcknowledge(decode(bytes, version)?)),
@@ -2787,6 +2815,13 @@ impl From<StreamsGroupTopologyDescriptionUpdateRequest> for RequestKind {
 }
 
 #[cfg(feature = "messages_enums")]
+impl From<UnregisterControllerRequest> for RequestKind {
+    fn from(value: UnregisterControllerRequest) -> RequestKind {
+        RequestKind::UnregisterController(value)
+    }
+}
+
+#[cfg(feature = "messages_enums")]
 impl From<ShareFetchRequest> for RequestKind {
     fn from(value: ShareFetchRequest) -> RequestKind {
         RequestKind::ShareFetch(value)
@@ -3060,6 +3095,8 @@ pub enum ResponseKind {
     StreamsGroupDescribe(StreamsGroupDescribeResponse),
     /// StreamsGroupTopologyDescriptionUpdateResponse,
     StreamsGroupTopologyDescriptionUpdate(StreamsGroupTopologyDescriptionUpdateResponse),
+    /// UnregisterControllerResponse,
+    UnregisterController(UnregisterControllerResponse),
     /// ShareFetchResponse,
     ShareFetch(ShareFetchResponse),
     /// ShareAcknowledgeResponse,
@@ -3171,6 +3208,7 @@ impl ResponseKind {
             ResponseKind::StreamsGroupHeartbeat(x) => encode(x, bytes, version),
             ResponseKind::StreamsGroupDescribe(x) => encode(x, bytes, version),
             ResponseKind::StreamsGroupTopologyDescriptionUpdate(x) => encode(x, bytes, version),
+            ResponseKind::UnregisterController(x) => encode(x, bytes, version),
             ResponseKind::ShareFetch(x) => encode(x, bytes, version),
             ResponseKind::ShareAcknowledge(x) => encode(x, bytes, version),
             ResponseKind::AddRaftVoter(x) => encode(x, bytes, version),
@@ -3330,6 +3368,9 @@ impl ResponseKind {
             }
             ApiKey::StreamsGroupTopologyDescriptionUpdate => Ok(
                 ResponseKind::StreamsGroupTopologyDescriptionUpdate(decode(bytes, version)?),
+            ),
+            ApiKey::UnregisterController => Ok(
+                ResponseKind::UnregisterController(decode(bytes, version)?),
             ),
             ApiKey::ShareFetch => Ok(ResponseKind::ShareFetch(decode(bytes, version)?)),
             ApiKey::ShareAcknowledge => Ok(ResponseKind::ShareAcknowledge(decode(bytes, version)?)),
@@ -3501,6 +3542,9 @@ impl ResponseKind {
             }
             ResponseKind::StreamsGroupTopologyDescriptionUpdate(_) => {
                 StreamsGroupTopologyDescriptionUpdateResponse::header_version(version)
+            }
+            ResponseKind::UnregisterController(_) => {
+                UnregisterControllerResponse::header_version(version)
             }
             ResponseKind::ShareFetch(_) => ShareFetchResponse::header_version(version),
             ResponseKind::ShareAcknowledge(_) => ShareAcknowledgeResponse::header_version(version),
@@ -4071,6 +4115,13 @@ impl From<StreamsGroupDescribeResponse> for ResponseKind {
 impl From<StreamsGroupTopologyDescriptionUpdateResponse> for ResponseKind {
     fn from(value: StreamsGroupTopologyDescriptionUpdateResponse) -> ResponseKind {
         ResponseKind::StreamsGroupTopologyDescriptionUpdate(value)
+    }
+}
+
+#[cfg(feature = "messages_enums")]
+impl From<UnregisterControllerResponse> for ResponseKind {
+    fn from(value: UnregisterControllerResponse) -> ResponseKind {
+        ResponseKind::UnregisterController(value)
     }
 }
 
