@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{Cluster, raw_call, wait_until};
+use common::{Broker, Cluster, raw_call, wait_until};
 use kafka_protocol::messages::{
     ApiKey, DescribeLogDirsRequest, DescribeLogDirsResponse, MetadataRequest, MetadataResponse,
 };
@@ -229,4 +229,144 @@ async fn a_failed_log_directory_moves_exactly_its_replicas_away() {
         .flat_map(|(_, _, held)| held.clone())
         .collect();
     assert_eq!(held, (0..PARTITIONS).collect());
+}
+
+/// A broker whose every log directory failed halts, as Kafka's does (`LogManager`: "Shutdown
+/// broker because all log dirs in ... have failed", exit code 1): here its one directory
+/// fails at the first write of a produce (its partition's segment writes get EIO).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_whose_every_log_directory_failed_halts() {
+    let mut broker = Broker::start_with_failpoints(&[], "disk-fails=return(halts-0)");
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", broker.bootstrap.as_str())
+        .set("message.timeout.ms", "5000")
+        .create()
+        .unwrap();
+    // The broker stops under it: the send's outcome does not matter, only the exit.
+    let _ = producer
+        .send(
+            FutureRecord::<(), _>::to("halts").payload("first"),
+            Duration::from_secs(5),
+        )
+        .await;
+    assert_eq!(broker.wait_exit(Duration::from_secs(30)), Some(1));
+    let log = broker.log_text();
+    assert!(
+        log.contains("Shutdown broker because all log dirs in") && log.contains("have failed"),
+        "{log}"
+    );
+}
+
+/// `replica.alter.log.dirs.io.max.bytes.per.second` paces a move between log directories
+/// (Kafka's ReplicaAlterLogDirs quota): 8 MiB moved at 2 MiB/s, with a burst of one 1 s
+/// window, cannot finish in under about 3 s; set live, as a dynamic broker config.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_between_log_directories_is_throttled() {
+    use kafka_protocol::messages::alter_replica_log_dirs_request::{
+        AlterReplicaLogDir, AlterReplicaLogDirTopic,
+    };
+    use kafka_protocol::messages::{
+        AlterReplicaLogDirsRequest, AlterReplicaLogDirsResponse, TopicName,
+    };
+    const RATE: u64 = 2 << 20;
+    const SIZE: usize = 8 << 20;
+    let broker = Broker::start(&[
+        ("log.dirs", "{dir}/a,{dir}/b"),
+        ("replication.quota.window.num", "2"),
+        ("replication.quota.window.size.seconds", "1"),
+    ]);
+    let bootstrap = broker.bootstrap.clone();
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .create()
+        .unwrap();
+    let topic = NewTopic::new(TOPIC, 1, TopicReplication::Fixed(1));
+    let created = admin
+        .create_topics([&topic], &AdminOptions::new())
+        .await
+        .unwrap();
+    assert!(created[0].is_ok(), "{:?}", created[0]);
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("linger.ms", "5")
+        .create()
+        .unwrap();
+    let payload = vec![7u8; 64 << 10];
+    for _ in 0..SIZE / payload.len() {
+        producer
+            .send(
+                FutureRecord::<(), _>::to(TOPIC).payload(&payload),
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap();
+    }
+    let rate = RATE.to_string();
+    let set = rdkafka::admin::AlterConfig::new(rdkafka::admin::ResourceSpecifier::Broker(1))
+        .set("replica.alter.log.dirs.io.max.bytes.per.second", &rate);
+    let altered = admin
+        .alter_configs([&set], &AdminOptions::new())
+        .await
+        .unwrap();
+    assert!(altered[0].is_ok(), "{:?}", altered[0]);
+
+    let dirs = log_dirs(&bootstrap);
+    let (from, to) = if dirs[0].2.contains(&0) {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
+    let target = dirs[to].0.clone();
+    let started = Instant::now();
+    let moved: AlterReplicaLogDirsResponse = raw_call(
+        &bootstrap,
+        ApiKey::AlterReplicaLogDirs,
+        2,
+        &AlterReplicaLogDirsRequest::default().with_dirs(vec![
+            AlterReplicaLogDir::default()
+                .with_path(target.clone().into())
+                .with_topics(vec![
+                    AlterReplicaLogDirTopic::default()
+                        .with_name(TopicName(TOPIC.into()))
+                        .with_partitions(vec![0]),
+                ]),
+        ]),
+    );
+    assert_eq!(moved.results[0].partitions[0].error_code, 0);
+    assert!(
+        wait_until(Duration::from_secs(60), || {
+            let dirs = log_dirs(&bootstrap);
+            dirs[to].2.contains(&0) && !dirs[from].2.contains(&0)
+        }),
+        "the move did not finish"
+    );
+    let took = started.elapsed();
+    // Two windows of 1 s: after the first second's burst, the rest waits for the rate.
+    let least = Duration::from_secs_f64((SIZE as u64 - 2 * RATE) as f64 / RATE as f64);
+    assert!(took >= least, "8 MiB moved in {took:?} at 2 MiB/s");
+    println!("moved {SIZE} bytes between log directories in {took:?} (throttle {RATE} B/s)");
+}
+
+/// A node whose metadata log cannot be written halts, as Kafka's does when its metadata log
+/// directory fails (ReplicaManager: "Shutdown broker because the metadata log dir ... has
+/// failed"), rather than living on without a quorum: here the metadata log's writes get EIO
+/// from the start, while the second data directory is sound.
+#[test]
+fn a_node_whose_metadata_log_directory_failed_halts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut broker, _lines) = Broker::spawn_with_failpoints(
+        dir.path(),
+        &[("log.dirs", "{dir}/a,{dir}/b")],
+        "disk-fails=return(__cluster_metadata)",
+    );
+    assert_eq!(broker.wait_exit(Duration::from_secs(30)), Some(1));
+    let log = broker.log_text();
+    let first = dir.path().join("a");
+    assert!(
+        log.contains(&format!(
+            "Shutdown broker because the metadata log dir {} has failed",
+            first.display()
+        )),
+        "{log}"
+    );
 }

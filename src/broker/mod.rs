@@ -317,7 +317,11 @@ impl Broker {
         } else {
             quorum_voters(&config)
         };
+        // Directories that go offline, the metadata log's included: shared by the controller
+        // and the log manager, so either can tell the node it cannot go on.
+        let dir_failures = crate::storage::space::DirFailures::new(&config.log_dirs);
         let settings = ControllerSettings {
+            dir_failures: Some(dir_failures.clone()),
             log_dir: config.log_dir.clone(),
             log_config: metadata_log_config(&config),
             quorum: QuorumSettings {
@@ -398,8 +402,9 @@ impl Broker {
         let loading = std::time::Instant::now();
         // Logs of topics the metadata does not (yet) know load with the defaults; the first
         // image applied removes those this broker does not host.
-        let (logs, reports) = LogManager::open(
+        let (logs, reports) = LogManager::open_watched(
             &config.log_dirs,
+            dir_failures,
             |topic| {
                 let overrides = replayed
                     .topic(topic)
@@ -681,7 +686,8 @@ impl Broker {
         for (tp, index) in self.logs.take_interrupted_moves() {
             match self.logs.move_replica(&tp, index) {
                 Ok(crate::storage::manager::MoveStatus::Started) => {
-                    self.logs.start_moving(tp, self.tasks.clone());
+                    let pace = replication::move_pace(&self.replicas);
+                    self.logs.start_moving(tp, self.tasks.clone(), pace);
                 }
                 Ok(_) => {}
                 Err(e) => {

@@ -210,4 +210,22 @@ pub(super) fn configure_throttles(
     replicas
         .follower_throttle
         .configure(config.follower_replication_throttled_rate, windows);
+    replicas
+        .alter_log_dirs_throttle
+        .configure(config.alter_log_dirs_rate, windows);
+}
+
+/// How a move between log directories paces itself: the bytes of each step are counted
+/// against `replica.alter.log.dirs.io.max.bytes.per.second`, and the next step waits while
+/// the rate is over it (Kafka's alter-log-dirs fetcher skips a partition while its quota is
+/// exceeded).
+pub(super) fn move_pace(
+    replicas: &crate::replica::ReplicaManager,
+) -> crate::storage::manager::MovePace {
+    let throttle = replicas.alter_log_dirs_throttle.clone();
+    Arc::new(move |bytes| {
+        let now = crate::types::now_ms();
+        throttle.record(bytes, now);
+        throttle.delay(now)
+    })
 }

@@ -442,7 +442,8 @@ impl Broker {
         let hosted = partition.is_some();
         match self.logs.move_replica(tp, index)? {
             MoveStatus::Started => {
-                self.logs.start_moving(tp.clone(), self.tasks.clone());
+                let pace = super::replication::move_pace(&self.replicas);
+                self.logs.start_moving(tp.clone(), self.tasks.clone(), pace);
                 Ok(())
             }
             MoveStatus::NotHosted => Err(Error::ReplicaNotAvailable),

@@ -65,6 +65,9 @@ pub struct BrokerConfig {
     /// per second.
     pub leader_replication_throttled_rate: i64,
     pub follower_replication_throttled_rate: i64,
+    /// `replica.alter.log.dirs.io.max.bytes.per.second`: what moves between log directories
+    /// copy per second, all together.
+    pub alter_log_dirs_rate: i64,
     /// `replication.quota.window.num` and `replication.quota.window.size.seconds`.
     pub replication_quota_windows: QuotaWindows,
     /// `controller.quota.window.num` and `controller.quota.window.size.seconds`.
@@ -540,6 +543,7 @@ impl BrokerConfig {
                 .max(1) as u64,
             leader_replication_throttled_rate: int("leader.replication.throttled.rate").max(0),
             follower_replication_throttled_rate: int("follower.replication.throttled.rate").max(0),
+            alter_log_dirs_rate: int("replica.alter.log.dirs.io.max.bytes.per.second").max(1),
             replication_quota_windows: QuotaWindows {
                 samples: int("replication.quota.window.num").clamp(1, 1_000) as u32,
                 window_ms: int("replication.quota.window.size.seconds").clamp(1, 86_400) * 1000,

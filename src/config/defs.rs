@@ -151,6 +151,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("quota.window.num", Int, Some("11"), Validator::AtLeast(1), None, "Samples kept to measure client quotas' rates."),
     def!("leader.replication.throttled.rate", Long, Some(LONG_MAX), Validator::AtLeast(0), None, "Bytes per second this broker sends, as leader, to followers of throttled replicas (leader.replication.throttled.replicas) out of the ISR."),
     def!("follower.replication.throttled.rate", Long, Some(LONG_MAX), Validator::AtLeast(0), None, "Bytes per second this broker fetches, as follower, for throttled replicas (follower.replication.throttled.replicas) out of the ISR."),
+    def!("replica.alter.log.dirs.io.max.bytes.per.second", Long, Some(LONG_MAX), Validator::AtLeast(1), None, "Bytes per second that moves of replicas between this broker's log directories (AlterReplicaLogDirs) copy, all together."),
     def!("replication.quota.window.num", Int, Some("11"), Validator::AtLeast(1), None, "Samples kept to measure the replication throttles' rates."),
     def!("replication.quota.window.size.seconds", Int, Some("1"), Validator::AtLeast(1), None, "The length of each replication throttle sample."),
     def!("quota.window.size.seconds", Int, Some("1"), Validator::AtLeast(1), None, "The length of each client quota sample."),

@@ -114,7 +114,7 @@ static DYNAMIC_CONFIGS: &[(&str, Scope, Effect)] = &[
     ("remote.log.manager.fetch.max.bytes.per.second", ClusterWide, Refused),
     ("remote.log.manager.follower.thread.pool.size", ClusterWide, Refused),
     ("remote.log.reader.threads", ClusterWide, Refused),
-    ("replica.alter.log.dirs.io.max.bytes.per.second", ClusterWide, Refused),
+    ("replica.alter.log.dirs.io.max.bytes.per.second", ClusterWide, Live),
     ("sasl.enabled.mechanisms", PerBroker, Refused),
     ("sasl.jaas.config", PerBroker, Refused),
     ("sasl.kerberos.kinit.cmd", PerBroker, NoEffect),

@@ -57,6 +57,9 @@ pub struct ControllerSettings {
     pub cluster_id: String,
     /// Records a new quorum starts with (`metadata::bootstrap`).
     pub bootstrap: Vec<crate::metadata::records::MetadataRecord>,
+    /// Told when the metadata log cannot be written (an I/O error): the node then halts, as
+    /// Kafka's does when its metadata log directory fails.
+    pub dir_failures: Option<Arc<crate::storage::space::DirFailures>>,
 }
 
 /// Talks to this node's controller thread.
@@ -279,6 +282,15 @@ impl Loop {
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "controller quorum failed; this node no longer takes part in it");
+                    let disk_failed = matches!(
+                        &e,
+                        QuorumError::Log(super::metadata_log::MetadataLogError::Storage(
+                            crate::storage::StorageError::Io(_)
+                        ))
+                    );
+                    if let (true, Some(failures)) = (disk_failed, &self.settings.dir_failures) {
+                        failures.metadata_log_failed();
+                    }
                     break;
                 }
             }
@@ -300,11 +312,10 @@ impl Loop {
         fail::fail_point!(
             "controller-quorum-fails",
             self.quorum.image().topic("fail-the-quorum").is_some(),
-            |_| Err(QuorumError::Log(
-                super::metadata_log::MetadataLogError::Storage(
-                    std::io::Error::other("injected quorum failure").into()
-                )
-            ))
+            |_| Err(QuorumError::Apply {
+                index: 0,
+                source: crate::metadata::image::ApplyError("injected quorum failure".into()),
+            })
         );
         let progress = self.quorum.handle_ready()?;
         for message in progress.messages {

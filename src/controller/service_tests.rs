@@ -29,6 +29,7 @@ impl TestQuorum {
         for id in 1..=size {
             let dir = tempfile::tempdir().unwrap();
             let settings = ControllerSettings {
+                dir_failures: None,
                 log_dir: dir.path().to_path_buf(),
                 log_config: log_config(&broker_config),
                 quorum: QuorumSettings {

@@ -35,6 +35,9 @@ pub struct ReplicaManager {
     pub leader_throttle: super::throttle::ReplicationQuota,
     /// What this broker fetches, as follower, for throttled replicas out of the ISR.
     pub follower_throttle: super::throttle::ReplicationQuota,
+    /// What moves between this broker's log directories copy (Kafka's
+    /// `ReplicaAlterLogDirs` quota).
+    pub alter_log_dirs_throttle: Arc<super::throttle::ReplicationQuota>,
 }
 
 impl ReplicaManager {

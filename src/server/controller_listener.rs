@@ -181,6 +181,7 @@ mod tests {
             let id = i as u64 + 1;
             let dir = tempfile::tempdir().unwrap();
             let settings = ControllerSettings {
+                dir_failures: None,
                 log_dir: dir.path().to_path_buf(),
                 log_config: log_config(&broker_config),
                 quorum: QuorumSettings {

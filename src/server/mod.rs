@@ -187,6 +187,13 @@ impl Server {
             }
             controller_listener = Some((listener, security));
         }
+        // KIP-858: a node whose every log directory failed, or the one holding the metadata
+        // log, cannot go on; it halts as Kafka's broker does (`Exit.halt(1)`: no controlled
+        // shutdown, whose writes would land on the failed disk), and a restart scans it again.
+        broker.logs().on_fatal_dir_failure(Box::new(|reason| {
+            tracing::error!("{reason}");
+            std::process::exit(1);
+        }));
         let peers = NodeSecurity::from_config(&config)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         broker.set_forwarder(Arc::new(crate::api::forward::Forwarder::new(

@@ -53,11 +53,12 @@ pub(crate) fn list_dir(dir: &Path) -> std::io::Result<Vec<String>> {
 }
 
 /// A failing disk for tests of a failed log directory: with
-/// `FAILPOINTS=disk-fails=return(DIR)` every write to a segment under DIR fails with EIO.
+/// `FAILPOINTS=disk-fails=return(TEXT)` every write to a segment whose path contains TEXT (a
+/// directory, a partition's name) fails with EIO.
 /// Compiled to nothing outside test builds.
 pub(crate) fn failing_disk_point(path: &Path) -> Result<(), StorageError> {
     fail::fail_point!("disk-fails", |dir: Option<String>| {
-        if dir.is_some_and(|dir| path.starts_with(dir)) {
+        if dir.is_some_and(|dir| path.to_string_lossy().contains(&dir)) {
             Err(StorageError::Io(std::io::Error::from_raw_os_error(
                 rustix::io::Errno::IO.raw_os_error(),
             )))

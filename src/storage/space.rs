@@ -9,10 +9,14 @@
 //!   cannot write, so a DeleteTopics (the way out of a full disk) can still be committed; it
 //!   is allocated again once there is room.
 //!
+//! - [`DirFailures`]: which directories an I/O error took offline, and the node's answer
+//!   when that leaves it nothing to run on (Kafka's broker halts).
+//!
 //! Reads never need space and are never refused.
 
 use super::StorageError;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 const CHECK_EVERY_MS: i64 = 100;
@@ -52,15 +56,22 @@ pub struct SpaceGate {
     full: AtomicBool,
     last_check_ms: AtomicI64,
     failed: AtomicBool,
+    failures: Option<Arc<DirFailures>>,
 }
 
 impl SpaceGate {
-    pub fn new(dir: &Path) -> std::sync::Arc<Self> {
-        std::sync::Arc::new(Self {
+    pub fn new(dir: &Path) -> Arc<Self> {
+        Self::watched(dir, None)
+    }
+
+    /// A gate whose failure is also told to `failures`.
+    pub fn watched(dir: &Path, failures: Option<Arc<DirFailures>>) -> Arc<Self> {
+        Arc::new(Self {
             dir: dir.to_path_buf(),
             full: AtomicBool::new(false),
             last_check_ms: AtomicI64::new(0),
             failed: AtomicBool::new(false),
+            failures,
         })
     }
 
@@ -68,6 +79,9 @@ impl SpaceGate {
     pub fn fail(&self) {
         if !self.failed.swap(true, Ordering::SeqCst) {
             tracing::error!(dir = %self.dir.display(), "log directory offline after an I/O error: none of its logs is served until a restart");
+            if let Some(failures) = &self.failures {
+                failures.failed(&self.dir);
+            }
         }
     }
 
@@ -106,6 +120,84 @@ impl SpaceGate {
             self.last_check_ms.store(now_ms, Ordering::Relaxed);
             tracing::warn!(dir = %self.dir.display(), "the disk is full: appends are refused until space is freed (delete topics or records, or lower retention)");
         }
+    }
+}
+
+/// What the node does when a failed directory leaves it unable to run: told Kafka's reason.
+pub type FatalDirFailure = Box<dyn Fn(&str) + Send + Sync>;
+
+/// The log directories that went offline in this run. When every one has failed, or the
+/// first one, which holds the metadata log, the node cannot go on: Kafka's broker halts
+/// ("Shutdown broker because all log dirs in ... have failed", "... because the metadata log
+/// dir ... has failed", KIP-858), and so does this one once the server installs
+/// [`DirFailures::on_fatal`]. A directory failing among others that still run is only
+/// reported to the controller.
+pub struct DirFailures {
+    dirs: Vec<PathBuf>,
+    failed: std::sync::Mutex<Vec<PathBuf>>,
+    fatal: std::sync::OnceLock<FatalDirFailure>,
+}
+
+impl std::fmt::Debug for DirFailures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DirFailures")
+            .field("dirs", &self.dirs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DirFailures {
+    /// `dirs` in `log.dirs` order: the first holds the metadata log.
+    pub fn new(dirs: &[PathBuf]) -> Arc<Self> {
+        Arc::new(Self {
+            dirs: dirs.to_vec(),
+            failed: std::sync::Mutex::new(Vec::new()),
+            fatal: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Installs what happens when the node cannot go on (once).
+    pub fn on_fatal(&self, fatal: FatalDirFailure) {
+        let _ = self.fatal.set(fatal);
+    }
+
+    /// The metadata log, in the first directory, could not be written (an I/O error).
+    pub fn metadata_log_failed(&self) {
+        if let Some(first) = self.dirs.first() {
+            let first = first.clone();
+            self.failed(&first);
+        }
+    }
+
+    fn failed(&self, dir: &Path) {
+        let reason = {
+            let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+            if !failed.iter().any(|d| d == dir) {
+                failed.push(dir.to_path_buf());
+            }
+            Self::fatal_reason(&self.dirs, &failed, dir)
+        };
+        if let (Some(reason), Some(fatal)) = (reason, self.fatal.get()) {
+            fatal(&reason);
+        }
+    }
+
+    /// Kafka's reason to halt after `dir` failed, if it has one (LogManager's check first,
+    /// then ReplicaManager's).
+    fn fatal_reason(dirs: &[PathBuf], failed: &[PathBuf], dir: &Path) -> Option<String> {
+        if dirs.iter().all(|d| failed.contains(d)) {
+            let all: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            return Some(format!(
+                "Shutdown broker because all log dirs in {} have failed",
+                all.join(", ")
+            ));
+        }
+        (dirs.first().map(PathBuf::as_path) == Some(dir)).then(|| {
+            format!(
+                "Shutdown broker because the metadata log dir {} has failed",
+                dir.display()
+            )
+        })
     }
 }
 
@@ -193,6 +285,42 @@ impl SpaceReserve {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_node_stops_once_its_metadata_dir_or_every_dir_has_failed() {
+        let dirs = [PathBuf::from("/d/a"), PathBuf::from("/d/b")];
+        let reason = |failed: &[&str], dir: &str| {
+            let failed: Vec<PathBuf> = failed.iter().map(PathBuf::from).collect();
+            DirFailures::fatal_reason(&dirs, &failed, Path::new(dir))
+        };
+        assert_eq!(reason(&["/d/b"], "/d/b"), None);
+        assert_eq!(
+            reason(&["/d/a"], "/d/a").as_deref(),
+            Some("Shutdown broker because the metadata log dir /d/a has failed")
+        );
+        assert_eq!(
+            reason(&["/d/b", "/d/a"], "/d/a").as_deref(),
+            Some("Shutdown broker because all log dirs in /d/a, /d/b have failed")
+        );
+
+        // Through the gates: the second directory alone is reported, not fatal.
+        let failures = DirFailures::new(&dirs);
+        let told = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let sink = told.clone();
+        failures.on_fatal(Box::new(move |r| sink.lock().unwrap().push(r.to_string())));
+        let gates = dirs
+            .iter()
+            .map(|d| SpaceGate::watched(d, Some(failures.clone())))
+            .collect::<Vec<_>>();
+        gates[1].fail();
+        gates[1].fail();
+        assert!(told.lock().unwrap().is_empty());
+        gates[0].fail();
+        assert_eq!(
+            *told.lock().unwrap(),
+            ["Shutdown broker because all log dirs in /d/a, /d/b have failed"]
+        );
+    }
 
     #[test]
     fn the_gate_closes_on_enospc_and_opens_when_space_is_back() {

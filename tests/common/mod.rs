@@ -85,6 +85,22 @@ impl Broker {
         Self::spawn_with(dir, overrides, filter, &[], None, &[])
     }
 
+    /// [`Broker::spawn`] with the crash points `failpoints` armed.
+    pub fn spawn_with_failpoints(
+        dir: &Path,
+        overrides: &[(&str, &str)],
+        failpoints: &str,
+    ) -> (Self, mpsc::Receiver<String>) {
+        Self::spawn_with(
+            dir,
+            overrides,
+            "info",
+            &[("FAILPOINTS", failpoints)],
+            None,
+            &[],
+        )
+    }
+
     /// A fresh broker whose open-file limit (soft and hard) is `limit`.
     pub fn start_with_fd_limit(limit: u32, overrides: &[(&str, &str)]) -> Self {
         let temp = tempfile::tempdir().expect("temp dir");
@@ -133,7 +149,9 @@ impl Broker {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        // `{dir}` in a setting is the broker's data directory (`log.dirs={dir}/a,{dir}/b`).
         for (key, value) in overrides {
+            let value = value.replace("{dir}", &dir.display().to_string());
             command.arg("--override").arg(format!("{key}={value}"));
         }
         command.args(args);

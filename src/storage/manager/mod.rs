@@ -30,7 +30,7 @@
 mod moves;
 mod replay;
 
-pub use moves::MoveStatus;
+pub use moves::{MovePace, MoveStatus, MoveStep};
 pub use replay::{Replayed, replay_records};
 
 use super::StorageError;
@@ -83,6 +83,8 @@ pub struct LogManager {
     interrupted: Mutex<Vec<(TopicPartition, usize)>>,
     /// `num.recovery.threads.per.data.dir`: loads logs at startup, closes them at shutdown.
     threads: usize,
+    /// The directories an I/O error took offline, and what the node does when it cannot go on.
+    failures: Arc<super::space::DirFailures>,
 }
 
 /// What one directory holds at startup.
@@ -199,6 +201,19 @@ impl LogManager {
         now_ms: i64,
         threads: usize,
     ) -> Result<(Self, Vec<(TopicPartition, LoadReport)>), StorageError> {
+        let failures = super::space::DirFailures::new(dirs);
+        Self::open_watched(dirs, failures, config_for, now_ms, threads)
+    }
+
+    /// [`LogManager::open`], telling `failures` of directories that go offline (the node
+    /// shares it with its metadata log).
+    pub fn open_watched(
+        dirs: &[PathBuf],
+        failures: Arc<super::space::DirFailures>,
+        config_for: impl Fn(&str) -> Option<LogConfig>,
+        now_ms: i64,
+        threads: usize,
+    ) -> Result<(Self, Vec<(TopicPartition, LoadReport)>), StorageError> {
         let mut opened = Vec::new();
         let mut to_load = Vec::new();
         let mut seen: HashMap<TopicPartition, PathBuf> = HashMap::new();
@@ -208,7 +223,7 @@ impl LogManager {
                 dir: log_dir,
                 logs: found,
                 interrupted: cut_short,
-            } = Self::scan(index, dir, &config_for)?;
+            } = Self::scan(index, dir, &config_for, &failures)?;
             interrupted.extend(cut_short);
             for next in found {
                 if let Some(other) = seen.insert(next.tp.clone(), next.path.clone()) {
@@ -263,6 +278,7 @@ impl LogManager {
             preferred: Mutex::default(),
             interrupted: Mutex::new(interrupted),
             threads: threads.max(1),
+            failures,
         };
         Ok((manager, reports))
     }
@@ -273,6 +289,7 @@ impl LogManager {
         index: usize,
         dir: &Path,
         config_for: &impl Fn(&str) -> Option<LogConfig>,
+        failures: &Arc<super::space::DirFailures>,
     ) -> Result<Scanned, StorageError> {
         std::fs::create_dir_all(dir)?;
         let lock = File::options()
@@ -337,7 +354,7 @@ impl LogManager {
             path: dir.to_path_buf(),
             _lock: lock,
             clean_startup: clean,
-            space: super::space::SpaceGate::new(dir),
+            space: super::space::SpaceGate::watched(dir, Some(failures.clone())),
         };
         Ok(Scanned {
             dir: log_dir,
@@ -349,6 +366,12 @@ impl LogManager {
     /// The log directories, as configured.
     pub fn dirs(&self) -> Vec<PathBuf> {
         self.dirs.iter().map(|d| d.path.clone()).collect()
+    }
+
+    /// What the node does when a failed directory leaves it unable to run (see
+    /// [`super::space::DirFailures`]); installed once, by the server.
+    pub fn on_fatal_dir_failure(&self, fatal: super::space::FatalDirFailure) {
+        self.failures.on_fatal(fatal);
     }
 
     /// The indexes of the directories an I/O error took offline.

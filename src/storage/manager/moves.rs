@@ -54,6 +54,18 @@ pub enum MoveStatus {
 }
 
 /// The partition whose future log a directory named `name` is (`{topic}-{partition}.{id}-future`).
+/// What a step of a move did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoveStep {
+    /// Copied this many bytes (none when the copy had to wait or start over); more to do.
+    Copied(u64),
+    /// The move is over: finished, or cancelled.
+    Over,
+}
+
+/// Told the bytes a step of a move copied; answers how long to wait before the next.
+pub type MovePace = Arc<dyn Fn(u64) -> std::time::Duration + Send + Sync>;
+
 pub(super) fn future_of(name: &str) -> Option<TopicPartition> {
     let (log_name, _id) = name.strip_suffix(FUTURE_SUFFIX)?.rsplit_once('.')?;
     TopicPartition::from_dir_name(log_name)
@@ -197,11 +209,25 @@ impl LogManager {
 
     /// Runs the move of `tp` that [`LogManager::move_replica`] started, step by step on the
     /// blocking pool, until it is done, cancelled, fails (logged; the current log stays) or
-    /// `shutdown`. Must be called within a tokio runtime.
-    pub fn start_moving(self: &Arc<Self>, tp: TopicPartition, shutdown: CancellationToken) {
+    /// `shutdown`. `pace` is told the bytes each step copied and answers how long to wait
+    /// before the next (`replica.alter.log.dirs.io.max.bytes.per.second`, kept by the
+    /// broker). Must be called within a tokio runtime.
+    pub fn start_moving(
+        self: &Arc<Self>,
+        tp: TopicPartition,
+        shutdown: CancellationToken,
+        pace: MovePace,
+    ) {
         let logs = self.clone();
         tokio::spawn(async move {
+            let mut wait = std::time::Duration::ZERO;
             loop {
+                if !wait.is_zero() {
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        () = shutdown.cancelled() => return,
+                    }
+                }
                 if shutdown.is_cancelled() {
                     return;
                 }
@@ -218,8 +244,11 @@ impl LogManager {
                 })
                 .await;
                 match step {
-                    Ok(Ok(false)) => tokio::task::yield_now().await,
-                    Ok(Ok(true)) | Ok(Err(_)) => return,
+                    Ok(Ok(MoveStep::Copied(bytes))) => {
+                        wait = pace(bytes);
+                        tokio::task::yield_now().await;
+                    }
+                    Ok(Ok(MoveStep::Over)) | Ok(Err(_)) => return,
                     Err(_) => {
                         tracing::error!("a log move panicked");
                         return;
@@ -229,9 +258,8 @@ impl LogManager {
         });
     }
 
-    /// One step of a move: copies up to [`COPY_CHUNK`] bytes, or finishes the move. Returns
-    /// whether the move is over (finished or cancelled).
-    pub fn copy_step(&self, tp: &TopicPartition) -> Result<bool, StorageError> {
+    /// One step of a move: copies up to [`COPY_CHUNK`] bytes, or finishes the move.
+    pub fn copy_step(&self, tp: &TopicPartition) -> Result<MoveStep, StorageError> {
         let Some((future, target)) = self
             .futures
             .lock()
@@ -239,11 +267,11 @@ impl LogManager {
             .get(tp)
             .map(|f| (f.log.clone(), f.dir))
         else {
-            return Ok(true);
+            return Ok(MoveStep::Over);
         };
         let Some(source) = self.get(tp) else {
             self.cancel_move(tp)?;
-            return Ok(true);
+            return Ok(MoveStep::Over);
         };
         let (start, end, rewrites) = {
             let source = lock(&source);
@@ -259,7 +287,7 @@ impl LogManager {
         let restart = {
             let mut futures = self.futures.lock().unwrap_or_else(|p| p.into_inner());
             let Some(entry) = futures.get_mut(tp) else {
-                return Ok(true);
+                return Ok(MoveStep::Over);
             };
             let restart = entry.source_rewrites != rewrites;
             entry.source_rewrites = rewrites;
@@ -279,11 +307,11 @@ impl LogManager {
         }
         let read = lock(&source).read(from, COPY_CHUNK, end, true)?;
         let Some(read) = read else {
-            return Ok(false);
+            return Ok(MoveStep::Copied(0));
         };
         let bytes = read.records.read()?;
         copy.append_as_follower(&bytes, now_ms())?;
-        Ok(false)
+        Ok(MoveStep::Copied(bytes.len() as u64))
     }
 
     /// Copies what the current log gained since, under its lock, and swaps the copy in.
@@ -294,10 +322,10 @@ impl LogManager {
         future: &SharedLog,
         target: usize,
         rewrites: u64,
-    ) -> Result<bool, StorageError> {
+    ) -> Result<MoveStep, StorageError> {
         let mut current = lock(source);
         if current.rewrites() != rewrites {
-            return Ok(false);
+            return Ok(MoveStep::Copied(0));
         }
         let mut copy = lock(future);
         while copy.log_end_offset() < current.log_end_offset() {
@@ -308,7 +336,7 @@ impl LogManager {
             copy.append_as_follower(&read.records.read()?, now_ms())?;
         }
         if copy.log_end_offset() != current.log_end_offset() {
-            return Ok(false);
+            return Ok(MoveStep::Copied(0));
         }
         let now = now_ms();
         copy.close(now)?;
@@ -358,7 +386,7 @@ impl LogManager {
         drop(old);
         remove_log_dir(&old_dir)?;
         tracing::info!(partition = %tp, dir = %self.dirs[target].path.display(), "moved the log to another directory");
-        Ok(true)
+        Ok(MoveStep::Over)
     }
 }
 
