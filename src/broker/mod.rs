@@ -682,17 +682,21 @@ impl Broker {
             producer_id_expiration_ms: self.producer_id_expiration_ms.clone(),
         };
         self.logs.start_housekeeping(schedule, tracker, shutdown);
-        // Moves between log directories a stop cut short start over.
-        for (tp, index) in self.logs.take_interrupted_moves() {
-            match self.logs.move_replica(&tp, index) {
-                Ok(crate::storage::manager::MoveStatus::Started) => {
-                    let pace = replication::move_pace(&self.replicas);
-                    self.logs.start_moving(tp, self.tasks.clone(), pace);
+        // Moves between log directories a stop cut short go on (or start over).
+        for interrupted in self.logs.take_interrupted_moves() {
+            use crate::storage::manager::{InterruptedMove, MoveStatus};
+            let pace = replication::move_pace(&self.replicas);
+            match interrupted {
+                InterruptedMove::Resumed(tp) => {
+                    self.logs.start_moving(tp, self.tasks.clone(), pace)
                 }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(partition = %tp, error = %e, "resuming a move between log directories failed");
-                }
+                InterruptedMove::Restart(tp, index) => match self.logs.move_replica(&tp, index) {
+                    Ok(MoveStatus::Started) => self.logs.start_moving(tp, self.tasks.clone(), pace),
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(partition = %tp, error = %e, "restarting a move between log directories failed");
+                    }
+                },
             }
         }
     }

@@ -30,7 +30,7 @@
 mod moves;
 mod replay;
 
-pub use moves::{MovePace, MoveStatus, MoveStep};
+pub use moves::{InterruptedMove, MovePace, MoveStatus, MoveStep};
 pub use replay::{Replayed, replay_records};
 
 use super::StorageError;
@@ -79,8 +79,8 @@ pub struct LogManager {
     /// Where a log not created yet is to go (AlterReplicaLogDirs before the replica exists,
     /// as Kafka's `preferredLogDirs`), by directory index.
     preferred: Mutex<HashMap<TopicPartition, usize>>,
-    /// Moves a stop cut short, found at startup: (partition, target directory).
-    interrupted: Mutex<Vec<(TopicPartition, usize)>>,
+    /// Moves a stop cut short, found at startup, for the broker to run again.
+    interrupted: Mutex<Vec<moves::InterruptedMove>>,
     /// `num.recovery.threads.per.data.dir`: loads logs at startup, closes them at shutdown.
     threads: usize,
     /// The directories an I/O error took offline, and what the node does when it cannot go on.
@@ -91,8 +91,8 @@ pub struct LogManager {
 struct Scanned {
     dir: LogDir,
     logs: Vec<LogToLoad>,
-    /// Moves a stop cut short: (partition, this directory's index).
-    interrupted: Vec<(TopicPartition, usize)>,
+    /// Copies a stop cut short: (partition, this directory's index, the copy's directory).
+    futures: Vec<(TopicPartition, usize, PathBuf)>,
 }
 
 /// A partition directory found at startup, with what its load needs.
@@ -217,14 +217,14 @@ impl LogManager {
         let mut opened = Vec::new();
         let mut to_load = Vec::new();
         let mut seen: HashMap<TopicPartition, PathBuf> = HashMap::new();
-        let mut interrupted = Vec::new();
+        let mut cut_short = Vec::new();
         for (index, dir) in dirs.iter().enumerate() {
             let Scanned {
                 dir: log_dir,
                 logs: found,
-                interrupted: cut_short,
+                futures,
             } = Self::scan(index, dir, &config_for, &failures)?;
-            interrupted.extend(cut_short);
+            cut_short.extend(futures);
             for next in found {
                 if let Some(other) = seen.insert(next.tp.clone(), next.path.clone()) {
                     return Err(StorageError::Corrupt(format!(
@@ -276,10 +276,11 @@ impl LogManager {
             logs: RwLock::new(logs),
             futures: Mutex::default(),
             preferred: Mutex::default(),
-            interrupted: Mutex::new(interrupted),
+            interrupted: Mutex::default(),
             threads: threads.max(1),
             failures,
         };
+        manager.resume_moves(cut_short, now_ms);
         Ok((manager, reports))
     }
 
@@ -305,7 +306,7 @@ impl LogManager {
         let log_starts = checkpoint::read_offsets(&dir.join(LOG_START_FILE))?;
         let high_watermarks = checkpoint::read_offsets(&dir.join(HIGH_WATERMARK_FILE))?;
         let mut found = Vec::new();
-        let mut interrupted = Vec::new();
+        let mut futures = Vec::new();
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
             if !entry.file_type()?.is_dir() {
@@ -313,10 +314,9 @@ impl LogManager {
             }
             let name = entry.file_name().to_string_lossy().into_owned();
             if let Some(tp) = moves::future_of(&name) {
-                // A move the stop cut short: its source is whole; the copy starts over once
-                // the broker runs (see [`LogManager::take_interrupted_moves`]).
-                std::fs::remove_dir_all(entry.path())?;
-                interrupted.push((tp, index));
+                // A copy the stop cut short: it goes on once its source is loaded (see
+                // [`LogManager::take_interrupted_moves`]).
+                futures.push((tp, index, entry.path()));
                 continue;
             }
             if name.ends_with(DELETE_SUFFIX) {
@@ -359,7 +359,7 @@ impl LogManager {
         Ok(Scanned {
             dir: log_dir,
             logs: found,
-            interrupted,
+            futures,
         })
     }
 

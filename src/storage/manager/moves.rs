@@ -11,17 +11,18 @@
 //!    renamed `{topic}-{partition}`, loaded, and takes the current log's place (the same
 //!    shared handle, so every holder sees it), and the old directory is deleted.
 //!
-//! A stop cuts a move short safely at any point: a future directory found at startup is
-//! deleted (its source is whole) and the move starts over from the beginning once the broker
-//! runs (Kafka resumes its copy where it was); a superseded source is deleted once its copy is
-//! in place.
+//! A stop cuts a move short safely at any point: a future log found at startup is loaded
+//! (every segment checked, as after an unclean stop) and its copy goes on where it was once
+//! the broker runs, as Kafka resumes it; one that does not load, or has gone past its source
+//! (the source lost a tail the copy kept), is deleted and the move starts over. A superseded
+//! source is deleted once its copy is in place.
 
 use super::{LogManager, LogUsage, SharedLog, lock, remove_log_dir};
 use crate::record::BatchIter;
 use crate::storage::StorageError;
 use crate::storage::log::Log;
 use crate::types::{TopicPartition, now_ms};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
@@ -38,6 +39,15 @@ pub(super) struct FutureLog {
     log: SharedLog,
     /// The current log's rewrite count when the copy (re)started.
     source_rewrites: u64,
+}
+
+/// A move a stop cut short, for the broker to run again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InterruptedMove {
+    /// Its copy was loaded and goes on: [`LogManager::start_moving`] runs it.
+    Resumed(TopicPartition),
+    /// Its copy could not be kept: [`LogManager::move_replica`] to this directory again.
+    Restart(TopicPartition, usize),
 }
 
 /// What AlterReplicaLogDirs did for one replica.
@@ -149,10 +159,83 @@ impl LogManager {
         Ok(MoveStatus::Started)
     }
 
-    /// The moves a stop cut short (found at startup), to start again: (partition, target
-    /// directory index). Taken once.
-    pub fn take_interrupted_moves(&self) -> Vec<(TopicPartition, usize)> {
+    /// The moves a stop cut short (found at startup), to run again. Taken once.
+    pub fn take_interrupted_moves(&self) -> Vec<InterruptedMove> {
         std::mem::take(&mut *self.interrupted.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// At startup, once the logs are loaded: each copy a stop cut short (partition, target
+    /// directory, its directory) is loaded to go on, or removed (its source is gone, or it
+    /// cannot be kept, and then the move starts over).
+    pub(super) fn resume_moves(&self, cut_short: Vec<(TopicPartition, usize, PathBuf)>, now: i64) {
+        let mut interrupted = Vec::new();
+        for (tp, index, path) in cut_short {
+            let source = self.get(&tp);
+            let resumed = match &source {
+                Some(source) => self.load_future(&tp, index, &path, source, now),
+                None => Ok(false),
+            };
+            match resumed {
+                Ok(true) => {
+                    tracing::info!(partition = %tp, dir = %path.display(), "resuming the move of a log to another directory");
+                    interrupted.push(InterruptedMove::Resumed(tp));
+                    continue;
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(partition = %tp, dir = %path.display(), error = %e, "the copy of a move cut short does not load; the move starts over");
+                }
+            }
+            if let Err(e) = std::fs::remove_dir_all(&path) {
+                tracing::warn!(dir = %path.display(), error = %e, "removing the copy of a move cut short failed");
+            }
+            if source.is_some() {
+                interrupted.push(InterruptedMove::Restart(tp, index));
+            }
+        }
+        *self.interrupted.lock().unwrap_or_else(|p| p.into_inner()) = interrupted;
+    }
+
+    /// Loads the copy at `path` of `source` and registers it as the move of `tp` under way;
+    /// false when it cannot go on (its source is in that directory, or it has gone past it).
+    fn load_future(
+        &self,
+        tp: &TopicPartition,
+        index: usize,
+        path: &Path,
+        source: &SharedLog,
+        now: i64,
+    ) -> Result<bool, StorageError> {
+        let (current, config, end, rewrites) = {
+            let source = lock(source);
+            (
+                self.index_of(source.dir()),
+                source.config().clone(),
+                source.log_end_offset(),
+                source.rewrites(),
+            )
+        };
+        let Some(target) = self.dirs.get(index).filter(|_| current != Some(index)) else {
+            return Ok(false);
+        };
+        // The copy's flushes are not checkpointed: every segment is checked.
+        let (mut future, _) = Log::load(path, tp.clone(), config, 0, 0, false, now)?;
+        if future.log_end_offset() > end {
+            return Ok(false);
+        }
+        future.set_space_gate(target.space.clone());
+        self.futures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                tp.clone(),
+                FutureLog {
+                    dir: index,
+                    log: Arc::new(Mutex::new(future)),
+                    source_rewrites: rewrites,
+                },
+            );
+        Ok(true)
     }
 
     /// Drops the copy of `tp` being made, if any, and its directory.

@@ -149,9 +149,14 @@ fn logs_spread_over_directories_move_between_them_and_reload() {
     manager.shutdown(0).unwrap();
     drop(manager);
 
-    // A stop cut two moves short: a copy still being made in `a`, and a finished move's
-    // superseded source left in `a` beside its copy in `b`.
-    std::fs::create_dir_all(dirs[0].join("orders-1.0123456789abcdef-future")).unwrap();
+    // A stop cut three moves short: a copy of orders-1 still being made in `a` (its source
+    // in `b`), a copy of orders-2 in `b` that holds more than its source (orders-0's 11
+    // records; its source lost them, say), and a finished move's superseded source left in
+    // `a` beside its copy in `b`.
+    let resumable = dirs[0].join("orders-1.0123456789abcdef-future");
+    std::fs::create_dir_all(&resumable).unwrap();
+    let past_its_source = dirs[1].join("orders-2.00000000000000000000000000000002-future");
+    copy_dir(&dirs[1].join("orders-0"), &past_its_source);
     copy_dir(&dirs[1].join("orders-0"), &dirs[0].join("orders-0"));
     std::fs::write(dirs[0].join("orders-0").join(".superseded-by-move"), b"").unwrap();
     let (manager, reports) = LogManager::open(&dirs, |_| Some(cfg()), 0, 2).unwrap();
@@ -160,10 +165,31 @@ fn logs_spread_over_directories_move_between_them_and_reload() {
     assert_eq!(manager.dir_of(moving).unwrap(), dirs[1]);
     assert_eq!(lock(&manager.get(moving).unwrap()).log_end_offset(), 11);
     assert!(!dirs[0].join("orders-0").exists());
-    assert!(!dirs[0].join("orders-1.0123456789abcdef-future").exists());
-    // The move cut short is handed back to start over.
-    assert_eq!(manager.take_interrupted_moves(), [(tps[1].clone(), 0)]);
+    assert!(!past_its_source.exists());
+    // The copy that loads goes on (as Kafka resumes it); the other starts over.
+    assert_eq!(
+        manager.take_interrupted_moves(),
+        [
+            InterruptedMove::Resumed(tps[1].clone()),
+            InterruptedMove::Restart(tps[2].clone(), 1)
+        ]
+    );
     assert!(manager.take_interrupted_moves().is_empty());
+    assert!(manager.is_moving(&tps[1]));
+    append(&manager.get(&tps[1]).unwrap(), 4);
+    let mut steps = 0;
+    while manager.copy_step(&tps[1]).unwrap() != MoveStep::Over {
+        steps += 1;
+        assert!(steps < 100, "the resumed move did not finish");
+    }
+    assert_eq!(manager.dir_of(&tps[1]).unwrap(), dirs[0]);
+    assert_eq!(lock(&manager.get(&tps[1]).unwrap()).log_end_offset(), 4);
+    assert!(!resumable.exists());
+    manager.shutdown(0).unwrap();
+    drop(manager);
+    // The moved log stays in `a` after a restart.
+    let (manager, _) = LogManager::open(&dirs, |_| Some(cfg()), 0, 2).unwrap();
+    assert_eq!(manager.dir_of(&tps[1]).unwrap(), dirs[0]);
     drop(manager);
 
     // The same partition in two directories otherwise is refused, as Kafka refuses it.
