@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | [`types`] | 0 | shared identifiers (`TopicPartition`) and the clock |
 //! | [`config`] | 0 | Kafka-named properties: the `.properties` format and the image environment, definitions, validation, typed views, JAAS syntax |
-//! | [`limits`] | 0 | process resource limits: the open-file limit raised and checked |
+//! | [`limits`] | 0 | process resource limits: the open-file limit raised and reported |
 //! | [`telemetry`] | 0 | logging |
 //! | [`record`] | 1 | v2 record batches as zero-copy views; a produced batch parsed once and checked; codecs, record walks, internal-record schemas |
 //! | [`stats`] | 1 | the broker's own measurements, counted on the hot paths with atomics: per topic, per request, per listener; the rate arithmetic of quotas and throttles |

@@ -1,11 +1,8 @@
 //! Process resource limits. At startup the soft open-file limit is raised to the hard limit
-//! (as the JVM and the Go runtime do) and logged; once the logs are loaded, the descriptors
-//! they hold (one per segment: index files are closed once mapped) are compared with it, and
-//! a warning names the shortfall. Running out later is not fatal either way: connections
-//! and requests that cannot get a descriptor are refused and retried, logs stay online.
-
-/// Descriptors kept free for connections, the metadata log and files opened briefly.
-const HEADROOM: u64 = 1024;
+//! (as the JVM and the Go runtime do) and logged. Segment files share a bounded part of it
+//! (`storage::open_files`, half by default), so any number of partitions loads and is served;
+//! running out anyway is not fatal: connections and requests that cannot get a descriptor
+//! are refused and retried, and a segment file that cannot be opened closes others first.
 
 /// Raises the soft `RLIMIT_NOFILE` to the hard one; returns the limit now in force.
 pub fn raise_open_file_limit() -> Option<u64> {
@@ -36,19 +33,13 @@ pub fn raise_open_file_limit() -> Option<u64> {
     raised
 }
 
-/// Warns when `segments` (one descriptor each) and the headroom exceed the open-file limit.
-pub fn check_descriptor_budget(segments: usize) {
-    use rustix::process::{Resource, getrlimit};
-    let Some(limit) = getrlimit(Resource::Nofile).current else {
-        return;
-    };
-    let needed = segments as u64 + HEADROOM;
-    if needed > limit {
-        tracing::warn!(
-            segments,
-            open_file_limit = limit,
-            needed,
-            "the hosted log segments need more file descriptors than the open-file limit allows; raise it (ulimit -n) or fewer segments will be servable at once"
-        );
-    }
+/// Logs how the loaded `segments` stand against the descriptors segment files may use
+/// (`open_segment_files_max`, `log.segment.open.files.max`): beyond it, files are closed and
+/// opened again on use.
+pub fn report_descriptor_budget(segments: usize, open_segment_files_max: usize) {
+    tracing::info!(
+        segments,
+        open_segment_files_max,
+        "segment files are opened on use, at most this many at once"
+    );
 }

@@ -279,6 +279,8 @@ impl Broker {
     /// loads the partition logs (recovering after an unclean stop) and the consumer groups,
     /// and starts applying metadata. [`Broker::start`] then registers the broker.
     pub fn open(config: BrokerConfig) -> Result<Arc<Self>, Error> {
+        // Before any log opens its segments, the metadata log's included.
+        crate::storage::open_files::configure(config.segment_open_files_max);
         // The log directories must all belong to one cluster (Kafka checks the same).
         let mut stored_cluster_id: Option<String> = None;
         for dir in &config.log_dirs {
@@ -422,7 +424,10 @@ impl Broker {
             config.recovery_threads,
         )?;
         let recovered: usize = reports.iter().map(|(_, r)| r.recovered_segments).sum();
-        crate::limits::check_descriptor_budget(reports.iter().map(|(_, r)| r.segments).sum());
+        crate::limits::report_descriptor_budget(
+            reports.iter().map(|(_, r)| r.segments).sum(),
+            crate::storage::open_files::global().stats().capacity,
+        );
         tracing::info!(
             log_dirs = %config.log_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(","),
             clean = logs.clean_startup(),

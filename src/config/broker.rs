@@ -79,6 +79,8 @@ pub struct BrokerConfig {
     pub max_request_partition_size_limit: i32,
     pub fetch_session_cache_slots: usize,
     pub recovery_threads: usize,
+    /// `log.segment.open.files.max`; `None`: half the open-file limit.
+    pub segment_open_files_max: Option<usize>,
     pub cluster_id: Option<String>,
     pub offsets_topic_partitions: i32,
     pub offsets_topic_segment_bytes: i32,
@@ -560,6 +562,9 @@ impl BrokerConfig {
             fetch_session_cache_slots: int("max.incremental.fetch.session.cache.slots").max(0)
                 as usize,
             recovery_threads: int("num.recovery.threads.per.data.dir").max(1) as usize,
+            segment_open_files_max: usize::try_from(int("log.segment.open.files.max"))
+                .ok()
+                .filter(|n| *n > 0),
             cluster_id: explicit("cluster.id"),
             offsets_topic_partitions: int("offsets.topic.num.partitions") as i32,
             offsets_topic_segment_bytes: int("offsets.topic.segment.bytes") as i32,

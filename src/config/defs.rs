@@ -159,6 +159,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("controller.quota.window.size.seconds", Int, Some("1"), Validator::AtLeast(1), None, "The length of each controller mutation quota sample."),
     def!("connections.max.idle.ms", Long, Some("600000"), Validator::AtLeast(-1), None, "Connections that send no request for this long are closed (-1: never)."),
     def!("queued.max.request.bytes", Long, Some("536870912"), Validator::AtLeast(-1), None, "Memory for requests being read and queued, across all client connections; when it is used up, sockets are not read until memory returns (-1: no bound; Kafka's default is -1, ours bounds it)."),
+    def!("log.segment.open.files.max", Int, Some("-1"), Validator::AtLeast(-1), None, "The most segment files (.log) open at once across all partitions; beyond it the least recently used are closed and opened again when read or written, so the partition count is not bounded by the open-file limit (-1: half the process's open-file limit)."),
     def!("num.recovery.threads.per.data.dir", Int, Some("2"), Validator::AtLeast(1), None, "Threads that load (and after a crash recover) the partition logs at startup and close them at shutdown."),
     def!("max.incremental.fetch.session.cache.slots", Int, Some("1000"), Validator::AtLeast(0), None, "Incremental fetch sessions (KIP-227) kept at once."),
     def!("max.request.partition.size.limit", Int, Some("2000"), Validator::AtLeast(1), None, "Most partitions one DescribeTopicPartitions response holds."),

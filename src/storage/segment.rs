@@ -9,6 +9,7 @@
 
 use super::StorageError;
 use super::index::{OffsetIndex, TimeIndex};
+use super::open_files::SegmentFile;
 use crate::record::{self, BatchView, HEADER_LEN, LOG_OVERHEAD};
 use bytes::{Bytes, BytesMut};
 use std::fs::{File, OpenOptions};
@@ -93,8 +94,9 @@ impl FileSlice {
 pub struct Segment {
     base_offset: i64,
     log_path: PathBuf,
-    /// Shared with the `FileSlice`s handed to fetches still being sent.
-    log: Arc<File>,
+    /// Opened on use through the process's bounded set (`open_files`); the open file is
+    /// shared with the `FileSlice`s handed to fetches still being sent.
+    log: Arc<SegmentFile>,
     size: u32,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
@@ -133,14 +135,7 @@ impl Segment {
         now_ms: i64,
     ) -> Result<Self, StorageError> {
         let log_path = dir.join(file_name(base_offset, "log"));
-        let log = super::open_file(
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true),
-            &log_path,
-        )?;
+        let log = SegmentFile::open(&log_path, true)?;
         Self::assemble(
             dir,
             base_offset,
@@ -166,8 +161,8 @@ impl Segment {
         now_ms: i64,
     ) -> Result<Self, StorageError> {
         let log_path = dir.join(file_name(base_offset, "log"));
-        let log = super::open_file(OpenOptions::new().read(true).write(true), &log_path)?;
-        let len = log.metadata()?.len();
+        let log = SegmentFile::open(&log_path, false)?;
+        let len = log.get()?.metadata()?.len();
         let size = u32::try_from(len).map_err(|_| {
             StorageError::Corrupt(format!("{} is larger than 4 GiB", log_path.display()))
         })?;
@@ -192,7 +187,7 @@ impl Segment {
         dir: &Path,
         base_offset: i64,
         log_path: PathBuf,
-        log: File,
+        log: Arc<SegmentFile>,
         size: u32,
         active: bool,
         index_max_bytes: u64,
@@ -214,7 +209,7 @@ impl Segment {
         Ok(Self {
             base_offset,
             log_path,
-            log: Arc::new(log),
+            log,
             size,
             offset_index,
             time_index,
@@ -321,7 +316,7 @@ impl Segment {
         };
         super::slow_disk_point();
         super::failing_disk_point(&self.log_path)?;
-        let written = self.log.write_all_at(batch, self.size as u64);
+        let written = self.log.get()?.write_all_at(batch, self.size as u64);
         self.undo_partial_write(written)?;
         self.size += batch.len() as u32;
         self.index_batch(&location)
@@ -331,7 +326,7 @@ impl Segment {
     /// the segment ends where its last whole batch does and a later append goes there.
     fn undo_partial_write(&self, written: io::Result<()>) -> Result<(), StorageError> {
         if let Err(e) = written {
-            self.log.set_len(self.size as u64)?;
+            self.log.get()?.set_len(self.size as u64)?;
             return Err(e.into());
         }
         Ok(())
@@ -359,15 +354,15 @@ impl Segment {
         let at = self.size as u64;
         super::slow_disk_point();
         super::failing_disk_point(&self.log_path)?;
+        let file = self.log.get()?;
         let written = if records.len() <= JOIN_BELOW_BYTES {
             let mut joined = Vec::with_capacity(size);
             joined.extend_from_slice(header);
             joined.extend_from_slice(records);
-            self.log.write_all_at(&joined, at)
+            file.write_all_at(&joined, at)
         } else {
-            self.log
-                .write_all_at(header, at)
-                .and_then(|()| self.log.write_all_at(records, at + HEADER_LEN as u64))
+            file.write_all_at(header, at)
+                .and_then(|()| file.write_all_at(records, at + HEADER_LEN as u64))
         };
         self.undo_partial_write(written)?;
         self.size += size as u32;
@@ -470,7 +465,7 @@ impl Segment {
         }
         Ok(Some(SegmentRead {
             records: FileSlice {
-                file: self.log.clone(),
+                file: self.log.get()?,
                 position: start as u64,
                 len: (end - start) as usize,
             },
@@ -509,7 +504,9 @@ impl Segment {
     /// Reads the whole batch at `location`.
     pub fn read_batch(&self, location: &BatchLocation) -> Result<BytesMut, StorageError> {
         let mut buf = BytesMut::zeroed(location.size as usize);
-        self.log.read_exact_at(&mut buf, location.position as u64)?;
+        self.log
+            .get()?
+            .read_exact_at(&mut buf, location.position as u64)?;
         Ok(buf)
     }
 
@@ -550,7 +547,7 @@ impl Segment {
         self.next_offset = self.base_offset;
         self.first_batch_timestamp = None;
         self.first_batch_unread = false;
-        let file_len = self.log.metadata()?.len();
+        let file_len = self.log.get()?.metadata()?.len();
         self.size = u32::try_from(file_len).unwrap_or(u32::MAX);
         let mut position: u32 = 0;
         let mut expected_offset = self.base_offset;
@@ -575,7 +572,7 @@ impl Segment {
         }
         let dropped = file_len - position as u64;
         if dropped > 0 {
-            self.log.set_len(position as u64)?;
+            self.log.get()?.set_len(position as u64)?;
         }
         self.size = position;
         Ok(dropped)
@@ -588,7 +585,7 @@ impl Segment {
             Some(batch) => (batch.position, batch.base_offset),
             None => (self.size, self.next_offset),
         };
-        self.log.set_len(position as u64)?;
+        self.log.get()?.set_len(position as u64)?;
         self.size = position;
         self.offset_index.truncate_to(end);
         self.time_index.truncate_to(end);
@@ -653,16 +650,17 @@ impl Segment {
     }
 
     /// Makes the indexes durable (msync of their mappings: no descriptor needed) and
-    /// returns the `.log` handle to fsync without holding the log (shared, not duplicated:
-    /// a flush needs no new descriptor, even when none are left).
+    /// returns the `.log` file to fsync without holding the log (the open one, shared; a
+    /// file the bounded set closed is opened again, and on the file's inode the fsync still
+    /// covers every write made through the descriptor closed before).
     pub fn prepare_sync(&self) -> Result<Arc<File>, StorageError> {
         self.offset_index.flush()?;
         self.time_index.flush()?;
-        Ok(self.log.clone())
+        Ok(self.log.get()?)
     }
 
     pub fn flush(&self) -> Result<(), StorageError> {
-        self.log.sync_data()?;
+        self.log.get()?.sync_data()?;
         self.offset_index.flush()?;
         self.time_index.flush()?;
         Ok(())
@@ -737,7 +735,7 @@ impl Segment {
     /// Every complete batch of the segment, in order.
     pub fn read_all(&self) -> Result<Bytes, StorageError> {
         let mut buf = BytesMut::zeroed(self.size as usize);
-        self.log.read_exact_at(&mut buf, 0)?;
+        self.log.get()?.read_exact_at(&mut buf, 0)?;
         Ok(buf.freeze())
     }
 
@@ -803,6 +801,7 @@ impl HeaderWindow {
             self.bytes.resize(len, 0);
             segment
                 .log
+                .get()?
                 .read_exact_at(&mut self.bytes, position as u64)?;
             self.start = position;
         }
@@ -966,6 +965,8 @@ mod tests {
         let entries = segment.offset_index.entries();
         segment
             .log
+            .get()
+            .unwrap()
             .write_all_at(
                 b"garbage that is not a batch at all, not even close......................",
                 good_size as u64,
@@ -988,6 +989,8 @@ mod tests {
         let third = segment.find_batch(2).unwrap().unwrap();
         segment
             .log
+            .get()
+            .unwrap()
             .write_all_at(b"X", (third.position + 70) as u64)
             .unwrap();
         segment.recover(1 << 20).unwrap();

@@ -62,6 +62,13 @@ impl Broker {
         Self::launch(dir, overrides, "info")
     }
 
+    /// A broker over `dir` (a restart) whose open-file limit (soft and hard) is `limit`.
+    pub fn start_in_with_fd_limit(dir: &Path, limit: u32, overrides: &[(&str, &str)]) -> Self {
+        let (mut broker, lines) = Self::spawn_with(dir, overrides, "info", &[], Some(limit), &[]);
+        broker.wait_listening(&lines);
+        broker
+    }
+
     /// A broker over `dir` started with further command-line arguments (`--create-topic`).
     pub fn start_in_with_args(dir: &Path, overrides: &[(&str, &str)], args: &[&str]) -> Self {
         let (mut broker, lines) = Self::spawn_with(dir, overrides, "info", &[], None, args);

@@ -1,11 +1,45 @@
 //! `process_*`: the figures the Prometheus client libraries (the JMX exporter's too) report
-//! for a process, read from `/proc`.
+//! for a process, read from `/proc`; and `sluice_log_segment_files_*`, the bounded set of
+//! open segment files that shares its descriptors (Kafka has none: it keeps every segment
+//! open).
 
 use super::gauge;
 use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::encoding::EncodeMetric;
 
 pub(super) fn encode(encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+    let files = crate::storage::open_files::global().stats();
+    gauge(
+        encoder,
+        "sluice_log_segment_files_open",
+        "Segment files (.log) open now (log.segment.open.files.max bounds them).",
+        files.open as f64,
+    )?;
+    gauge(
+        encoder,
+        "sluice_log_segment_files_open_max",
+        "log.segment.open.files.max in force.",
+        files.capacity as f64,
+    )?;
+    for (name, help, value) in [
+        (
+            "sluice_log_segment_files_hits",
+            "Uses of a segment file that found it open.",
+            files.hits,
+        ),
+        (
+            "sluice_log_segment_files_opens",
+            "Uses of a segment file that had to open it (closed to stay within the bound).",
+            files.misses,
+        ),
+        (
+            "sluice_log_segment_files_closed",
+            "Segment files closed to stay within log.segment.open.files.max.",
+            files.evictions,
+        ),
+    ] {
+        super::counters(encoder, name, help, &[(Vec::new(), value)])?;
+    }
     let Ok(process) = procfs::process::Process::myself() else {
         return Ok(());
     };
