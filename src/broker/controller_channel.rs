@@ -226,27 +226,34 @@ impl Broker {
         let node = self.config.node_id;
         let incarnation_id = uuid::Uuid::new_v4();
         let mut images = self.controller.image();
-        let mut announced = false;
+        // Whether this node's image has shown the registration, and when the active
+        // controller last accepted one that the image does not show yet (it soon will).
+        let mut seen = false;
+        let mut accepted: Option<tokio::time::Instant> = None;
         loop {
             let registered = images
                 .borrow_and_update()
                 .controllers
                 .get(&node)
                 .is_some_and(|c| c.incarnation_id == incarnation_id && c.endpoints == own);
-            if !registered {
+            if registered {
+                if !seen {
+                    tracing::info!(%incarnation_id, "this controller is registered");
+                }
+                seen = true;
+                accepted = None;
+            } else if accepted.is_none_or(|at| at.elapsed() > Duration::from_secs(5)) {
+                if seen {
+                    tracing::info!("this controller's registration was removed; registering again");
+                    seen = false;
+                }
                 let op = ControllerOp::RegisterController(ControllerRegistrationRequest {
                     controller_id: node,
                     incarnation_id,
                     endpoints: own.clone(),
                 });
                 match self.call_active_controller(op).await {
-                    Ok(_) if !announced => {
-                        announced = true;
-                        tracing::info!(%incarnation_id, "this controller is registered");
-                    }
-                    Ok(_) => tracing::info!(
-                        "this controller's registration was removed; registered again"
-                    ),
+                    Ok(_) => accepted = Some(tokio::time::Instant::now()),
                     Err(e) => tracing::debug!(error = %e, "registering this controller; retrying"),
                 }
             }

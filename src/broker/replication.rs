@@ -120,9 +120,19 @@ impl Broker {
                 };
                 // Kafka's `isReplicaIsrEligible`: a replica joins only while its broker is
                 // registered, unfenced and not shutting down (the controller would refuse
-                // it with INELIGIBLE_REPLICA); it is asked for again once it is.
+                // it with INELIGIBLE_REPLICA); it is asked for again once it is. The
+                // partitions take a new leadership just before the metadata cache takes its
+                // image, so an ISR shrunk by a fencing can be seen here while the cache still
+                // has the broker unfenced: members join only on an image at least as new as
+                // the leadership.
                 let image = self.metadata.image();
-                isr.retain(|r| leadership.isr.contains(r) || image.is_active(*r));
+                let tp = partition.topic_partition();
+                let image_current = image
+                    .partition(&tp.topic, tp.partition)
+                    .is_some_and(|p| p.partition_epoch >= leadership.partition_epoch);
+                isr.retain(|r| {
+                    leadership.isr.contains(r) || (image_current && image.is_active(*r))
+                });
                 if isr == leadership.isr {
                     continue;
                 }
