@@ -68,6 +68,23 @@ struct LogDir {
     clean_startup: bool,
     /// Shared by every log here: appends stop while this disk is full.
     space: Arc<super::space::SpaceGate>,
+    /// How many logs are here (placement picks the directory holding fewest): kept as logs
+    /// are created, deleted and moved, so placing one does not walk every log.
+    hosted: std::sync::atomic::AtomicUsize,
+}
+
+impl LogDir {
+    fn hosted(&self) -> usize {
+        self.hosted.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn count(&self, delta: isize) {
+        let _ = self.hosted.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |n| Some(n.saturating_add_signed(delta)),
+        );
+    }
 }
 
 #[derive(Debug)]
@@ -261,6 +278,12 @@ impl LogManager {
                 tracing::warn!(partition = %tp, bytes = report.truncated_bytes, "truncated invalid data at the end of the log");
             }
             reports.push((tp.clone(), report));
+            if let Some(dir) = opened
+                .iter()
+                .find(|d| Some(d.path.as_path()) == log.dir().parent())
+            {
+                dir.count(1);
+            }
             logs.insert(tp, Arc::new(Mutex::new(log)));
         }
         // From here on a crash is an unclean shutdown.
@@ -355,6 +378,7 @@ impl LogManager {
             _lock: lock,
             clean_startup: clean,
             space: super::space::SpaceGate::watched(dir, Some(failures.clone())),
+            hosted: std::sync::atomic::AtomicUsize::new(0),
         };
         Ok(Scanned {
             dir: log_dir,
@@ -458,16 +482,7 @@ impl LogManager {
         let index = match preferred.filter(online) {
             Some(index) => index,
             None => {
-                let mut counts = vec![0usize; self.dirs.len()];
-                for log in logs.values() {
-                    // `try_lock`: a log busy elsewhere is counted where its path says without
-                    // waiting (its directory is only read).
-                    if let Ok(log) = log.try_lock()
-                        && let Some(i) = self.index_of(log.dir())
-                    {
-                        counts[i] += 1;
-                    }
-                }
+                let mut counts: Vec<usize> = self.dirs.iter().map(LogDir::hosted).collect();
                 for future in self
                     .futures
                     .lock()
@@ -487,6 +502,7 @@ impl LogManager {
         log.set_space_gate(dir.space.clone());
         let shared = Arc::new(Mutex::new(log));
         logs.insert(tp.clone(), shared.clone());
+        dir.count(1);
         Ok(shared)
     }
 
@@ -508,6 +524,9 @@ impl LogManager {
         };
         let dir = lock(&log).dir().to_path_buf();
         drop(log);
+        if let Some(index) = self.index_of(&dir) {
+            self.dirs[index].count(-1);
+        }
         remove_log_dir(&dir)
     }
 

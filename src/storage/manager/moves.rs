@@ -467,6 +467,10 @@ impl LogManager {
         drop(current);
         let old_dir = old.dir().to_path_buf();
         drop(old);
+        if let Some(source) = self.index_of(&old_dir) {
+            self.dirs[source].count(-1);
+        }
+        self.dirs[target].count(1);
         remove_log_dir(&old_dir)?;
         tracing::info!(partition = %tp, dir = %self.dirs[target].path.display(), "moved the log to another directory");
         Ok(MoveStep::Over)
