@@ -34,9 +34,23 @@ pub struct ApiContext {
     pub fetch_sessions: Arc<FetchSessionCache>,
     /// The size of the request being handled (what a produce quota counts).
     pub request_bytes: usize,
+    /// What the decoded form of a request may take ([`decode_budget`]): its arrays and
+    /// unknown tagged fields, charged as they are decoded. A request over it is refused like
+    /// one that does not decode.
+    pub decode_budget: usize,
     /// The longest throttle time a quota gave this connection's last request: the connection
     /// is not read again until it has passed (Kafka mutes the channel).
     pub throttle_ms: Arc<AtomicU32>,
+}
+
+/// What one request's decoded arrays may take: a quarter of `socket.request.max.bytes`.
+/// Answering a request costs up to about ten times its decoded arrays (the Fetch handler's
+/// per-partition reads, results and response entries, then the encoded response), so a
+/// request then costs at most a few times `socket.request.max.bytes` in all, the frame
+/// included. A Fetch may still name about 300,000 partitions (80 bytes each decoded) at the
+/// default 100 MiB; a 1,000,000-partition one is refused instead of taking ~900 MiB.
+pub fn decode_budget(socket_request_max_bytes: usize) -> usize {
+    socket_request_max_bytes / 4
 }
 
 impl ApiContext {
@@ -60,6 +74,7 @@ impl ApiContext {
                 broker.config().fetch_session_cache_slots,
             )),
             request_bytes: 0,
+            decode_budget: decode_budget(broker.config().socket_request_max_bytes),
             throttle_ms: Arc::default(),
             broker,
         }

@@ -8,6 +8,7 @@ use super::ApiContext;
 use super::frame::ResponseFrame;
 use bytes::{BufMut, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, ResponseHeader};
+use kafka_protocol::protocol::types::with_decode_budget;
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message};
 use thiserror::Error;
 
@@ -37,6 +38,10 @@ pub enum DispatchError {
     Refused(String),
 }
 
+/// `socket.request.max.bytes`'s default, for requests decoded without a broker's
+/// configuration (the fuzz targets).
+const DEFAULT_SOCKET_REQUEST_MAX_BYTES: usize = 100 * 1024 * 1024;
+
 /// Declares the supported APIs once: the version table and the dispatcher come from it.
 macro_rules! api_table {
     ($apis:ident, $covered:ident, $dispatch:ident, $decode:ident; $( $key:ident => $module:ident, $request:ty, $gate:ident ),* $(,)?) => {
@@ -64,7 +69,7 @@ macro_rules! api_table {
                         if version < range.min || version > range.max {
                             return Err(DispatchError::UnsupportedVersion { api, version });
                         }
-                        <$request as Decodable>::decode(&mut body, version)
+                        with_decode_budget(super::context::decode_budget(DEFAULT_SOCKET_REQUEST_MAX_BYTES), || <$request as Decodable>::decode(&mut body, version))
                             .map(drop)
                             .map_err(|e| DispatchError::Decode { api, version, reason: e.to_string() })
                     }
@@ -87,7 +92,7 @@ macro_rules! api_table {
                         if ctx.authorizer.is_some() && !$covered(api) {
                             return Err(DispatchError::Unauthorizable(api));
                         }
-                        let request = <$request as Decodable>::decode(&mut body, version)
+                        let request = with_decode_budget(ctx.decode_budget, || <$request as Decodable>::decode(&mut body, version))
                             .map_err(|e| DispatchError::Decode { api, version, reason: e.to_string() })?;
                         let (request, merge) = match super::authorize::$gate(ctx, request, version) {
                             super::authorize::Gate::Pass(request, merge) => (request, merge),

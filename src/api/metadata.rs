@@ -44,7 +44,13 @@ pub async fn handle(
             .collect()
     } else {
         let mut out = Vec::new();
+        // Each topic is answered once however often it is named, as Kafka answers the set of
+        // the topics named (and is asked to create it once).
+        let mut named = std::collections::HashSet::new();
         for wanted in request.topics.iter().flatten() {
+            if !named.insert((wanted.topic_id, wanted.name.as_ref().map(|n| n.0.clone()))) {
+                continue;
+            }
             // A topic id, when given, names the topic (Java clients also send an empty
             // name with it, the field's default); an unknown id is answered without a name.
             let by_id = !wanted.topic_id.is_nil();

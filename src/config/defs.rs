@@ -143,7 +143,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("log.roll.ms", Long, None, Validator::AtLeast(1), None, "Default segment.ms; falls back to log.roll.hours."),
     def!("log.roll.hours", Int, Some("168"), Validator::AtLeast(1), None, "Segment age in hours before a roll."),
     def!("unclean.leader.election.enable", Boolean, Some("false"), Validator::Any, None, "Default unclean.leader.election.enable."),
-    def!("socket.request.max.bytes", Int, Some("104857600"), Validator::AtLeast(1), None, "Largest request frame accepted."),
+    def!("socket.request.max.bytes", Int, Some("104857600"), Validator::AtLeast(1), None, "Largest request frame accepted; a quarter of it is what a request's arrays may take once decoded."),
     def!("max.connections", Int, Some("2147483647"), Validator::AtLeast(1), None, "Maximum simultaneous client connections."),
     def!("max.connection.creation.rate", Int, Some("2147483647"), Validator::AtLeast(0), None, "Most new connections per second across the broker's listeners (the inter-broker one exempt when there are others), and per listener as listener.name.<listener>.max.connection.creation.rate; a connection over the rate waits before it is served, and so do those after it on its listener (KIP-612)."),
     def!("max.connections.per.ip", Int, Some("2147483647"), Validator::AtLeast(0), None, "Maximum simultaneous client connections from one IP address; more are closed at once."),

@@ -325,7 +325,12 @@ fn decode<R: Decodable + Message>(
             version: summary.version,
             reason: e.to_string(),
         })?;
-    let request = R::decode(&mut frame, summary.version).map_err(|e| {
+    // A handshake's frame is bounded by `sasl.server.max.receive.size`; so is what it decodes to.
+    let budget = frame.len().max(1024);
+    let request = kafka_protocol::protocol::types::with_decode_budget(budget, || {
+        R::decode(&mut frame, summary.version)
+    })
+    .map_err(|e| {
         FrameError::Dispatch(crate::api::DispatchError::Decode {
             api,
             version: summary.version,

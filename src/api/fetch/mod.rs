@@ -85,6 +85,7 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
                 fetch_offset: p.fetch_offset,
                 partition_max_bytes: p.partition_max_bytes,
                 current_leader_epoch: p.current_leader_epoch,
+                last_fetched_epoch: p.last_fetched_epoch,
             })
         })
         .collect();
@@ -142,17 +143,6 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
     if replica_id >= 0 {
         crate::stats::requests::note_follower_fetch();
     }
-    let last_fetched_epochs: HashMap<(uuid::Uuid, Arc<str>, i32), i32> = request
-        .topics
-        .iter()
-        .flat_map(|topic| {
-            let (topic_id, name) = topic_key(&topic.topic, topic.topic_id);
-            topic
-                .partitions
-                .iter()
-                .map(move |p| ((topic_id, name.clone(), p.partition), p.last_fetched_epoch))
-        })
-        .collect();
     let read_committed = request.isolation_level == 1;
     // From v11 a consumer names its rack and may read from any replica (KIP-392).
     let from_any_replica = replica_id < 0 && version >= 11;
@@ -166,28 +156,44 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
     } else {
         f64::MAX
     };
-    let mut reads = Vec::new();
+    let max_bytes = if version >= 3 {
+        request.max_bytes.max(0) as usize
+    } else {
+        i32::MAX as usize
+    };
+    let (min_bytes, max_wait_ms) = (request.min_bytes, request.max_wait_ms);
+    // What follows needs only `wanted`: a request naming many partitions is not held twice.
+    drop(request);
+    let mut reads = Vec::with_capacity(wanted.len());
+    // The last topic looked up by id: a request names a topic's partitions together.
+    let mut last_by_id: Option<(uuid::Uuid, Arc<str>)> = None;
     let slots: Vec<Result<usize, Error>> = wanted
         .iter()
         .map(|fetch| {
             let name = if by_id {
-                ctx.broker
-                    .topic_by_id(fetch.key.topic_id)
-                    .map(|t| t.name.clone())
-                    .ok_or(Error::UnknownTopicId)?
+                match &last_by_id {
+                    Some((id, name)) if *id == fetch.key.topic_id => name.clone(),
+                    _ => {
+                        let name = ctx
+                            .broker
+                            .topic_by_id(fetch.key.topic_id)
+                            .map(|t| t.name.clone())
+                            .ok_or(Error::UnknownTopicId)?;
+                        last_by_id = Some((fetch.key.topic_id, name.clone()));
+                        name
+                    }
+                }
             } else {
                 fetch.key.topic.clone()
             };
-            let key = (
-                fetch.key.topic_id,
-                fetch.key.topic.clone(),
-                fetch.key.partition,
-            );
             reads.push(FetchRequestPartition {
-                tp: TopicPartition::new(&name, fetch.key.partition),
+                tp: TopicPartition {
+                    topic: name,
+                    partition: fetch.key.partition,
+                },
                 current_leader_epoch: fetch.current_leader_epoch,
                 replica_id: replica_id.max(-1),
-                last_fetched_epoch: last_fetched_epochs.get(&key).copied().unwrap_or(-1),
+                last_fetched_epoch: fetch.last_fetched_epoch,
                 fetch_offset: fetch.fetch_offset,
                 partition_max_bytes: fetch.partition_max_bytes.max(0) as usize,
                 read_committed,
@@ -197,16 +203,11 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
             Ok(reads.len() - 1)
         })
         .collect();
-    let max_bytes = if version >= 3 {
-        request.max_bytes.max(0) as usize
-    } else {
-        i32::MAX as usize
-    };
     let max_bytes = max_bytes.min(quota_max_bytes.clamp(0.0, i32::MAX as f64) as usize);
     let limits = FetchLimits {
-        min_bytes: (request.min_bytes.max(0) as usize).min(max_bytes),
+        min_bytes: (min_bytes.max(0) as usize).min(max_bytes),
         max_bytes,
-        max_wait: Duration::from_millis(request.max_wait_ms.clamp(0, MAX_WAIT_CAP_MS) as u64),
+        max_wait: Duration::from_millis(max_wait_ms.clamp(0, MAX_WAIT_CAP_MS) as u64),
     };
     let mut results: Vec<Option<FetchedPartition>> = ctx
         .broker
@@ -252,6 +253,7 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
             (data, file)
         })
         .collect();
+    drop((results, reads));
 
     if replica_id < 0 && quotas.enabled(QuotaType::Fetch) {
         let size: usize = data
@@ -307,23 +309,38 @@ pub async fn handle(ctx: &ApiContext, request: FetchRequest, version: i16) -> Op
         }
     };
 
-    // One response entry per topic, in the order topics first appear.
+    // One response entry per topic, in the order topics first appear, each sized for its
+    // partitions first (a million partitions are not grown into by doubling).
     let mut responses: Vec<FetchableTopicResponse> = Vec::new();
     let mut file_records = Vec::new();
     let mut slot_of_topic: HashMap<(uuid::Uuid, Arc<str>), usize> = HashMap::new();
-    for ((fetch, (data, file)), included) in wanted.iter().zip(data).zip(include) {
-        if !included {
-            continue;
-        }
-        let topic = (fetch.key.topic_id, fetch.key.topic.clone());
-        let slot = *slot_of_topic.entry(topic).or_insert_with(|| {
-            responses.push(
-                FetchableTopicResponse::default()
-                    .with_topic(TopicName(super::wire_str(&fetch.key.topic)))
-                    .with_topic_id(fetch.key.topic_id),
-            );
-            responses.len() - 1
-        });
+    let mut counts: Vec<usize> = Vec::new();
+    let slots: Vec<Option<usize>> = wanted
+        .iter()
+        .zip(&include)
+        .map(|(fetch, included)| {
+            if !included {
+                return None;
+            }
+            let topic = (fetch.key.topic_id, fetch.key.topic.clone());
+            let slot = *slot_of_topic.entry(topic).or_insert_with(|| {
+                responses.push(
+                    FetchableTopicResponse::default()
+                        .with_topic(TopicName(super::wire_str(&fetch.key.topic)))
+                        .with_topic_id(fetch.key.topic_id),
+                );
+                counts.push(0);
+                responses.len() - 1
+            });
+            counts[slot] += 1;
+            Some(slot)
+        })
+        .collect();
+    for (topic, count) in responses.iter_mut().zip(counts) {
+        topic.partitions.reserve_exact(count);
+    }
+    for ((data, file), slot) in data.into_iter().zip(slots) {
+        let Some(slot) = slot else { continue };
         let partitions = &mut responses[slot].partitions;
         if let Some(file) = file {
             file_records.push(((slot, partitions.len()), file));

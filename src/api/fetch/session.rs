@@ -33,6 +33,9 @@ pub struct PartitionFetch {
     pub fetch_offset: i64,
     pub partition_max_bytes: i32,
     pub current_leader_epoch: i32,
+    /// A follower's latest epoch (-1: none); kept in the session like the rest, as Kafka's
+    /// `CachedPartition` keeps it.
+    pub last_fetched_epoch: i32,
 }
 
 /// What a response told the client about a partition besides its records.
@@ -287,6 +290,7 @@ mod tests {
             fetch_offset: offset,
             partition_max_bytes: 1 << 20,
             current_leader_epoch: -1,
+            last_fetched_epoch: -1,
         }
     }
     fn reported(hw: i64) -> Reported {

@@ -148,6 +148,7 @@ impl Decodable for AlterReplicaLogDir {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -304,6 +305,7 @@ impl Decodable for AlterReplicaLogDirTopic {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -432,6 +434,7 @@ impl Decodable for AlterReplicaLogDirsRequest {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }

@@ -120,6 +120,7 @@ impl Decodable for AlterUserScramCredentialsRequest {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;
+            crate::protocol::types::charge_decoded_tagged_field()?;
             unknown_tagged_fields.insert(tag as i32, unknown_value);
         }
         Ok(Self {
@@ -246,6 +247,7 @@ impl Decodable for ScramCredentialDeletion {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;
+            crate::protocol::types::charge_decoded_tagged_field()?;
             unknown_tagged_fields.insert(tag as i32, unknown_value);
         }
         Ok(Self {
@@ -423,6 +425,7 @@ impl Decodable for ScramCredentialUpsertion {
             let tag: u32 = types::UnsignedVarInt.decode(buf)?;
             let size: u32 = types::UnsignedVarInt.decode(buf)?;
             let unknown_value = buf.try_get_bytes(size as usize)?;
+            crate::protocol::types::charge_decoded_tagged_field()?;
             unknown_tagged_fields.insert(tag as i32, unknown_value);
         }
         Ok(Self {

@@ -118,6 +118,7 @@ impl Decodable for CreatePartitionsAssignment {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -278,6 +279,7 @@ impl Decodable for CreatePartitionsRequest {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -455,6 +457,7 @@ impl Decodable for CreatePartitionsTopic {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }

@@ -256,6 +256,7 @@ impl Decodable for CreatableTopicConfigs {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -586,6 +587,7 @@ impl Decodable for CreatableTopicResult {
                     }
                     _ => {
                         let unknown_value = buf.try_get_bytes(size as usize)?;
+                        crate::protocol::types::charge_decoded_tagged_field()?;
                         unknown_tagged_fields.insert(tag as i32, unknown_value);
                     }
                 }
@@ -745,6 +747,7 @@ impl Decodable for CreateTopicsResponse {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }

@@ -123,6 +123,7 @@ impl Decodable for DeleteRecordsPartition {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -268,6 +269,7 @@ impl Decodable for DeleteRecordsRequest {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -425,6 +427,7 @@ impl Decodable for DeleteRecordsTopic {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }

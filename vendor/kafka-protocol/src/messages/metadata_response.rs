@@ -294,6 +294,7 @@ impl Decodable for MetadataResponse {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -502,6 +503,7 @@ impl Decodable for MetadataResponseBroker {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -776,6 +778,7 @@ impl Decodable for MetadataResponsePartition {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }
@@ -1043,6 +1046,7 @@ impl Decodable for MetadataResponseTopic {
                 let tag: u32 = types::UnsignedVarInt.decode(buf)?;
                 let size: u32 = types::UnsignedVarInt.decode(buf)?;
                 let unknown_value = buf.try_get_bytes(size as usize)?;
+                crate::protocol::types::charge_decoded_tagged_field()?;
                 unknown_tagged_fields.insert(tag as i32, unknown_value);
             }
         }

@@ -991,7 +991,7 @@ impl<T, E: Decoder<T>> Decoder<Option<Vec<T>>> for Array<E> {
                     bail!("Array length {n} exceeds the {} bytes remaining", buf.remaining());
                 }
                 check_array_length(n as usize)?;
-                let mut result = Vec::with_capacity(initial_capacity(n as usize));
+                let mut result = array_of(n as usize)?;
                 for _ in 0..n {
                     result.push(self.0.decode(buf)?);
                 }
@@ -1034,6 +1034,64 @@ fn check_array_length(n: usize) -> Result<()> {
 
 fn initial_capacity(n: usize) -> usize {
     n.min(MAX_INITIAL_CAPACITY)
+}
+
+thread_local! {
+    /// sluice patch: the bytes the decoded form of the message being decoded on this thread
+    /// may still take (`None`: no budget, as when a client decodes a response).
+    static DECODE_BUDGET: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// sluice patch: what an unknown tagged field costs once decoded (its share of a B-tree node:
+/// the key, a `Bytes` handle and the node's slack). The value's bytes stay in the frame.
+pub const DECODED_TAGGED_FIELD_BYTES: usize = 64;
+
+/// sluice patch: decodes with `decode` while the decoded arrays and unknown tagged fields
+/// may take at most `bytes` in all; beyond, decoding fails before the memory is taken. An
+/// element can decode to dozens of times its encoded size, so a request's frame limit alone
+/// does not bound what decoding it costs. Nested budgets replace the outer one until they
+/// return.
+pub fn with_decode_budget<R>(bytes: usize, decode: impl FnOnce() -> R) -> R {
+    struct Restore(Option<usize>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DECODE_BUDGET.with(|budget| budget.set(self.0));
+        }
+    }
+    let _restore = Restore(DECODE_BUDGET.with(|budget| budget.replace(Some(bytes))));
+    decode()
+}
+
+/// sluice patch: takes `bytes` from the budget; false when no budget is set.
+fn charge_decoded(bytes: usize) -> Result<bool> {
+    DECODE_BUDGET.with(|budget| match budget.get() {
+        None => Ok(false),
+        Some(left) if bytes <= left => {
+            budget.set(Some(left - bytes));
+            Ok(true)
+        }
+        Some(left) => bail!(
+            "the decoded request would take more than the bytes it may ({bytes} more with {left} left)"
+        ),
+    })
+}
+
+/// sluice patch: charges an unknown tagged field to the decode budget (the generated decoders
+/// call this before keeping one).
+pub fn charge_decoded_tagged_field() -> Result<()> {
+    charge_decoded(DECODED_TAGGED_FIELD_BYTES).map(drop)
+}
+
+/// sluice patch: a vector for `n` elements of `T`. Under a budget the whole array is charged
+/// and reserved at once; without one, at most `MAX_INITIAL_CAPACITY` are reserved before the
+/// elements arrive.
+fn array_of<T>(n: usize) -> Result<Vec<T>> {
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
+    if charge_decoded(bytes)? {
+        Ok(Vec::with_capacity(n))
+    } else {
+        Ok(Vec::with_capacity(initial_capacity(n)))
+    }
 }
 
 /// An array whose length is encoded with a varint.
@@ -1124,7 +1182,7 @@ impl<T, E: Decoder<T>> Decoder<Option<Vec<T>>> for CompactArray<E> {
                     bail!("Compact array length {} exceeds the {} bytes remaining", n - 1, buf.remaining());
                 }
                 check_array_length((n - 1) as usize)?;
-                let mut result = Vec::with_capacity(initial_capacity((n - 1) as usize));
+                let mut result = array_of((n - 1) as usize)?;
                 for _ in 1..n {
                     result.push(self.0.decode(buf)?);
                 }
