@@ -129,6 +129,10 @@ struct Options {
     /// the broker with other tools, such as librdkafka's `rdkafka_performance`.
     #[arg(long)]
     create_topic: Option<String>,
+    /// `produce` writes to this existing topic (all its partitions, `--partitions` of them)
+    /// instead of a fresh one: `bench/scale.sh` spreads it over every partition it made.
+    #[arg(long)]
+    produce_topic: Option<String>,
     /// Connections the `connect` scenarios open.
     #[arg(long, default_value_t = 2000)]
     connections: u64,
@@ -703,8 +707,13 @@ fn main() {
         let mut outcome = match base {
             "produce" => {
                 // A fresh topic per run of the scenario; `consume` reads the latest.
-                throughput_topic = format!("bench-{run_id}-{index}");
-                create_topic(bootstrap, &throughput_topic, options.partitions, &[]);
+                match &options.produce_topic {
+                    Some(topic) => throughput_topic = topic.clone(),
+                    None => {
+                        throughput_topic = format!("bench-{run_id}-{index}");
+                        create_topic(bootstrap, &throughput_topic, options.partitions, &[]);
+                    }
+                }
                 produced = true;
                 produce(&options, bootstrap, &throughput_topic)
             }

@@ -207,6 +207,17 @@ impl Broker {
             return;
         };
         let image = self.metadata.image();
+        // Walking every log each heartbeat cost a broker of 50,000 partitions 2% of a core
+        // while idle: once all is reported, look again only when the metadata or the logs
+        // change.
+        let state = (image.offset, self.logs.placement_changes());
+        let mut reported = self
+            .replica_dirs_reported
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if *reported == Some(state) {
+            return;
+        }
         let node = self.config.node_id;
         let assignments: Vec<DirectoryAssignment> = self
             .logs
@@ -227,8 +238,11 @@ impl Broker {
             .take(ASSIGNMENTS_PER_ROUND)
             .collect();
         if assignments.is_empty() {
+            *reported = Some(state);
             return;
         }
+        *reported = None;
+        drop(reported);
         let op = ControllerOp::AssignReplicasToDirs {
             broker: node,
             broker_epoch: epoch,

@@ -263,6 +263,9 @@ pub struct Broker {
     tasks: tokio_util::sync::CancellationToken,
     /// The `directory.id` of each of `log.dirs`, in order, once the cluster is known.
     log_dir_ids: std::sync::OnceLock<Vec<Uuid>>,
+    /// The metadata offset and log placement changes at which every replica's directory
+    /// was last found reported: until either moves, there is nothing to look for.
+    replica_dirs_reported: Mutex<Option<(u64, u64)>>,
     /// The async runtime, for the lifecycle thread's requests to a remote controller.
     runtime: Mutex<Option<tokio::runtime::Handle>>,
     /// Raft messages for the other voters, until the transport takes them.
@@ -485,6 +488,7 @@ impl Broker {
             fetchers: Mutex::new(Default::default()),
             tasks: tokio_util::sync::CancellationToken::new(),
             log_dir_ids: std::sync::OnceLock::new(),
+            replica_dirs_reported: Mutex::default(),
             runtime: Mutex::new(None),
             controller_thread: Mutex::new(controller_thread),
         });

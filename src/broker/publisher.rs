@@ -185,7 +185,7 @@ impl Broker {
             let config = self.log_config(&topic.configs);
             for p in 0..topic.partitions.len() as i32 {
                 if let Some(log) = self.logs.get(&TopicPartition::new(name, p)) {
-                    lock(&log).set_config(config.clone());
+                    self.logs.set_config(&log, config.clone());
                 }
             }
         }

@@ -98,20 +98,22 @@ impl Broker {
                 "unexpected controller reply {reply:?}"
             )));
         };
+        let committed = Arc::new(TopicInfo {
+            name: Arc::from(name.as_str()),
+            id: topic_id,
+            partitions,
+            configs,
+        });
         if validate_only {
-            return Ok(Arc::new(TopicInfo {
-                name: Arc::from(name.as_str()),
-                id: topic_id,
-                partitions,
-                configs,
-            }));
+            return Ok(committed);
         }
         self.await_visible(|image| image.topic_by_id(topic_id).is_some())
             .await;
         tracing::info!(topic = %name, partitions, "created topic");
-        self.metadata
-            .topic(&name)
-            .ok_or(Error::UnknownTopicOrPartition)
+        // The controller committed it: that is the answer even when this broker has not
+        // applied it yet (creating thousands of logs on a busy disk can take longer than the
+        // wait), as Kafka answers once its controller has.
+        Ok(self.metadata.topic(&name).unwrap_or(committed))
     }
 
     /// Creates `name` with this broker's `num.partitions` and `default.replication.factor`,

@@ -366,6 +366,18 @@ impl Partition {
     /// followers caught up to the high watermark join (Kafka's `maybeShrinkIsr` /
     /// `maybeExpandIsr`). `None` when nothing would change.
     pub fn wanted_isr(&self, now_ms: i64, lag_ms: i64) -> Option<(Leadership, Vec<i32>)> {
+        {
+            // Led here with no other replica: nothing can join or leave. Checked without a
+            // copy, since the ISR task asks every partition every few seconds.
+            let current = self.leadership.read().unwrap_or_else(|p| p.into_inner());
+            let alone = [self.node_id];
+            match current.as_ref() {
+                None => return None,
+                Some(l) if l.leader != self.node_id => return None,
+                Some(l) if l.replicas == alone && l.isr == alone => return None,
+                Some(_) => {}
+            }
+        }
         let leadership = self.leadership()?;
         if leadership.leader != self.node_id {
             return None;

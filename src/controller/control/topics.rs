@@ -381,33 +381,53 @@ fn check_assignments(image: &MetadataImage, assignments: &[Vec<i32>]) -> Result<
 
 /// Partition records for new partitions `first..`: the active replicas in sync, the first
 /// of them leading (placement only uses active brokers; explicit assignments have one).
+/// A replica on a broker with a single log directory is placed in it at once (Kafka's
+/// `defaultDir`); a broker with several reports where it put each (AssignReplicasToDirs).
 fn partition_records(
     image: &MetadataImage,
     topic_id: Uuid,
     first: i32,
     assignments: &[Vec<i32>],
 ) -> Vec<MetadataRecord> {
-    assignments
-        .iter()
-        .enumerate()
-        .map(|(i, replicas)| {
-            let isr: Vec<i32> = replicas
-                .iter()
-                .copied()
-                .filter(|r| image.is_active(*r))
-                .collect();
-            MetadataRecord::Partition {
-                topic_id,
-                partition_id: first + i as i32,
-                replicas: replicas.clone(),
-                leader: isr.first().copied().unwrap_or(NO_LEADER),
-                isr,
-                leader_epoch: 0,
-                partition_epoch: 0,
-                reassignment: None,
+    let mut records = Vec::with_capacity(assignments.len() * 2);
+    for (i, replicas) in assignments.iter().enumerate() {
+        let partition_id = first + i as i32;
+        let isr: Vec<i32> = replicas
+            .iter()
+            .copied()
+            .filter(|r| image.is_active(*r))
+            .collect();
+        records.push(MetadataRecord::Partition {
+            topic_id,
+            partition_id,
+            replicas: replicas.clone(),
+            leader: isr.first().copied().unwrap_or(NO_LEADER),
+            isr,
+            leader_epoch: 0,
+            partition_epoch: 0,
+            reassignment: None,
+        });
+        for &broker_id in replicas {
+            if let Some(directory_id) = default_directory(image, broker_id) {
+                records.push(MetadataRecord::ReplicaDirectory {
+                    topic_id,
+                    partition_id,
+                    broker_id,
+                    directory_id,
+                });
             }
-        })
-        .collect()
+        }
+    }
+    records
+}
+
+/// Where a new replica on `broker` goes without the broker saying: its only log directory,
+/// when it registered exactly one.
+fn default_directory(image: &MetadataImage, broker: i32) -> Option<Uuid> {
+    match image.brokers.get(&broker)?.log_dirs.as_slice() {
+        [only] => Some(*only),
+        _ => None,
+    }
 }
 
 /// The config records that turn a resource's `current` overrides into exactly `wanted`.

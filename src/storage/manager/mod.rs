@@ -98,6 +98,11 @@ pub struct LogManager {
     preferred: Mutex<HashMap<TopicPartition, usize>>,
     /// Moves a stop cut short, found at startup, for the broker to run again.
     interrupted: Mutex<Vec<moves::InterruptedMove>>,
+    /// Logs created, deleted or moved so far (see [`Self::placement_changes`]).
+    placement_changes: std::sync::atomic::AtomicU64,
+    /// Whether any log was given a `flush.ms` (every log has Kafka's default, never, until
+    /// then): the once-a-second flush pass walks the logs only after that.
+    timed_flushes: std::sync::atomic::AtomicBool,
     /// `num.recovery.threads.per.data.dir`: loads logs at startup, closes them at shutdown.
     threads: usize,
     /// The directories an I/O error took offline, and what the node does when it cannot go on.
@@ -255,6 +260,7 @@ impl LogManager {
             }
             opened.push(log_dir);
         }
+        let timed_flushes = to_load.iter().any(|next| next.config.flush_ms < i64::MAX);
         let mut logs = HashMap::new();
         let mut reports = Vec::new();
         let opened_ref = &opened;
@@ -300,6 +306,8 @@ impl LogManager {
             futures: Mutex::default(),
             preferred: Mutex::default(),
             interrupted: Mutex::default(),
+            placement_changes: Default::default(),
+            timed_flushes: timed_flushes.into(),
             threads: threads.max(1),
             failures,
         };
@@ -425,6 +433,19 @@ impl LogManager {
         self.dirs.iter().position(|d| d.path == parent)
     }
 
+    /// Counts a change of where logs are: one created, deleted or moved.
+    fn placed(&self) {
+        self.placement_changes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many times a log was created, deleted or moved: while it stays the same,
+    /// [`Self::placements`] does too.
+    pub fn placement_changes(&self) -> u64 {
+        self.placement_changes
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Each log and the index of the directory holding it.
     pub fn placements(&self) -> Vec<(TopicPartition, usize)> {
         self.all()
@@ -498,11 +519,13 @@ impl LogManager {
             }
         };
         let dir = self.dirs.get(index).ok_or(StorageError::Offline)?;
+        self.note_flush_ms(config.flush_ms);
         let mut log = Log::create(&dir.path.join(tp.dir_name()), tp.clone(), config, now_ms)?;
         log.set_space_gate(dir.space.clone());
         let shared = Arc::new(Mutex::new(log));
         logs.insert(tp.clone(), shared.clone());
         dir.count(1);
+        self.placed();
         Ok(shared)
     }
 
@@ -524,6 +547,7 @@ impl LogManager {
         };
         let dir = lock(&log).dir().to_path_buf();
         drop(log);
+        self.placed();
         if let Some(index) = self.index_of(&dir) {
             self.dirs[index].count(-1);
         }
@@ -641,8 +665,27 @@ impl LogManager {
         deleted
     }
 
+    /// Gives `log` its settings (a topic's configs changed).
+    pub fn set_config(&self, log: &SharedLog, config: LogConfig) {
+        self.note_flush_ms(config.flush_ms);
+        lock(log).set_config(config);
+    }
+
+    fn note_flush_ms(&self, flush_ms: i64) {
+        if flush_ms < i64::MAX {
+            self.timed_flushes
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
     /// Time-based flush pass (`flush.ms`): each log's fsync runs without holding the log.
     pub fn flush_due(&self, now_ms: i64) {
+        if !self
+            .timed_flushes
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
         for log in self.all() {
             let job = lock(&log).prepare_flush_if_due(now_ms);
             let outcome = match job {

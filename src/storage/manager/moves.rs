@@ -471,6 +471,7 @@ impl LogManager {
             self.dirs[source].count(-1);
         }
         self.dirs[target].count(1);
+        self.placed();
         remove_log_dir(&old_dir)?;
         tracing::info!(partition = %tp, dir = %self.dirs[target].path.display(), "moved the log to another directory");
         Ok(MoveStep::Over)
