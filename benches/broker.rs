@@ -36,6 +36,10 @@
 //! Two broker settings side by side in one run (`--against`, in `broker/against.rs`): the
 //! cost of metrics and the console, for one.
 //!
+//! Groups (`broker/groups.rs`): `group-classic` and `group-consumer` time a group of
+//! `--members` members to a stable assignment (classic protocol and KIP-848), and `fan-out`
+//! has `--members` consumers in as many groups read what `produce` wrote.
+//!
 //! `cargo bench --bench broker -- --help` lists the options.
 
 use clap::Parser;
@@ -56,6 +60,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 #[path = "broker/against.rs"]
 mod against;
+#[path = "broker/groups.rs"]
+mod groups;
 #[path = "broker/process.rs"]
 mod process;
 #[path = "broker/secured.rs"]
@@ -73,7 +79,7 @@ struct Options {
     #[arg(long)]
     broker_pid: Option<u32>,
     /// Scenarios to run, comma-separated: produce, consume, latency, produce-fsync,
-    /// produce-idempotent, produce-transactional, and
+    /// produce-idempotent, produce-transactional, group-classic, group-consumer, fan-out, and
     /// restart (fills `--restart-gb` over `--restart-partitions` partitions, then times a
     /// clean restart; only for a broker the benchmark started).
     #[arg(long, default_value = "produce,consume,latency,produce-fsync")]
@@ -133,6 +139,13 @@ struct Options {
     /// instead of a fresh one: `bench/scale.sh` spreads it over every partition it made.
     #[arg(long)]
     produce_topic: Option<String>,
+    /// Members of the `group-classic` and `group-consumer` groups; consumers of `fan-out`.
+    #[arg(long, default_value_t = 100)]
+    members: usize,
+    /// The group scenarios subscribe to this existing topic (`--partitions` of them) instead
+    /// of a fresh one.
+    #[arg(long)]
+    group_topic: Option<String>,
     /// Connections the `connect` scenarios open.
     #[arg(long, default_value_t = 2000)]
     connections: u64,
@@ -704,7 +717,49 @@ fn main() {
             );
             continue;
         }
+        if base == "group-classic" || base == "group-consumer" {
+            let topic = match &options.group_topic {
+                Some(topic) => topic.clone(),
+                None => {
+                    let topic = format!("bench-group-{run_id}-{index}");
+                    create_topic(bootstrap, &topic, options.partitions, &[]);
+                    topic
+                }
+            };
+            let protocol = base.trim_start_matches("group-");
+            let outcome = groups::group(&options, bootstrap, &topic, protocol, probe.as_ref());
+            println!(
+                "{scenario:<14} {} members, {} partitions: stable {} after the last joined ({:.2} s in all){}",
+                outcome.members,
+                outcome.partitions,
+                outcome
+                    .seconds_to_stable
+                    .map(|s| format!("{:.0} ms", s * 1e3))
+                    .unwrap_or_else(|| "never (300 s)".to_string()),
+                outcome.seconds_total,
+                outcome
+                    .broker_cpu_seconds
+                    .map(|c| format!(", broker cpu {c:.2} s"))
+                    .unwrap_or_default()
+            );
+            emit(
+                serde_json::json!({"scenario": scenario, "members": outcome.members,
+                    "partitions": outcome.partitions,
+                    "ms_to_stable": outcome.seconds_to_stable.map(|s| s * 1e3),
+                    "seconds_total": outcome.seconds_total,
+                    "broker_cpu_seconds": outcome.broker_cpu_seconds})
+                .to_string(),
+            );
+            continue;
+        }
         let mut outcome = match base {
+            "fan-out" => {
+                if !produced {
+                    eprintln!("fan-out reads what `produce` wrote: list produce first");
+                    continue;
+                }
+                groups::fan_out(&options, bootstrap, &throughput_topic)
+            }
             "produce" => {
                 // A fresh topic per run of the scenario; `consume` reads the latest.
                 match &options.produce_topic {

@@ -444,8 +444,8 @@ impl GroupCoordinator {
                     },
                     Some(records::encode_epoch_value(g.group_epoch)),
                 )),
-                Change::Target => {
-                    for (member, assignment) in &g.target {
+                Change::TargetMember(member) => {
+                    if let Some(assignment) = g.target.get(member) {
                         entries.push((
                             RecordKey::TargetMember {
                                 group: group.clone(),
@@ -454,13 +454,13 @@ impl GroupCoordinator {
                             Some(records::encode_target_member(&ids(assignment))),
                         ));
                     }
-                    entries.push((
-                        RecordKey::TargetMetadata {
-                            group: group.clone(),
-                        },
-                        Some(records::encode_epoch_value(g.assignment_epoch)),
-                    ));
                 }
+                Change::TargetEpoch => entries.push((
+                    RecordKey::TargetMetadata {
+                        group: group.clone(),
+                    },
+                    Some(records::encode_epoch_value(g.assignment_epoch)),
+                )),
                 Change::Member(member) => {
                     if let Some(m) = g.members.get(member) {
                         entries.push((

@@ -643,15 +643,34 @@ const HANDSHAKE_DEADLINE_WITHOUT_IDLE: Duration = Duration::from_secs(30);
 pub(crate) async fn serve_client<H: session::Authenticated>(
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
-    mut ctx: H,
+    ctx: H,
     security: ListenerSecurity,
     limits: connection::Limits,
     shutdown: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
-    let Some(tls) = security.tls.as_ref().map(|t| t.current()) else {
-        return serve_authenticated(stream, peer, ctx, security.sasl, limits, shutdown).await;
-    };
+    match security.tls.as_ref().map(|t| t.current()) {
+        None => serve_authenticated(stream, peer, ctx, security.sasl, limits, shutdown).await,
+        // Boxed: inline, the handshake's and the TLS stream's state would make every
+        // connection's task as large as a TLS one (12 KiB where plaintext needs 5).
+        Some(tls) => {
+            Box::pin(serve_tls(
+                stream, peer, ctx, tls, security, limits, shutdown,
+            ))
+            .await
+        }
+    }
+}
+
+async fn serve_tls<H: session::Authenticated>(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    mut ctx: H,
+    tls: TlsServer,
+    security: ListenerSecurity,
+    limits: connection::Limits,
+    shutdown: CancellationToken,
+) {
     let deadline = limits
         .idle_timeout
         .unwrap_or(HANDSHAKE_DEADLINE_WITHOUT_IDLE);

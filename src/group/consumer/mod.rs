@@ -42,7 +42,11 @@ pub trait TopicsView {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Change {
     GroupEpoch,
-    Target,
+    /// A member's target assignment changed (only those are written, as Kafka's
+    /// `TargetAssignmentBuilder` does: a new member's join does not rewrite a thousand).
+    TargetMember(String),
+    /// The target's epoch (written after its members').
+    TargetEpoch,
     Member(String),
     Assignment(String),
     Removed(String),
@@ -302,13 +306,27 @@ impl ConsumerGroup {
         out
     }
 
+    /// The partition count of every topic some member subscribes to. Run on every heartbeat:
+    /// the names are gathered by reference and each looked up once (a thousand members
+    /// naming one topic cost a thousand comparisons, not a thousand lookups and sets).
     fn current_metadata(&self, topics: &dyn TopicsView) -> BTreeMap<String, i32> {
+        let mut names: BTreeSet<&str> = BTreeSet::new();
         let mut out = BTreeMap::new();
         for m in self.members.values() {
-            for t in Self::subscribed_topics(m, topics) {
-                if let Some(n) = topics.partitions_of(&t) {
-                    out.insert(t, n);
+            names.extend(m.subscribed_topic_names.iter().map(String::as_str));
+            if m.subscribed_topic_regex.is_some() {
+                for t in Self::subscribed_topics(m, topics) {
+                    if let Some(n) = topics.partitions_of(&t) {
+                        out.insert(t, n);
+                    }
                 }
+            }
+        }
+        for name in names {
+            if !out.contains_key(name)
+                && let Some(n) = topics.partitions_of(name)
+            {
+                out.insert(name.to_string(), n);
             }
         }
         out
@@ -434,7 +452,13 @@ impl ConsumerGroup {
             .members
             .get_mut(&member_id)
             .ok_or(GroupError::UnknownMemberId)?;
-        let assignment = if member.last_sent.as_ref() != Some(&member.assigned) {
+        // Kafka sends the assignment on a full request too (rebalance timeout, subscription
+        // and owned partitions all set): a client that lost a response, or timed one out,
+        // says everything again, and must hear its assignment even if it was sent before.
+        let full_request = hb.rebalance_timeout_ms != -1
+            && (hb.subscribed_topic_names.is_some() || hb.subscribed_topic_regex.is_some())
+            && hb.owned.is_some();
+        let assignment = if full_request || member.last_sent.as_ref() != Some(&member.assigned) {
             member.last_sent = Some(member.assigned.clone());
             Some(member.assigned.clone())
         } else {
@@ -537,7 +561,8 @@ impl ConsumerGroup {
                 self.target.insert(member_id.clone(), target);
             }
             self.changes.insert(Change::Removed(old_id));
-            self.changes.insert(Change::Target);
+            self.changes.insert(Change::TargetMember(member_id.clone()));
+            self.changes.insert(Change::TargetEpoch);
             self.changes.insert(Change::Assignment(member_id.clone()));
         }
         if let Some(instance) = &hb.instance_id {
@@ -583,7 +608,7 @@ impl ConsumerGroup {
                 self.state_timestamp = now_ms;
                 // Nobody to assign to: the target of the new epoch is empty.
                 self.assignment_epoch = self.group_epoch;
-                self.changes.insert(Change::Target);
+                self.changes.insert(Change::TargetEpoch);
             }
         }
     }
@@ -625,29 +650,43 @@ impl ConsumerGroup {
             .flatten()
             .filter_map(|t| topics.partitions_of(t).map(|n| (t.clone(), n)))
             .collect();
-        self.target = match self.assignor(config).as_str() {
+        let target = match self.assignor(config).as_str() {
             "range" => assign_range(&subscriptions, &partitions),
             _ => assign_uniform(&subscriptions, &partitions, &self.target),
         };
+        for (member, assignment) in &target {
+            if self.target.get(member) != Some(assignment) {
+                self.changes.insert(Change::TargetMember(member.clone()));
+            }
+        }
+        self.target = target;
         self.assignment_epoch = self.group_epoch;
-        self.changes.insert(Change::Target);
+        self.changes.insert(Change::TargetEpoch);
     }
 
     /// Moves one member towards its target (Kafka's CurrentAssignmentBuilder).
     fn reconcile(&mut self, member_id: &str, owned: Option<&Assignment>, now: Instant) {
         let target = self.target.get(member_id).cloned().unwrap_or_default();
         let target_epoch = self.assignment_epoch;
-        // Partitions other members hold or are still giving up.
-        let held_elsewhere: BTreeSet<(String, i32)> = self
+        // A member at the target already needs nothing of the others (most heartbeats).
+        let settled = self
             .members
-            .values()
-            .filter(|m| m.member_id != member_id)
-            .flat_map(|m| {
-                flatten(&m.assigned)
-                    .into_iter()
-                    .chain(flatten(&m.pending_revocation))
-            })
-            .collect();
+            .get(member_id)
+            .is_none_or(|m| m.state == MemberState::Stable && m.member_epoch == target_epoch);
+        // Partitions other members hold or are still giving up.
+        let held_elsewhere: BTreeSet<(String, i32)> = if settled {
+            BTreeSet::new()
+        } else {
+            self.members
+                .values()
+                .filter(|m| m.member_id != member_id)
+                .flat_map(|m| {
+                    flatten(&m.assigned)
+                        .into_iter()
+                        .chain(flatten(&m.pending_revocation))
+                })
+                .collect()
+        };
         let Some(member) = self.members.get_mut(member_id) else {
             return;
         };
@@ -773,48 +812,68 @@ pub fn assign_uniform(
         .collect();
     let eligible =
         |member: &str, topic: &str| subscriptions.get(member).is_some_and(|t| t.contains(topic));
+    // Every member gets ⌊P/M⌋ and P mod M of them one more (Kafka's uniform assignor's
+    // quotas): a member keeps what it had up to ⌊P/M⌋, and one more only while some of those
+    // P mod M places are left. (With ⌈P/M⌉ for everyone, the first members kept ⌈P/M⌉ and the
+    // last got nothing: 4 partitions, 3 members made 2, 2, 0.)
     let total_members = subscriptions.len().max(1);
-    let quota = all.len().div_ceil(total_members);
+    let floor = all.len() / total_members;
+    let mut places_above_floor = all.len() % total_members;
     let mut load: BTreeMap<String, usize> = subscriptions.keys().map(|m| (m.clone(), 0)).collect();
     let mut taken: BTreeSet<(String, i32)> = BTreeSet::new();
-    // Keep previous ownership up to the quota.
+    // Keep previous ownership up to the quota, members in id order (deterministic).
+    let previous: BTreeMap<&String, &Assignment> = previous.iter().collect();
     for (member, assignment) in previous {
         if !subscriptions.contains_key(member) {
             continue;
         }
         for (topic, p) in flatten(assignment) {
             let exists = partitions.get(&topic).is_some_and(|n| p < *n);
-            if exists
-                && eligible(member, &topic)
-                && load[member] < quota
-                && taken.insert((topic.clone(), p))
-            {
+            let held = load.get(member).copied().unwrap_or(0);
+            let allowed = held < floor || (held == floor && places_above_floor > 0);
+            if exists && eligible(member, &topic) && allowed && taken.insert((topic.clone(), p)) {
+                if held == floor {
+                    places_above_floor -= 1;
+                }
                 out.entry(member.clone())
                     .or_default()
                     .entry(topic)
                     .or_default()
                     .insert(p);
-                *load.get_mut(member).expect("member") += 1;
+                if let Some(l) = load.get_mut(member) {
+                    *l += 1;
+                }
             }
         }
     }
-    // Hand out the rest, least loaded first (ties by member id, deterministic).
-    for (topic, p) in all {
-        if taken.contains(&(topic.clone(), p)) {
+    // Hand out the rest, least loaded first (ties by member id, deterministic): per topic, its
+    // eligible members ordered by (load, id), so each partition costs a logarithm, not a
+    // scan of every member (a thousand members times a thousand partitions on every join).
+    let mut current_topic: Option<&str> = None;
+    let mut candidates: BTreeSet<(usize, &str)> = BTreeSet::new();
+    for (topic, p) in &all {
+        if current_topic != Some(topic.as_str()) {
+            current_topic = Some(topic.as_str());
+            candidates = subscriptions
+                .keys()
+                .filter(|m| eligible(m, topic))
+                .map(|m| (load.get(m).copied().unwrap_or(0), m.as_str()))
+                .collect();
+        }
+        if taken.contains(&(topic.clone(), *p)) {
             continue;
         }
-        let best = load
-            .iter()
-            .filter(|(m, _)| eligible(m, &topic))
-            .min_by_key(|(m, l)| (**l, (*m).clone()))
-            .map(|(m, _)| m.clone());
-        if let Some(member) = best {
-            out.entry(member.clone())
-                .or_default()
-                .entry(topic.clone())
-                .or_default()
-                .insert(p);
-            *load.get_mut(&member).expect("member") += 1;
+        let Some((least, member)) = candidates.pop_first() else {
+            continue;
+        };
+        out.entry(member.to_string())
+            .or_default()
+            .entry(topic.clone())
+            .or_default()
+            .insert(*p);
+        candidates.insert((least + 1, member));
+        if let Some(l) = load.get_mut(member) {
+            *l = least + 1;
         }
     }
     out

@@ -1,4 +1,5 @@
 use super::*;
+use crate::group::reconcile::{intersection, unflatten};
 
 struct Topics(BTreeMap<String, i32>);
 impl TopicsView for Topics {
@@ -284,4 +285,103 @@ fn a_regex_matches_internal_topics_as_kafkas_does() {
         r.assignment.unwrap().keys().collect::<Vec<_>>(),
         vec!["__consumer_offsets", "orders"]
     );
+}
+
+#[test]
+fn uniform_keeps_members_within_one_of_each_other_when_a_member_joins() {
+    let subscriptions: BTreeMap<String, BTreeSet<String>> = ["a", "b", "c"]
+        .iter()
+        .map(|m| (m.to_string(), ["t".to_string()].into_iter().collect()))
+        .collect();
+    let partitions: BTreeMap<String, i32> = [("t".to_string(), 4)].into_iter().collect();
+    let previous: HashMap<String, Assignment> = [
+        (
+            "a".to_string(),
+            unflatten([("t".to_string(), 0), ("t".to_string(), 1)]),
+        ),
+        (
+            "b".to_string(),
+            unflatten([("t".to_string(), 2), ("t".to_string(), 3)]),
+        ),
+    ]
+    .into_iter()
+    .collect();
+    let out = assign_uniform(&subscriptions, &partitions, &previous);
+    let mut counts: Vec<usize> = out.values().map(count).collect();
+    counts.sort();
+    assert_eq!(counts, vec![1, 1, 2], "not 2, 2, 0: {out:?}");
+    let owned: BTreeSet<(String, i32)> = out.values().flat_map(flatten).collect();
+    assert_eq!(owned.len(), 4, "every partition once");
+    // Sticky: a and b each kept partitions they had.
+    for (member, had) in &previous {
+        assert!(
+            !intersection(&out[member], had).is_empty(),
+            "{member} kept one"
+        );
+    }
+}
+
+#[test]
+fn a_full_heartbeat_hears_its_assignment_again() {
+    let (topics, now) = (topics(), Instant::now());
+    let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
+    let joined = beat(&mut g, hb("a", 0, None), &topics, now).unwrap();
+    assert_eq!(count(joined.assignment.as_ref().unwrap()), 4);
+    let quiet = beat(&mut g, hb("a", 1, None), &topics, now).unwrap();
+    assert_eq!(
+        quiet.assignment, None,
+        "unchanged and not asked: not repeated"
+    );
+    // A client that lost a response says everything again (Kafka's full request).
+    let mut full = hb("a", 1, Some(Assignment::new()));
+    full.subscribed_topic_names = Some(vec!["t".to_string()]);
+    let again = beat(&mut g, full, &topics, now).unwrap();
+    assert_eq!(
+        again.assignment.as_ref().map(count),
+        Some(4),
+        "a full request hears the assignment"
+    );
+}
+
+#[test]
+fn a_join_writes_the_targets_that_changed_not_every_members() {
+    let (now, topics) = (
+        Instant::now(),
+        Topics([("t".to_string(), 6)].into_iter().collect()),
+    );
+    let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
+    for member in ["a", "b", "c"] {
+        beat(&mut g, hb(member, 0, None), &topics, now).unwrap();
+    }
+    // Settle: 2 partitions each, every member on the last epoch.
+    for _ in 0..3 {
+        for member in ["a", "b", "c"] {
+            let epoch = g.members[member].member_epoch;
+            let owned = g.members[member].assigned.clone();
+            beat(&mut g, hb(member, epoch, Some(owned)), &topics, now).unwrap();
+        }
+    }
+    assert!(
+        ["a", "b", "c"]
+            .iter()
+            .all(|m| count(&g.members[*m].assigned) == 2)
+    );
+    g.changes.clear();
+    beat(&mut g, hb("d", 0, None), &topics, now).unwrap();
+    let targets: Vec<&Change> = g
+        .changes
+        .iter()
+        .filter(|c| matches!(c, Change::TargetMember(_)))
+        .collect();
+    // 6 over 4: two keep 2, c gives one up to d. Only c's and d's targets are written.
+    assert_eq!(
+        targets,
+        [
+            &Change::TargetMember("c".into()),
+            &Change::TargetMember("d".into())
+        ],
+        "{:?}",
+        g.changes
+    );
+    assert!(g.changes.contains(&Change::TargetEpoch));
 }
