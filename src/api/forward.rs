@@ -279,8 +279,8 @@ pub async fn forward(
             .await?;
             controller_registration::reply_from(response)
         }
-        ControllerOp::AlterPartition(change) => {
-            let request = alter_partition::request_for(change);
+        ControllerOp::AlterPartition(changes) => {
+            let request = alter_partition::request_for(changes);
             let response = exchange(
                 connection,
                 ApiKey::AlterPartition,
@@ -289,7 +289,7 @@ pub async fn forward(
                 timeout,
             )
             .await?;
-            alter_partition::reply_from(response)
+            alter_partition::reply_from(response, changes)
         }
         ControllerOp::AllocateProducerIds {
             broker,

@@ -5,12 +5,17 @@
 //! it leads (AlterPartition) as followers fall behind or catch up.
 
 use super::Broker;
-use crate::controller::service::ControllerOp;
+use crate::controller::control::IsrChange;
+use crate::controller::service::{ControllerOp, ControllerReply};
+use crate::error::Error;
 use crate::metadata::records::NO_LEADER;
+use crate::replica::alter_partition::IsrRequests;
 use crate::replica::fetcher::{self, FetcherConfig, LeaderConnector};
-use crate::types::now_ms;
+use crate::replica::partition::Partition;
+use crate::types::{TopicPartition, now_ms};
+use std::collections::HashSet;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 impl Broker {
@@ -96,104 +101,161 @@ impl Broker {
     }
 
     /// Keeps the ISR of the partitions this broker leads right: followers that fell behind
-    /// for `replica.lag.time.max.ms` leave, caught-up ones join (AlterPartition to the
-    /// active controller).
+    /// for `replica.lag.time.max.ms` leave, caught-up ones join. Every change found in a
+    /// pass goes to the active controller in one AlterPartition, one request in flight at a
+    /// time (Kafka's `AlterPartitionManager`): changes found meanwhile wait for the next.
+    /// A broker rejoining a cluster of 10,000 partitions makes thousands of changes at once;
+    /// one request each cost a decision, a controller connection and a commit apiece.
     pub(super) async fn run_isr_updates(self: Arc<Self>) {
         let lag_ms = self.config.cluster.replica_lag_time_max_ms;
         let period = Duration::from_millis((lag_ms / 2).clamp(50, 5_000) as u64);
-        let requests = Arc::new(Mutex::new(
-            crate::replica::alter_partition::IsrRequests::default(),
-        ));
+        let mut requests = IsrRequests::default();
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(period) => {}
                 _ = self.replicas.isr_candidate() => {}
                 _ = self.tasks.cancelled() => return,
             }
-            let now = now_ms();
             let partitions = self.replicas.all();
-            let lock_requests = || requests.lock().unwrap_or_else(|p| p.into_inner());
-            lock_requests().retain(|tp| partitions.iter().any(|p| p.topic_partition() == tp));
-            for partition in partitions {
-                let Some((leadership, mut isr)) = partition.wanted_isr(now, lag_ms) else {
+            {
+                let led: HashSet<&TopicPartition> =
+                    partitions.iter().map(|p| p.topic_partition()).collect();
+                requests.retain(|tp| led.contains(tp));
+            }
+            let batch = self.isr_changes(&partitions, &mut requests, lag_ms);
+            if batch.is_empty() {
+                continue;
+            }
+            let changes: Vec<IsrChange> = batch.iter().map(|(_, c, _)| c.clone()).collect();
+            let answered = self
+                .call_active_controller(ControllerOp::AlterPartition(changes))
+                .await;
+            let outcomes: Vec<Result<(), Error>> = match answered {
+                Ok(ControllerReply::Partitions(outcomes)) if outcomes.len() == batch.len() => {
+                    outcomes
+                        .into_iter()
+                        .map(|o| {
+                            o.map(|_| ()).map_err(|code| {
+                                Error::from_code(code, None)
+                                    .unwrap_or(Error::Internal(format!("error code {code}")))
+                            })
+                        })
+                        .collect()
+                }
+                Ok(other) => {
+                    tracing::warn!(reply = ?other, "AlterPartition answered out of turn");
+                    batch.iter().map(|_| Err(Error::NotController)).collect()
+                }
+                Err(e) => {
+                    // Nothing reached the controller, or nothing is known: one line for all.
+                    tracing::info!(partitions = batch.len(), error = %e, "ISR changes not made; retrying");
+                    let code = e.code();
+                    batch
+                        .iter()
+                        .map(|_| Err(Error::from_code(code, None).unwrap_or(Error::NotController)))
+                        .collect()
+                }
+            };
+            let now = std::time::Instant::now();
+            let mut retry_in: Option<Duration> = None;
+            for ((partition, change, grows), outcome) in batch.into_iter().zip(outcomes) {
+                let isr_stats = &self.replicas.isr_stats;
+                let epoch = change.partition_epoch;
+                let Err(e) = outcome else {
+                    if grows {
+                        isr_stats.expand();
+                    } else {
+                        isr_stats.shrink();
+                    }
                     continue;
                 };
-                // Kafka's `isReplicaIsrEligible`: a replica joins only while its broker is
-                // registered, unfenced and not shutting down (the controller would refuse
-                // it with INELIGIBLE_REPLICA); it is asked for again once it is. The
-                // partitions take a new leadership just before the metadata cache takes its
-                // image, so an ISR shrunk by a fencing can be seen here while the cache still
-                // has the broker unfenced: members join only on an image at least as new as
-                // the leadership.
-                let image = self.metadata.image();
-                let tp = partition.topic_partition();
-                let image_current = image
-                    .partition(&tp.topic, tp.partition)
-                    .is_some_and(|p| p.partition_epoch >= leadership.partition_epoch);
-                isr.retain(|r| {
-                    leadership.isr.contains(r) || (image_current && image.is_active(*r))
-                });
-                if isr == leadership.isr {
-                    continue;
+                isr_stats.failed_update();
+                // Refused by the controller: nothing was committed. An unknown outcome (no
+                // controller, a timeout) keeps the asked-for members counting until the
+                // metadata shows the partition's next epoch.
+                if refused_by_controller(&e) {
+                    partition.isr_refused(epoch);
+                    tracing::info!(partition = %partition.topic_partition(), error = %e, "ISR change refused; retrying");
                 }
-                let tp = partition.topic_partition().clone();
-                let epoch = leadership.partition_epoch;
-                if !lock_requests().should_send(&tp, epoch, std::time::Instant::now()) {
-                    continue;
-                }
-                tracing::info!(partition = %tp, from = ?leadership.isr, to = ?isr, "changing the ISR");
-                let change = crate::controller::control::IsrChange {
-                    broker_id: self.config.node_id,
-                    broker_epoch: self.broker_epoch.load(Ordering::SeqCst),
-                    topic_id: partition.topic_id(),
-                    partition: tp.partition,
-                    leader_epoch: leadership.leader_epoch,
-                    partition_epoch: epoch,
-                    new_isr: isr,
-                };
-                // Until the answer, the new members count for the high watermark too.
-                partition.propose_isr(epoch, &change.new_isr);
-                let (broker, requests) = (self.clone(), requests.clone());
-                let grows = change.new_isr.len() > leadership.isr.len();
+                let backoff = requests.refused(partition.topic_partition(), epoch, now);
+                retry_in = Some(retry_in.map_or(backoff, |r| r.min(backoff)));
+            }
+            if let Some(backoff) = retry_in {
+                let broker = self.clone();
                 tokio::spawn(async move {
-                    let changed = broker
-                        .call_active_controller(ControllerOp::AlterPartition(change))
-                        .await;
-                    // Refused by the controller: nothing was committed. An unknown outcome
-                    // (no controller, a timeout) keeps the asked-for members counting until
-                    // the metadata shows the partition's next epoch.
-                    if let Err(e) = &changed
-                        && refused_by_controller(e)
-                    {
-                        partition.isr_refused(epoch);
-                    }
-                    let isr_stats = &broker.replicas.isr_stats;
-                    match &changed {
-                        Ok(_) if grows => isr_stats.expand(),
-                        Ok(_) => isr_stats.shrink(),
-                        Err(_) => isr_stats.failed_update(),
-                    }
-                    if let Err(e) = changed {
-                        let backoff = requests.lock().unwrap_or_else(|p| p.into_inner()).refused(
-                            &tp,
-                            epoch,
-                            std::time::Instant::now(),
-                        );
-                        tracing::info!(partition = %tp, error = %e, ?backoff, "ISR change refused; retrying");
-                        tokio::time::sleep(backoff).await;
-                        broker.replicas.wake_isr_updates();
-                    }
+                    tokio::time::sleep(backoff).await;
+                    broker.replicas.wake_isr_updates();
                 });
             }
         }
     }
+
+    /// The ISR changes to ask for now, at most [`MAX_ISR_CHANGES`] (the rest in the next
+    /// pass): each partition, the change, and whether it grows the ISR. Each is recorded in
+    /// `requests` as outstanding, and its new members count for the high watermark until
+    /// the answer.
+    fn isr_changes(
+        self: &Arc<Self>,
+        partitions: &[Arc<Partition>],
+        requests: &mut IsrRequests,
+        lag_ms: i64,
+    ) -> Vec<(Arc<Partition>, IsrChange, bool)> {
+        let now = now_ms();
+        let image = self.metadata.image();
+        let mut batch = Vec::new();
+        for partition in partitions {
+            let Some((leadership, mut isr)) = partition.wanted_isr(now, lag_ms) else {
+                continue;
+            };
+            // Kafka's `isReplicaIsrEligible`: a replica joins only while its broker is
+            // registered, unfenced and not shutting down (the controller would refuse it
+            // with INELIGIBLE_REPLICA); it is asked for again once it is. The partitions take
+            // a new leadership just before the metadata cache takes its image, so an ISR
+            // shrunk by a fencing can be seen here while the cache still has the broker
+            // unfenced: members join only on an image at least as new as the leadership.
+            let tp = partition.topic_partition();
+            let image_current = image
+                .partition(&tp.topic, tp.partition)
+                .is_some_and(|p| p.partition_epoch >= leadership.partition_epoch);
+            isr.retain(|r| leadership.isr.contains(r) || (image_current && image.is_active(*r)));
+            if isr == leadership.isr {
+                continue;
+            }
+            if batch.len() >= MAX_ISR_CHANGES {
+                // The rest next time round, straight after this request.
+                self.replicas.wake_isr_updates();
+                break;
+            }
+            let epoch = leadership.partition_epoch;
+            if !requests.should_send(tp, epoch, std::time::Instant::now()) {
+                continue;
+            }
+            tracing::info!(partition = %tp, from = ?leadership.isr, to = ?isr, "changing the ISR");
+            let change = IsrChange {
+                broker_id: self.config.node_id,
+                broker_epoch: self.broker_epoch.load(Ordering::SeqCst),
+                topic_id: partition.topic_id(),
+                partition: tp.partition,
+                leader_epoch: leadership.leader_epoch,
+                partition_epoch: epoch,
+                new_isr: isr,
+            };
+            partition.propose_isr(epoch, &change.new_isr);
+            let grows = change.new_isr.len() > leadership.isr.len();
+            batch.push((partition.clone(), change, grows));
+        }
+        batch
+    }
 }
+
+/// The most ISR changes one AlterPartition carries (about 40 bytes each on the wire; Kafka
+/// sets no limit, this keeps one request and its metadata entry bounded).
+const MAX_ISR_CHANGES: usize = 10_000;
 
 /// Whether the active controller answered an AlterPartition with a refusal (nothing
 /// committed), as opposed to an outcome this broker cannot know (no controller reached, a
 /// timeout).
-fn refused_by_controller(error: &crate::error::Error) -> bool {
-    use crate::error::Error;
+fn refused_by_controller(error: &Error) -> bool {
     matches!(
         error,
         Error::FencedLeaderEpoch { .. }

@@ -91,7 +91,8 @@ pub enum ControllerOp {
     CreateAcls(Vec<crate::metadata::acl::AclBinding>),
     /// ACLs to remove: every ACL matching any of the filters.
     DeleteAcls(Vec<crate::auth::acl::AclFilter>),
-    AlterPartition(IsrChange),
+    /// AlterPartition: ISR changes of partitions one leader leads, decided together.
+    AlterPartition(Vec<IsrChange>),
     ElectLeader {
         topic: String,
         partition: i32,
@@ -190,7 +191,9 @@ pub enum ControllerReply {
         partitions: i32,
     },
     TopicDeleted(Uuid),
-    Partition(PartitionRegistration),
+    /// Each AlterPartition change's partition as it stands afterwards, or the Kafka error
+    /// code that refused it (AlterPartition answers each partition on its own), in order.
+    Partitions(Vec<Result<PartitionRegistration, i16>>),
     ProducerIds {
         first: i64,
         count: i64,

@@ -606,9 +606,12 @@ impl Loop {
             ControllerOp::DeleteAcls(filters) => self
                 .decide(|c, o| c.delete_acls(o, &filters))
                 .map(|(i, deleted)| (i, ControllerReply::AclsDeleted(deleted))),
-            ControllerOp::AlterPartition(change) => self
-                .decide(|c, o| c.alter_partition(o, &change))
-                .map(|(i, p)| (i, ControllerReply::Partition(p))),
+            ControllerOp::AlterPartition(changes) => self
+                .decide(|c, o| c.alter_partitions(o, &changes))
+                .map(|(i, outcomes)| {
+                    let codes = outcomes.into_iter().map(|o| o.map_err(|e| e.code()));
+                    (i, ControllerReply::Partitions(codes.collect()))
+                }),
             ControllerOp::ElectLeader {
                 topic,
                 partition,

@@ -370,6 +370,15 @@ impl MetadataImage {
         Ok(())
     }
 
+    /// Applies one record in place, without the copy [`MetadataImage::apply`] makes to stay
+    /// unchanged on error; a record that does not apply changes nothing the image says (each
+    /// kind is checked before anything changes). For a working copy that takes a decision's
+    /// records one by one (the controller's): `apply` copies every topic a record touches,
+    /// which for one record of a 5,000-partition topic is 5,000 registrations.
+    pub fn apply_record(&mut self, record: &MetadataRecord) -> Result<(), ApplyError> {
+        self.apply_one(record)
+    }
+
     fn topic_mut(&mut self, id: Uuid) -> Result<&mut TopicImage, ApplyError> {
         let name = self
             .topic_names

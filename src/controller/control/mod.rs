@@ -175,11 +175,15 @@ impl Changes {
         }
     }
 
+    /// Takes `records` in order; the image and the records taken stay in step when one does
+    /// not apply (it and those after it are left out, and the error returned).
     fn push(&mut self, records: Vec<MetadataRecord>) -> Result<(), Error> {
-        self.image.apply(self.image.offset, &records).map_err(|e| {
-            Error::InvalidRequest(format!("controller decision does not apply: {e}"))
-        })?;
-        self.records.extend(records);
+        for record in records {
+            self.image.apply_record(&record).map_err(|e| {
+                Error::InvalidRequest(format!("controller decision does not apply: {e}"))
+            })?;
+            self.records.push(record);
+        }
         Ok(())
     }
 }

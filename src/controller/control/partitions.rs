@@ -9,99 +9,43 @@ use crate::metadata::image::{MetadataImage, PartitionRegistration};
 use crate::metadata::records::{MetadataRecord, NO_LEADER};
 
 impl ClusterControl {
-    /// AlterPartition from a partition leader, checked as Kafka's controller does. Returns
-    /// the partition as it stands afterwards.
+    /// AlterPartition from a partition leader: every partition of the request checked as
+    /// Kafka's controller does, each on its own (one refused partition does not refuse the
+    /// others, and Kafka answers each with its own error), the accepted ones decided into
+    /// one entry. Returns each partition as it stands afterwards, in the request's order.
+    /// One decision for the whole request matters at scale: a broker rejoining a cluster of
+    /// 10,000 partitions asks for thousands at once, and each decision copies the topics it
+    /// touches.
+    pub fn alter_partitions(
+        &mut self,
+        offset: u64,
+        requests: &[IsrChange],
+    ) -> Result<Outcome<Vec<Result<PartitionRegistration, Error>>>, Error> {
+        let mut changes = Changes::new(&self.image);
+        let replies = requests
+            .iter()
+            .map(|request| {
+                self.check_broker_epoch(request.broker_id, request.broker_epoch)?;
+                alter_one(&mut changes, request)
+            })
+            .collect();
+        Ok(self.finish(offset, changes, replies))
+    }
+
+    /// [`ClusterControl::alter_partitions`] for one partition.
+    #[cfg(test)]
     pub fn alter_partition(
         &mut self,
         offset: u64,
         request: &IsrChange,
     ) -> Result<Outcome<PartitionRegistration>, Error> {
-        self.check_broker_epoch(request.broker_id, request.broker_epoch)?;
-        let topic = self
-            .image
-            .topic_by_id(request.topic_id)
-            .ok_or(Error::UnknownTopicId)?
-            .clone();
-        let current = usize::try_from(request.partition)
-            .ok()
-            .and_then(|p| topic.partitions.get(p))
-            .ok_or(Error::UnknownTopicOrPartition)?
-            .clone();
-        if request.leader_epoch != current.leader_epoch {
-            return Err(Error::FencedLeaderEpoch {
-                got: request.leader_epoch,
-                current: current.leader_epoch,
-            });
-        }
-        if request.broker_id != current.leader {
-            return Err(Error::InvalidRequest(format!(
-                "broker {} is not the leader of {}-{}",
-                request.broker_id, topic.name, request.partition
-            )));
-        }
-        if request.partition_epoch != current.partition_epoch {
-            return Err(Error::InvalidUpdateVersion {
-                got: request.partition_epoch,
-                current: current.partition_epoch,
-            });
-        }
-        if !request.new_isr.contains(&request.broker_id) {
-            return Err(Error::InvalidRequest(
-                "the leader must be in the new ISR".into(),
-            ));
-        }
-        for replica in &request.new_isr {
-            if !current.replicas.contains(replica) {
-                return Err(Error::InvalidRequest(format!(
-                    "{replica} is not a replica of {}-{}",
-                    topic.name, request.partition
-                )));
-            }
-            if !current.isr.contains(replica) && !self.image.is_active(*replica) {
-                return Err(Error::IneligibleReplica(
-                    *replica,
-                    "fenced or shutting down".into(),
-                ));
-            }
-            if !current.isr.contains(replica) && self.image.replica_dir_offline(&current, *replica)
-            {
-                return Err(Error::IneligibleReplica(
-                    *replica,
-                    "its log directory is offline".into(),
-                ));
-            }
-        }
-        let mut isr = request.new_isr.clone();
-        isr.sort_by_key(|r| current.replicas.iter().position(|x| x == r));
-        isr.dedup();
-        let mut changes = Changes::new(&self.image);
-        if isr != current.isr {
-            changes.push(vec![MetadataRecord::PartitionChange {
-                topic_id: topic.id,
-                partition_id: request.partition,
-                leader: None,
-                isr: Some(isr),
-                replicas: None,
-                reassignment: None,
-            }])?;
-            // A reassignment whose target replicas are all in sync now completes.
-            if let Some(partition) = changes.image.partition(&topic.name, request.partition)
-                && let Some(completed) = super::reassignments::complete_after_isr_change(
-                    &changes.image,
-                    topic.id,
-                    request.partition,
-                    partition,
-                )
-            {
-                changes.push(vec![completed])?;
-            }
-        }
-        let now = changes
-            .image
-            .partition(&topic.name, request.partition)
-            .cloned()
-            .unwrap_or(current);
-        Ok(self.finish(offset, changes, now))
+        let outcome = self.alter_partitions(offset, std::slice::from_ref(request))?;
+        let reply = outcome
+            .reply
+            .into_iter()
+            .next()
+            .unwrap_or(Err(Error::UnknownTopicOrPartition))?;
+        Ok(Outcome::new(outcome.records, reply))
     }
 
     /// A partition of a topic by name, and the topic's id (UNKNOWN_TOPIC_OR_PARTITION when
@@ -164,6 +108,94 @@ impl ClusterControl {
         }])?;
         Ok(self.finish(offset, changes, ()))
     }
+}
+
+/// One partition of an AlterPartition, checked against `changes` (so two changes of one
+/// partition in a request see each other: the second carries a stale partition epoch).
+fn alter_one(changes: &mut Changes, request: &IsrChange) -> Result<PartitionRegistration, Error> {
+    let image = &changes.image;
+    let topic = image
+        .topic_by_id(request.topic_id)
+        .ok_or(Error::UnknownTopicId)?;
+    let current = usize::try_from(request.partition)
+        .ok()
+        .and_then(|p| topic.partitions.get(p))
+        .ok_or(Error::UnknownTopicOrPartition)?
+        .clone();
+    if request.leader_epoch != current.leader_epoch {
+        return Err(Error::FencedLeaderEpoch {
+            got: request.leader_epoch,
+            current: current.leader_epoch,
+        });
+    }
+    if request.broker_id != current.leader {
+        return Err(Error::InvalidRequest(format!(
+            "broker {} is not the leader of {}-{}",
+            request.broker_id, topic.name, request.partition
+        )));
+    }
+    if request.partition_epoch != current.partition_epoch {
+        return Err(Error::InvalidUpdateVersion {
+            got: request.partition_epoch,
+            current: current.partition_epoch,
+        });
+    }
+    if !request.new_isr.contains(&request.broker_id) {
+        return Err(Error::InvalidRequest(
+            "the leader must be in the new ISR".into(),
+        ));
+    }
+    for replica in &request.new_isr {
+        if !current.replicas.contains(replica) {
+            return Err(Error::InvalidRequest(format!(
+                "{replica} is not a replica of {}-{}",
+                topic.name, request.partition
+            )));
+        }
+        if !current.isr.contains(replica) && !image.is_active(*replica) {
+            return Err(Error::IneligibleReplica(
+                *replica,
+                "fenced or shutting down".into(),
+            ));
+        }
+        if !current.isr.contains(replica) && image.replica_dir_offline(&current, *replica) {
+            return Err(Error::IneligibleReplica(
+                *replica,
+                "its log directory is offline".into(),
+            ));
+        }
+    }
+    let (topic_id, name) = (topic.id, topic.name.clone());
+    let mut isr = request.new_isr.clone();
+    isr.sort_by_key(|r| current.replicas.iter().position(|x| x == r));
+    isr.dedup();
+    if isr == current.isr {
+        return Ok(current);
+    }
+    changes.push(vec![MetadataRecord::PartitionChange {
+        topic_id,
+        partition_id: request.partition,
+        leader: None,
+        isr: Some(isr),
+        replicas: None,
+        reassignment: None,
+    }])?;
+    // A reassignment whose target replicas are all in sync now completes.
+    if let Some(partition) = changes.image.partition(&name, request.partition)
+        && let Some(completed) = super::reassignments::complete_after_isr_change(
+            &changes.image,
+            topic_id,
+            request.partition,
+            partition,
+        )
+    {
+        changes.push(vec![completed])?;
+    }
+    Ok(changes
+        .image
+        .partition(&name, request.partition)
+        .cloned()
+        .unwrap_or(current))
 }
 
 /// `unclean.leader.election.enable` for a topic, as Kafka's controller resolves it: the

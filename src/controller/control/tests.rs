@@ -471,6 +471,62 @@ fn alter_partition_checks_the_partition_epoch_and_membership() {
     ));
 }
 
+/// A leader rejoined by a follower asks for all its partitions in one AlterPartition: one
+/// decision, one entry, each partition answered on its own (a stale one refused, the others
+/// changed), and a partition named twice sees the first change.
+#[test]
+fn an_alter_partition_of_many_partitions_is_decided_at_once_and_answered_each() {
+    let mut h = Harness::new(false);
+    h.start(&[1, 2, 3]);
+    let id = h.create("t", 6, 3, &[]);
+    let led: Vec<i32> = (0..6)
+        .filter(|p| h.partition("t", *p).leader == 1)
+        .collect();
+    assert!(
+        led.len() >= 2,
+        "round robin gives broker 1 two of six: {led:?}"
+    );
+    let change = |p: i32, partition_epoch: i32, isr: Vec<i32>| IsrChange {
+        broker_id: 1,
+        broker_epoch: h.epochs[&1],
+        topic_id: id,
+        partition: p,
+        leader_epoch: 0,
+        partition_epoch,
+        new_isr: isr,
+    };
+    let requests = vec![
+        change(led[0], 0, vec![1, 2]),
+        change(led[1], 7, vec![1]),
+        change(led[0], 0, vec![1]),
+    ];
+    let offset = h.next();
+    let outcome = h.control.alter_partitions(offset, &requests).unwrap();
+    assert_eq!(
+        outcome.records.len(),
+        1,
+        "one record for the one change made"
+    );
+    let [first, stale, twice] = &outcome.reply[..] else {
+        panic!("one answer per change: {:?}", outcome.reply);
+    };
+    assert_eq!(first.as_ref().unwrap().isr, vec![1, 2]);
+    assert!(matches!(
+        stale,
+        Err(Error::InvalidUpdateVersion { got: 7, .. })
+    ));
+    assert!(
+        matches!(
+            twice,
+            Err(Error::InvalidUpdateVersion { got: 0, current: 1 })
+        ),
+        "{twice:?}"
+    );
+    assert_eq!(h.control.image().offset, offset);
+    assert_eq!(h.partition("t", led[0]).isr, vec![1, 2]);
+    assert_eq!(h.partition("t", led[1]).isr.len(), 3);
+}
+
 #[test]
 fn topic_admin_and_producer_id_blocks() {
     let mut h = Harness::new(false);
