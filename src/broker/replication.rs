@@ -110,14 +110,25 @@ impl Broker {
         let lag_ms = self.config.cluster.replica_lag_time_max_ms;
         let period = Duration::from_millis((lag_ms / 2).clamp(50, 5_000) as u64);
         let mut requests = IsrRequests::default();
+        let mut forgotten_at = std::time::Instant::now();
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(period) => {}
                 _ = self.replicas.isr_candidate() => {}
                 _ = self.tasks.cancelled() => return,
             }
+            // No other broker: no partition has a follower to lose or gain (the pass would
+            // look at every partition for nothing, which at 50,000 partitions was most of an
+            // idle broker's CPU).
+            if self.metadata.image().brokers.len() <= 1 && requests.is_empty() {
+                continue;
+            }
             let partitions = self.replicas.all();
-            {
+            // Requests of partitions no longer led here are only looked up for partitions led
+            // here, so they may wait a while to be forgotten (a set of every partition each
+            // pass would cost more than the pass).
+            if !requests.is_empty() && forgotten_at.elapsed() >= FORGET_EVERY {
+                forgotten_at = std::time::Instant::now();
                 let led: HashSet<&TopicPartition> =
                     partitions.iter().map(|p| p.topic_partition()).collect();
                 requests.retain(|tp| led.contains(tp));
@@ -247,6 +258,9 @@ impl Broker {
         batch
     }
 }
+
+/// How often the ISR task forgets its requests of partitions no longer led here.
+const FORGET_EVERY: Duration = Duration::from_secs(60);
 
 /// The most ISR changes one AlterPartition carries (about 40 bytes each on the wire; Kafka
 /// sets no limit, this keeps one request and its metadata entry bounded).

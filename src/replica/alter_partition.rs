@@ -66,6 +66,11 @@ impl IsrRequests {
         backoff
     }
 
+    /// Whether no request is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.requests.is_empty()
+    }
+
     /// Forgets partitions no longer led here.
     pub fn retain(&mut self, mut led: impl FnMut(&TopicPartition) -> bool) {
         self.requests.retain(|tp, _| led(tp));

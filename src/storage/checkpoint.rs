@@ -36,13 +36,17 @@ pub fn sync_dir(dir: &Path) -> Result<(), StorageError> {
     Ok(())
 }
 
-pub fn write_offsets(
+/// Writes a checkpoint of `offsets`, in the order given (readers take any order, as
+/// Kafka's, which writes its map's).
+pub fn write_offsets<'a>(
     path: &Path,
-    offsets: &BTreeMap<TopicPartition, i64>,
+    offsets: impl ExactSizeIterator<Item = (&'a TopicPartition, i64)>,
 ) -> Result<(), StorageError> {
-    let mut text = format!("0\n{}\n", offsets.len());
+    use std::fmt::Write as _;
+    let mut text = String::with_capacity(16 + offsets.len() * 32);
+    let _ = write!(text, "0\n{}\n", offsets.len());
     for (tp, offset) in offsets {
-        text.push_str(&format!("{} {} {}\n", tp.topic, tp.partition, offset));
+        let _ = writeln!(text, "{} {} {}", tp.topic, tp.partition, offset);
     }
     write_atomically(path, text.as_bytes())
 }
@@ -96,7 +100,7 @@ mod tests {
         let mut offsets = BTreeMap::new();
         offsets.insert(TopicPartition::new("a", 0), 10);
         offsets.insert(TopicPartition::new("b.c_d-e", 3), 77);
-        write_offsets(&path, &offsets).unwrap();
+        write_offsets(&path, offsets.iter().map(|(tp, o)| (tp, *o))).unwrap();
         assert_eq!(read_offsets(&path).unwrap(), offsets);
         std::fs::write(&path, "0\n2\na 0 1\n").unwrap();
         assert!(read_offsets(&path).is_err());

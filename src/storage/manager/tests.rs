@@ -1,6 +1,7 @@
 use super::*;
 use crate::config::BrokerConfig;
 use crate::record::test_support::{batch, checked};
+use std::collections::BTreeMap;
 
 fn cfg() -> LogConfig {
     let broker = BrokerConfig::with_overrides(&[]).unwrap();
@@ -198,4 +199,34 @@ fn logs_spread_over_directories_move_between_them_and_reload() {
         LogManager::open(&dirs, |_| Some(cfg()), 0, 2),
         Err(StorageError::Corrupt(_))
     ));
+}
+
+/// The offset checkpoints are written when a directory's logs or offsets changed, and not
+/// again while nothing did (an idle broker writes nothing).
+#[test]
+fn checkpoints_are_written_only_when_something_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (manager, _) =
+        LogManager::open(&[dir.path().to_path_buf()], |_| Some(cfg()), 0, 1).unwrap();
+    let log = manager
+        .get_or_create(&TopicPartition::new("orders", 0), cfg(), 0)
+        .unwrap();
+    append(&log, 5);
+    let file = dir.path().join(HIGH_WATERMARK_FILE);
+    let written = || checkpoint::read_offsets(&file).unwrap();
+    manager.checkpoint().unwrap();
+    assert!(file.exists());
+    std::fs::remove_file(&file).unwrap();
+    manager.checkpoint().unwrap();
+    assert!(!file.exists(), "nothing changed: nothing written");
+    lock(&log).set_replicated(true);
+    lock(&log).set_high_watermark(3);
+    manager.checkpoint().unwrap();
+    assert_eq!(written().get(&TopicPartition::new("orders", 0)), Some(&3));
+    manager
+        .get_or_create(&TopicPartition::new("orders", 1), cfg(), 0)
+        .unwrap();
+    std::fs::remove_file(&file).unwrap();
+    manager.checkpoint().unwrap();
+    assert_eq!(written().len(), 2, "a new log is a change");
 }
