@@ -3,7 +3,8 @@
 # Apache Kafka (compat/kafka-peer, the same release's jars), side by side in one run, the same
 # clients, each system in turn at each size, under this machine's open-file limit (`ulimit -n`,
 # 20,000 here, which neither system may raise). Sections (SECTIONS, default all four):
-# partitions — for PARTITIONS in SIZES (default 1000 10000 50000):
+# partitions — for PARTITIONS in SIZES (default 1000 10000 15000 50000; 15,000 is about as
+#   far as Kafka goes under 20,000 descriptors, so Kafka and Sluice are compared there too):
 #   creation: topics of at most 5,000 partitions (Kafka refuses a request of over 10,000
 #     metadata records, so a 10,000-partition topic) made with Kafka's
 #     kafka-topics, timed from the first request until every partition's directory exists;
@@ -37,7 +38,7 @@
 #   MESSAGES=1000000 CONNECTIONS="1000 10000" MEMBERS="1 100 1000" in the environment)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-sizes=("${@:-1000 10000 50000}")
+sizes=("${@:-1000 10000 15000 50000}")
 read -r -a sizes <<<"${sizes[*]}"
 idle=${IDLE:-60}
 messages=${MESSAGES:-1000000}
