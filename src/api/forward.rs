@@ -8,11 +8,10 @@ use super::{
     broker_heartbeat, broker_registration, controller_registration, describe_quorum,
     remove_raft_voter, unregister_broker, unregister_controller, update_raft_voter, wire_str,
 };
-use crate::broker::ControllerForwarder;
 use crate::controller::control::{Election, TopicRequest};
 use crate::controller::service::{ControllerOp, ControllerReply};
 use crate::error::Error;
-use crate::net::{PeerConnection, PeerSecurity, RequestError};
+use crate::net::{PeerConnection, RequestError};
 use kafka_protocol::messages::create_partitions_request::{
     CreatePartitionsAssignment, CreatePartitionsTopic,
 };
@@ -26,10 +25,7 @@ use kafka_protocol::messages::{
     DeleteTopicsResponse, ElectLeadersRequest, ElectLeadersResponse, TopicName,
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
-use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Versions spoken to another Sluice node's controller listener (the newest it decodes).
@@ -81,7 +77,7 @@ fn requester_field(requester: &str) -> std::collections::BTreeMap<i32, bytes::By
 
 /// A failed exchange: the node may have died or stopped leading; the caller finds the
 /// active controller again and retries.
-fn unreachable(e: RequestError) -> Error {
+pub(super) fn unreachable(e: RequestError) -> Error {
     match &e {
         // A configuration problem, not a node that went away: worth seeing.
         RequestError::Authentication(..) => tracing::warn!(error = %e, "controller request failed"),
@@ -95,97 +91,6 @@ fn unreachable(e: RequestError) -> Error {
 
 fn message(text: &Option<kafka_protocol::protocol::StrBytes>) -> Option<&str> {
     text.as_deref()
-}
-
-/// Calls to one controller at once, each on its own connection: commands arrive from many
-/// tasks (a thousand clients creating topics are forwarded a thousand commands), and a
-/// connection per concurrent call once ran a controller out of descriptors. Further calls
-/// wait for one of these to finish.
-const CALLS_PER_CONTROLLER: usize = 8;
-
-/// The broker's way to other nodes' controller listeners: up to [`CALLS_PER_CONTROLLER`]
-/// connections per address, one request at a time on each, kept for the next call.
-#[derive(Debug)]
-pub struct Forwarder {
-    client_id: String,
-    controllers: std::sync::Mutex<HashMap<String, Arc<ControllerConnections>>>,
-    security: PeerSecurity,
-}
-
-/// One controller's connections: idle ones, and the permits that bound them.
-#[derive(Debug)]
-struct ControllerConnections {
-    idle: std::sync::Mutex<Vec<PeerConnection>>,
-    calls: tokio::sync::Semaphore,
-}
-
-impl Forwarder {
-    pub fn new(node_id: i32, security: PeerSecurity) -> Self {
-        Self {
-            client_id: format!("sluice-broker-{node_id}"),
-            controllers: std::sync::Mutex::default(),
-            security,
-        }
-    }
-
-    fn connections_to(&self, address: &str) -> Arc<ControllerConnections> {
-        let mut controllers = self.controllers.lock().unwrap_or_else(|p| p.into_inner());
-        controllers
-            .entry(address.to_string())
-            .or_insert_with(|| {
-                Arc::new(ControllerConnections {
-                    idle: std::sync::Mutex::default(),
-                    calls: tokio::sync::Semaphore::new(CALLS_PER_CONTROLLER),
-                })
-            })
-            .clone()
-    }
-
-    async fn call(
-        &self,
-        address: &str,
-        op: &ControllerOp,
-        timeout: Duration,
-    ) -> Result<ControllerReply, Error> {
-        let controller = self.connections_to(address);
-        // Waiting for a turn counts against the call's timeout, as a slow answer would: a
-        // controller that answers nobody must not hold callers forever.
-        let Ok(Ok(_turn)) = tokio::time::timeout(timeout, controller.calls.acquire()).await else {
-            return Err(Error::RequestTimedOut);
-        };
-        let kept = controller
-            .idle
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop();
-        let mut connection = match kept {
-            Some(connection) => connection,
-            None => PeerConnection::connect(address, &self.client_id, timeout, &self.security)
-                .await
-                .map_err(unreachable)?,
-        };
-        let outcome = crate::stats::requests::remote(forward(&mut connection, op, timeout)).await;
-        // A connection that failed mid-exchange is not reused.
-        if !matches!(outcome, Err(Error::NotController | Error::RequestTimedOut)) {
-            controller
-                .idle
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(connection);
-        }
-        outcome
-    }
-}
-
-impl ControllerForwarder for Forwarder {
-    fn forward<'a>(
-        &'a self,
-        address: &'a str,
-        op: &'a ControllerOp,
-        timeout: Duration,
-    ) -> Pin<Box<dyn Future<Output = Result<ControllerReply, Error>> + Send + 'a>> {
-        Box::pin(self.call(address, op, timeout))
-    }
 }
 
 /// One request to the controller and its answer; a failure is NOT_CONTROLLER (or a timeout),
@@ -920,67 +825,5 @@ async fn set_configs(
     match Error::from_code(result.error_code, message(&result.error_message)) {
         Some(e) => Err(e),
         None => Ok(ControllerReply::Done),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// Forty commands at once to a controller that does not answer: never more than
-    /// [`CALLS_PER_CONTROLLER`] connections to it at a time (a connection per concurrent
-    /// call once ran a controller out of descriptors), and every call ends by its timeout.
-    #[tokio::test]
-    async fn concurrent_calls_share_a_bounded_set_of_connections() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap().to_string();
-        let open = Arc::new(AtomicUsize::new(0));
-        let most = Arc::new(AtomicUsize::new(0));
-        let (open_seen, most_seen) = (open.clone(), most.clone());
-        let server = tokio::spawn(async move {
-            loop {
-                let Ok((mut socket, _)) = listener.accept().await else {
-                    return;
-                };
-                let now = open_seen.fetch_add(1, Ordering::SeqCst) + 1;
-                most_seen.fetch_max(now, Ordering::SeqCst);
-                let open = open_seen.clone();
-                tokio::spawn(async move {
-                    // Read whatever comes until the caller hangs up; never answer.
-                    let mut sink = [0u8; 1024];
-                    while let Ok(n) = tokio::io::AsyncReadExt::read(&mut socket, &mut sink).await {
-                        if n == 0 {
-                            break;
-                        }
-                    }
-                    open.fetch_sub(1, Ordering::SeqCst);
-                });
-            }
-        });
-        let forwarder = Arc::new(Forwarder::new(1, PeerSecurity::plaintext()));
-        let calls: Vec<_> = (0..40)
-            .map(|_| {
-                let (forwarder, address) = (forwarder.clone(), address.clone());
-                tokio::spawn(async move {
-                    forwarder
-                        .call(
-                            &address,
-                            &ControllerOp::DescribeQuorum,
-                            Duration::from_millis(300),
-                        )
-                        .await
-                })
-            })
-            .collect();
-        for call in calls {
-            assert!(call.await.unwrap().is_err(), "nobody answers");
-        }
-        let most = most.load(Ordering::SeqCst);
-        assert!(
-            (1..=CALLS_PER_CONTROLLER).contains(&most),
-            "{most} connections at once"
-        );
-        server.abort();
     }
 }

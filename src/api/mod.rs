@@ -11,7 +11,8 @@
 //! | `authorize/` | every API's authorization gate (Kafka's `AuthHelper` checks) |
 //! | `fetch/` | Fetch, its response writer and the fetch session cache |
 //! | `frame.rs` | response frames (bytes and file parts) |
-//! | `forward.rs` | the controller APIs' client side (forwarding to the active controller) |
+//! | `forward.rs` | the controller APIs' client side (commands as requests to the active controller) |
+//! | `forwarder.rs` | the connections those requests travel on, a bounded set per controller |
 //! | `follower_fetch.rs` | a follower's Fetch client |
 //! | `share_state.rs` | the share coordinator's state RPCs in wire terms, and their client side |
 //! | `metadata_fetch.rs` | Fetch of `__cluster_metadata` on the controller listener, and the observer's client |
@@ -76,6 +77,7 @@ pub mod fetch_snapshot;
 pub mod find_coordinator;
 pub mod follower_fetch;
 pub mod forward;
+pub mod forwarder;
 pub mod frame;
 pub mod heartbeat;
 pub mod incremental_alter_configs;

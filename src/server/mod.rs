@@ -196,7 +196,7 @@ impl Server {
         }));
         let peers = NodeSecurity::from_config(&config)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        broker.set_forwarder(Arc::new(crate::api::forward::Forwarder::new(
+        broker.set_forwarder(Arc::new(crate::api::forwarder::Forwarder::new(
             config.node_id,
             peers.controller.clone(),
         )));
