@@ -6,6 +6,7 @@ Kafka and Sluice on one chart, to DIR/scale-SECTION.png (when matplotlib is ther
 Usage: scale-report.py RESULTS DIR README"""
 import datetime
 import math
+import os
 import subprocess
 import sys
 
@@ -15,11 +16,15 @@ SIZE_NAMES = {"partitions": "partitions", "connections": "connections",
               "groups": "members", "fan-out": "consumers",
               "cluster": "partitions, 3 nodes"}
 
-commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                        text=True).stdout.strip()
-if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                  capture_output=True, text=True).stdout.strip():
-    commit += "-dirty"
+# The commit the measured binaries were built from, as bench/scale.sh took it before building;
+# else the tree's now.
+commit = os.environ.get("SCALE_COMMIT", "")
+if not commit:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                      capture_output=True, text=True).stdout.strip():
+        commit += "-dirty"
 today = datetime.date.today().isoformat()
 # The results are kept in DIR/scale-results.txt: a run of some sections (SECTIONS=groups)
 # replaces those sections' rows and keeps the others' from the run that measured them.

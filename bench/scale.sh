@@ -46,6 +46,11 @@ read -r -a sections <<<"${SECTIONS:-partitions connections groups cluster}"
 read -r -a connection_counts <<<"${CONNECTIONS:-1000 10000}"
 read -r -a group_sizes <<<"${MEMBERS:-1 100 1000}"
 peer=compat/kafka-peer/kafka
+# The commit the binaries are built from (a tree edited while the script runs does not change
+# what it measures, so the stamp is taken here, not when the report is written).
+SCALE_COMMIT=$(git rev-parse --short HEAD)
+[[ -n "$(git status --porcelain --untracked-files=no)" ]] && SCALE_COMMIT+="-dirty"
+export SCALE_COMMIT
 cargo build --quiet --release --bin sluice || exit 2
 cargo bench --bench broker --no-run --quiet 2>/dev/null || exit 2
 "$peer" fetch || exit 2
