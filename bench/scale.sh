@@ -162,7 +162,7 @@ partition_rows() {
     per_topic=$(( n < 5000 ? n : 5000 ))
     topics=$(( (n + per_topic - 1) / per_topic ))
     for system in kafka sluice; do
-      echo "$n partitions: $system"
+      echo "$n partitions: $system ($(date +%T))"
       data="$work/$system-$n"
       if [[ $system == kafka ]]; then
         kafka_dir="$data"
@@ -264,7 +264,7 @@ else: print("failed")' "$1" "${2:-}"
 # Connections, groups and fan-out, on one broker per system (connections first, on an idle one).
 client_rows() {
   for system in kafka sluice; do
-    echo "clients: $system"
+    echo "clients: $system ($(date +%T))"
     data="$work/$system-clients"
     section=connections
     start_system "$system" "$data" || { record "$system" 0 start failed; continue; }
@@ -334,7 +334,7 @@ cluster_rows() {
   local topics=$(( (n + per_topic - 1) / per_topic ))
   section=cluster
   for system in kafka sluice; do
-    echo "3 nodes, $n partitions: $system"
+    echo "3 nodes, $n partitions: $system ($(date +%T))"
     if [[ $system == kafka ]]; then
       kafka_dir="$work/kafka-cluster"
       bootstrap=$("$peer" start "$kafka_dir" 3) || { record "$system" "$n" start failed; continue; }
@@ -416,3 +416,4 @@ fi
 plotter=python3
 "$venv/bin/python" -c 'import matplotlib' 2>/dev/null && plotter="$venv/bin/python"
 "$plotter" bench/scale-report.py "$results" bench README.md
+echo "bench/scale.sh took $(( SECONDS / 60 )) min $(( SECONDS % 60 )) s, builds included"
