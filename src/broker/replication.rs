@@ -7,7 +7,7 @@
 use super::Broker;
 use crate::controller::control::IsrChange;
 use crate::controller::service::{ControllerOp, ControllerReply};
-use crate::error::Error;
+use crate::error::code;
 use crate::metadata::records::NO_LEADER;
 use crate::replica::alter_partition::IsrRequests;
 use crate::replica::fetcher::{self, FetcherConfig, LeaderConnector};
@@ -141,30 +141,19 @@ impl Broker {
             let answered = self
                 .call_active_controller(ControllerOp::AlterPartition(changes))
                 .await;
-            let outcomes: Vec<Result<(), Error>> = match answered {
+            // Each change's outcome as AlterPartition carries it: a Kafka error code.
+            let outcomes: Vec<Result<(), i16>> = match answered {
                 Ok(ControllerReply::Partitions(outcomes)) if outcomes.len() == batch.len() => {
-                    outcomes
-                        .into_iter()
-                        .map(|o| {
-                            o.map(|_| ()).map_err(|code| {
-                                Error::from_code(code, None)
-                                    .unwrap_or(Error::Internal(format!("error code {code}")))
-                            })
-                        })
-                        .collect()
+                    outcomes.into_iter().map(|o| o.map(|_| ())).collect()
                 }
                 Ok(other) => {
                     tracing::warn!(reply = ?other, "AlterPartition answered out of turn");
-                    batch.iter().map(|_| Err(Error::NotController)).collect()
+                    vec![Err(code::UNKNOWN_SERVER_ERROR); batch.len()]
                 }
                 Err(e) => {
                     // Nothing reached the controller, or nothing is known: one line for all.
                     tracing::info!(partitions = batch.len(), error = %e, "ISR changes not made; retrying");
-                    let code = e.code();
-                    batch
-                        .iter()
-                        .map(|_| Err(Error::from_code(code, None).unwrap_or(Error::NotController)))
-                        .collect()
+                    vec![Err(e.code()); batch.len()]
                 }
             };
             let now = std::time::Instant::now();
@@ -172,7 +161,7 @@ impl Broker {
             for ((partition, change, grows), outcome) in batch.into_iter().zip(outcomes) {
                 let isr_stats = &self.replicas.isr_stats;
                 let epoch = change.partition_epoch;
-                let Err(e) = outcome else {
+                let Err(error_code) = outcome else {
                     if grows {
                         isr_stats.expand();
                     } else {
@@ -184,9 +173,9 @@ impl Broker {
                 // Refused by the controller: nothing was committed. An unknown outcome (no
                 // controller, a timeout) keeps the asked-for members counting until the
                 // metadata shows the partition's next epoch.
-                if refused_by_controller(&e) {
+                if refused_by_controller(error_code) {
                     partition.isr_refused(epoch);
-                    tracing::info!(partition = %partition.topic_partition(), error = %e, "ISR change refused; retrying");
+                    tracing::info!(partition = %partition.topic_partition(), error_code, "ISR change refused; retrying");
                 }
                 let backoff = requests.refused(partition.topic_partition(), epoch, now);
                 retry_in = Some(retry_in.map_or(backoff, |r| r.min(backoff)));
@@ -266,20 +255,20 @@ const FORGET_EVERY: Duration = Duration::from_secs(60);
 /// sets no limit, this keeps one request and its metadata entry bounded).
 const MAX_ISR_CHANGES: usize = 10_000;
 
-/// Whether the active controller answered an AlterPartition with a refusal (nothing
+/// Whether the active controller answered an AlterPartition change with a refusal (nothing
 /// committed), as opposed to an outcome this broker cannot know (no controller reached, a
-/// timeout).
-fn refused_by_controller(error: &Error) -> bool {
+/// timeout). By Kafka error code: a refusal from another node arrives as one.
+fn refused_by_controller(error_code: i16) -> bool {
     matches!(
-        error,
-        Error::FencedLeaderEpoch { .. }
-            | Error::InvalidUpdateVersion { .. }
-            | Error::IneligibleReplica(..)
-            | Error::InvalidRequest(_)
-            | Error::StaleBrokerEpoch { .. }
-            | Error::UnknownTopicOrPartition
-            | Error::UnknownTopicId
-            | Error::NotLeaderOrFollower
+        error_code,
+        code::FENCED_LEADER_EPOCH
+            | code::INVALID_UPDATE_VERSION
+            | code::INELIGIBLE_REPLICA
+            | code::INVALID_REQUEST
+            | code::STALE_BROKER_EPOCH
+            | code::UNKNOWN_TOPIC_OR_PARTITION
+            | code::UNKNOWN_TOPIC_ID
+            | code::NOT_LEADER_OR_FOLLOWER
     )
 }
 
@@ -314,4 +303,33 @@ pub(super) fn move_pace(
         throttle.record(bytes, now);
         throttle.delay(now)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refused_by_controller;
+    use crate::error::Error;
+
+    /// The controller's refusals are known as refusals by their codes, the only form they
+    /// have when another node is the controller (they once arrived as unknown outcomes, so a
+    /// refused ISR expansion went on counting the follower for the high watermark).
+    #[test]
+    fn refusals_are_told_from_unknown_outcomes_by_code() {
+        let refusals = [
+            Error::FencedLeaderEpoch { got: 1, current: 2 },
+            Error::InvalidUpdateVersion { got: 1, current: 2 },
+            Error::IneligibleReplica(3, "fenced".into()),
+            Error::InvalidRequest("not the leader".into()),
+            Error::StaleBrokerEpoch { got: 1, current: 2 },
+            Error::UnknownTopicOrPartition,
+            Error::UnknownTopicId,
+            Error::NotLeaderOrFollower,
+        ];
+        for e in refusals {
+            assert!(refused_by_controller(e.code()), "{e}");
+        }
+        for e in [Error::NotController, Error::RequestTimedOut] {
+            assert!(!refused_by_controller(e.code()), "{e}");
+        }
+    }
 }
