@@ -82,7 +82,11 @@ fn commit(stream: &mut TcpStream, version: i16, member: &str, epoch: i32, partit
 
 #[test]
 fn a_commit_from_an_older_epoch_stands_for_the_partitions_held_since() {
-    let mut broker = Broker::start(&[("group.consumer.session.timeout.ms", "45000")]);
+    // Targets at once (KIP-1263's interval 0): b's join starts the epoch a is moved to.
+    let mut broker = Broker::start(&[
+        ("group.consumer.session.timeout.ms", "45000"),
+        ("group.consumer.assignment.interval.ms", "0"),
+    ]);
     let mut stream = connect(&broker);
     common::raw::create_topic(&mut stream, "t", 2, &[]);
     // The first FindCoordinator creates __consumer_offsets; heartbeats wait until it is loaded.

@@ -1,8 +1,9 @@
 //! Group scenarios, for `bench/scale.sh` (and by hand):
 //! - `group-classic` / `group-consumer`: `--members` consumers (librdkafka, the classic
 //!   protocol or KIP-848's `group.protocol=consumer`) subscribe one group to a topic of
-//!   `--partitions` partitions (`--group-topic`, or a fresh one); timed from the last
-//!   member's subscribe until the group is stable: every member holds its share of the
+//!   `--partitions` partitions (`--group-topic`, or a fresh one); every client is made
+//!   first, then all subscribe; timed from the last member's subscribe until the group is
+//!   stable: every member holds its share of the
 //!   partitions (⌊P/N⌋ or ⌈P/N⌉), no partition twice, none left out. The broker's CPU
 //!   seconds are counted from the first member's creation to that moment.
 //! - `fan-out`: `--members` consumers, each in a group of its own, read everything `produce`
@@ -102,14 +103,18 @@ pub(super) fn group(
             .set("enable.auto.commit", "false")
             .create()
             .expect("consumer");
-        consumer.subscribe(&[topic]).expect("subscribe");
         let consumer = Arc::new(consumer);
         consumers.push(consumer.clone());
-        // Members already made are polled while the rest are made, as they would be.
         shares[i % POLL_THREADS]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(consumer);
+    }
+    // Every client is made before any subscribes: making a librdkafka client (its threads and
+    // connections) is the client's cost, and made between joins it would spread the joins
+    // over however long the client machine takes, which is what the time would then measure.
+    for consumer in &consumers {
+        consumer.subscribe(&[topic]).expect("subscribe");
     }
     let last_joined = Instant::now();
     let deadline = last_joined + Duration::from_secs(300);

@@ -153,6 +153,8 @@ impl Broker {
         }
         self.producer_id_expiration_ms
             .store(next.producer_id_expiration_ms, Ordering::Relaxed);
+        self.groups
+            .set_consumer_assignment_interval(next.consumer_assignment_interval_ms);
         self.replicas
             .set_transaction_verification(next.transaction_partition_verification);
         super::replication::configure_throttles(&self.replicas, &next);

@@ -166,6 +166,7 @@ fn coordinator_config(config: &BrokerConfig) -> CoordinatorConfig {
             heartbeat_interval_ms: config.consumer_heartbeat_interval_ms,
             assignors: config.consumer_assignors.clone(),
             max_size: config.consumer_max_size,
+            assignment_interval_ms: config.consumer_assignment_interval_ms,
         },
         streams: StreamsGroupConfig {
             session_timeout_ms: config.streams.session_timeout_ms,

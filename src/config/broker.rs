@@ -100,6 +100,8 @@ pub struct BrokerConfig {
     pub group_max_size: usize,
     pub consumer_session_timeout_ms: i32,
     pub consumer_heartbeat_interval_ms: i32,
+    /// `group.consumer.assignment.interval.ms` (KIP-1263).
+    pub consumer_assignment_interval_ms: i32,
     pub consumer_assignors: Vec<String>,
     pub consumer_max_size: usize,
     /// Defaults of streams groups (`group.streams.*`, KIP-1071).
@@ -591,6 +593,7 @@ impl BrokerConfig {
             group_max_size: int("group.max.size").max(1) as usize,
             consumer_session_timeout_ms: int("group.consumer.session.timeout.ms") as i32,
             consumer_heartbeat_interval_ms: int("group.consumer.heartbeat.interval.ms") as i32,
+            consumer_assignment_interval_ms: int("group.consumer.assignment.interval.ms") as i32,
             consumer_assignors: get("group.consumer.assignors")
                 .unwrap_or_default()
                 .split(',')

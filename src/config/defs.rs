@@ -181,7 +181,7 @@ pub static BROKER_CONFIGS: &[ConfigDef] = &[
     def!("group.consumer.max.heartbeat.interval.ms", Int, Some("15000"), Validator::AtLeast(1), None, "Largest consumer.heartbeat.interval.ms a consumer group may set."),
     def!("group.consumer.assignors", List, Some("uniform,range"), Validator::ListOf(&["uniform", "range"]), None, "Server-side assignors; the first is the default."),
     def!("group.consumer.max.size", Int, Some("2147483647"), Validator::AtLeast(1), None, "Most members a KIP-848 consumer group may have."),
-    def!("group.consumer.assignment.interval.ms", Int, Some("1000"), Validator::AtLeast(0), None, "Kafka's least time between two target assignments of a consumer group; accepted: a target is computed as soon as the group epoch moves (as with 0)."),
+    def!("group.consumer.assignment.interval.ms", Int, Some("1000"), Validator::AtLeast(0), None, "Least time between two target assignments of a consumer group (KIP-1263): members that join or leave within it are assigned together, at the first heartbeat after it; 0 assigns at once. A group may set its own (consumer.assignment.interval.ms)."),
     def!("group.consumer.min.assignment.interval.ms", Int, Some("0"), Validator::AtLeast(0), None, "Smallest consumer.assignment.interval.ms a consumer group may set."),
     def!("group.consumer.max.assignment.interval.ms", Int, Some("15000"), Validator::AtLeast(0), None, "Largest consumer.assignment.interval.ms a consumer group may set."),
     def!("group.share.session.timeout.ms", Int, Some("45000"), Validator::AtLeast(1), None, "Session timeout of share group members (KIP-932)."),
@@ -373,7 +373,7 @@ pub static GROUP_CONFIGS: &[ConfigDef] = &[
         Some("1000"),
         Validator::AtLeast(0),
         Some("group.consumer.assignment.interval.ms"),
-        "Least time between two target assignments of the consumer group, within group.consumer.min/max.assignment.interval.ms; accepted: a target is computed as soon as the group epoch moves."
+        "Least time between two target assignments of the consumer group, within group.consumer.min/max.assignment.interval.ms (KIP-1263): members that join or leave within it are assigned together."
     ),
     def!(
         "streams.assignment.interval.ms",

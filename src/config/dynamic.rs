@@ -52,7 +52,7 @@ static DYNAMIC_CONFIGS: &[(&str, Scope, Effect)] = &[
     ("errors.deadletterqueue.topic.name.prefix", ClusterWide, Refused),
     ("follower.fetch.last.tiered.offset.enable", ClusterWide, Refused),
     ("follower.replication.throttled.rate", ClusterWide, Live),
-    ("group.consumer.assignment.interval.ms", ClusterWide, NoEffect),
+    ("group.consumer.assignment.interval.ms", ClusterWide, Live),
     ("group.consumer.assignor.offload.enable", ClusterWide, Refused),
     ("group.coordinator.cached.buffer.max.bytes", ClusterWide, Refused),
     ("group.share.assignment.interval.ms", ClusterWide, NoEffect),

@@ -315,15 +315,14 @@ impl GroupCoordinator {
                 None => {
                     self.consumer_groups().remove(group.as_str());
                 }
-                Some(Ok(epoch)) => {
-                    lock_consumer(&group_of(group)).restore_epochs(Some(epoch), None)
-                }
+                Some(Ok(epoch)) => lock_consumer(&group_of(group)).restore_group_epoch(epoch),
                 Some(Err(e)) => warn(e),
             },
-            RecordKey::TargetMetadata { group } => match value.map(records::decode_epoch_value) {
+            RecordKey::TargetMetadata { group } => match value.map(records::decode_target_metadata)
+            {
                 None => {}
-                Some(Ok(epoch)) => {
-                    lock_consumer(&group_of(group)).restore_epochs(None, Some(epoch))
+                Some(Ok((epoch, timestamp_ms))) => {
+                    lock_consumer(&group_of(group)).restore_assignment(epoch, timestamp_ms)
                 }
                 Some(Err(e)) => warn(e),
             },

@@ -126,6 +126,9 @@ pub struct GroupCoordinator {
     /// Offsets committed in transactions (TxnOffsetCommit), by producer id, until the
     /// transaction's marker reaches the group's partition.
     pending_txn: Mutex<HashMap<i64, Vec<PendingOffset>>>,
+    /// `group.consumer.assignment.interval.ms` in effect: a dynamic broker config, so the
+    /// broker sets it again when the dynamic configs change.
+    consumer_assignment_interval_ms: std::sync::atomic::AtomicI32,
 }
 
 type SharedConsumerGroup = Arc<Mutex<ConsumerGroup>>;
@@ -144,8 +147,11 @@ impl GroupCoordinator {
         replicas: Arc<ReplicaManager>,
         topics: Arc<MetadataCache>,
     ) -> Arc<Self> {
+        let consumer_assignment_interval_ms =
+            std::sync::atomic::AtomicI32::new(config.consumer.assignment_interval_ms);
         Arc::new(Self {
             config,
+            consumer_assignment_interval_ms,
             replicas,
             topics,
             groups: Mutex::new(HashMap::new()),
@@ -194,7 +200,19 @@ impl GroupCoordinator {
         if let Some(ms) = int("consumer.heartbeat.interval.ms") {
             config.heartbeat_interval_ms = ms;
         }
+        config.assignment_interval_ms =
+            int("consumer.assignment.interval.ms").unwrap_or_else(|| {
+                self.consumer_assignment_interval_ms
+                    .load(std::sync::atomic::Ordering::Relaxed)
+            });
         config
+    }
+
+    /// A new `group.consumer.assignment.interval.ms` (a dynamic broker config changed); a
+    /// group's own `consumer.assignment.interval.ms` still comes first.
+    pub fn set_consumer_assignment_interval(&self, ms: i32) {
+        self.consumer_assignment_interval_ms
+            .store(ms, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn groups(&self) -> MutexGuard<'_, HashMap<String, SharedGroup>> {
@@ -459,7 +477,10 @@ impl GroupCoordinator {
                     RecordKey::TargetMetadata {
                         group: group.clone(),
                     },
-                    Some(records::encode_epoch_value(g.assignment_epoch)),
+                    Some(records::encode_target_metadata(
+                        g.assignment_epoch,
+                        g.assignment_timestamp_ms,
+                    )),
                 )),
                 Change::Member(member) => {
                     if let Some(m) = g.members.get(member) {

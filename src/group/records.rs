@@ -24,7 +24,8 @@
 //! key 5 ConsumerGroupMemberMetadataKey    group, member    -> instance_id?, rack_id?, client_id,
 //!       client_host, subscribed_topic_names: [string], subscribed_topic_regex?,
 //!       rebalance_timeout_ms: i32, server_assignor?
-//! key 6 ConsumerGroupTargetAssignmentMetadataKey group     -> assignment_epoch: i32
+//! key 6 ConsumerGroupTargetAssignmentMetadataKey group     -> assignment_epoch: i32; tagged
+//!       field 0, assignment_timestamp: i64 (KIP-1263)
 //! key 7 ConsumerGroupTargetAssignmentMemberKey   group, member -> [topic_id: uuid, partitions: [i32]]
 //! key 8 ConsumerGroupCurrentMemberAssignmentKey  group, member -> member_epoch: i32,
 //!       previous_member_epoch: i32, state: i8, assigned: [topic partitions],
@@ -397,7 +398,38 @@ pub struct CurrentAssignmentValue {
     pub epochs: std::collections::BTreeMap<(uuid::Uuid, i32), i32>,
 }
 
-/// Encodes a value holding one i32 (ConsumerGroupMetadataValue, TargetAssignmentMetadataValue).
+/// ConsumerGroupTargetAssignmentMetadataValue: the assignment epoch and, in tagged field 0
+/// (KIP-1263, Kafka 4.3), the wall-clock time the assignment was computed. 0, the field's
+/// default (not known), is left out, as Kafka leaves out a tagged field at its default.
+pub fn encode_target_metadata(epoch: i32, timestamp_ms: i64) -> Bytes {
+    let mut buf = BytesMut::new();
+    buf.put_i16(0);
+    buf.put_i32(epoch);
+    if timestamp_ms == 0 {
+        put_uvarint(&mut buf, 0);
+    } else {
+        put_uvarint(&mut buf, 1);
+        put_tagged_field(&mut buf, 0, &timestamp_ms.to_be_bytes());
+    }
+    buf.freeze()
+}
+
+/// The assignment epoch and time (0 when not written) of
+/// [`encode_target_metadata`]'s value; unknown tagged fields are skipped.
+pub fn decode_target_metadata(mut buf: &[u8]) -> Result<(i32, i64), SchemaError> {
+    get_i16(&mut buf)?;
+    let epoch = get_i32(&mut buf)?;
+    let mut timestamp_ms = 0;
+    get_tagged_fields(&mut buf, |tag, mut body| {
+        if tag == 0 {
+            timestamp_ms = get_i64(&mut body)?;
+        }
+        Ok(())
+    })?;
+    Ok((epoch, timestamp_ms))
+}
+
+/// Encodes a value holding one i32 (ConsumerGroupMetadataValue).
 pub fn encode_epoch_value(epoch: i32) -> Bytes {
     let mut buf = BytesMut::new();
     buf.put_i16(0);
@@ -751,5 +783,23 @@ mod tests {
         assert_eq!(partition_for("group1", 50), 1_237_460_590 % 50);
         // A negative hash: "polygenelubricants".hashCode() = Integer.MIN_VALUE -> 0.
         assert_eq!(partition_for("polygenelubricants", 50), 0);
+    }
+
+    /// Kafka's layout of ConsumerGroupTargetAssignmentMetadataValue: the time in tagged field
+    /// 0 when known, no tagged field when not (a record written before KIP-1263 reads as 0).
+    #[test]
+    fn target_metadata_carries_the_assignment_time_in_tagged_field_0() {
+        let with_time = encode_target_metadata(7, 1_234);
+        let mut expected = vec![0, 0, 0, 0, 0, 7, 1, 0, 8];
+        expected.extend_from_slice(&1_234i64.to_be_bytes());
+        assert_eq!(&with_time[..], &expected[..]);
+        assert_eq!(decode_target_metadata(&with_time).unwrap(), (7, 1_234));
+        let without = encode_target_metadata(7, 0);
+        assert_eq!(&without[..], &[0, 0, 0, 0, 0, 7, 0]);
+        assert_eq!(decode_target_metadata(&without).unwrap(), (7, 0));
+        assert_eq!(
+            decode_target_metadata(&encode_epoch_value(3)).unwrap(),
+            (3, 0)
+        );
     }
 }

@@ -128,3 +128,27 @@ fn members_are_watched_from_threads_outside_the_runtime() {
     .expect("no panic outside the runtime");
     shutdown.cancel();
 }
+
+/// `group.consumer.assignment.interval.ms` is a dynamic broker config: the coordinator takes
+/// a new value for every group, and a group's own `consumer.assignment.interval.ms` comes
+/// first (Kafka's `consumerGroupAssignmentIntervalMs`).
+#[test]
+fn the_assignment_interval_is_the_broker_s_in_effect_unless_the_group_sets_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = coordinator(dir.path(), 60_000);
+    assert_eq!(c.consumer_config("g").assignment_interval_ms, 1_000);
+    c.set_consumer_assignment_interval(250);
+    assert_eq!(c.consumer_config("g").assignment_interval_ms, 250);
+    let mut image = crate::metadata::image::MetadataImage::default();
+    image.group_configs.insert(
+        "g".into(),
+        [(
+            "consumer.assignment.interval.ms".to_string(),
+            "0".to_string(),
+        )]
+        .into(),
+    );
+    c.topics.publish(Arc::new(image));
+    assert_eq!(c.consumer_config("g").assignment_interval_ms, 0);
+    assert_eq!(c.consumer_config("other").assignment_interval_ms, 250);
+}

@@ -196,6 +196,10 @@ pub struct ConsumerGroupConfig {
     pub heartbeat_interval_ms: i32,
     pub assignors: Vec<String>,
     pub max_size: usize,
+    /// Kafka's `group.consumer.assignment.interval.ms` (KIP-1263): the least time between two
+    /// target assignments. Joins and leaves within it are assigned together, at the first
+    /// heartbeat after it (0: at once).
+    pub assignment_interval_ms: i32,
 }
 
 impl Default for ConsumerGroupConfig {
@@ -205,6 +209,7 @@ impl Default for ConsumerGroupConfig {
             heartbeat_interval_ms: 5_000,
             assignors: vec!["uniform".into(), "range".into()],
             max_size: i32::MAX as usize,
+            assignment_interval_ms: 1_000,
         }
     }
 }
@@ -222,6 +227,10 @@ pub struct ConsumerGroup {
     pub static_members: HashMap<String, String>,
     pub offsets: Offsets,
     pub state_timestamp: i64,
+    /// Wall-clock ms at which the current target was computed, 0 when not known (Kafka's
+    /// `assignmentTimestamp`, kept in the target metadata record so that a new coordinator
+    /// keeps the interval).
+    pub assignment_timestamp_ms: i64,
     /// Partition counts of the subscribed topics at the last epoch bump.
     metadata: BTreeMap<String, i32>,
     /// Members whose session the coordinator is timing.
@@ -241,6 +250,7 @@ impl ConsumerGroup {
             static_members: HashMap::new(),
             offsets,
             state_timestamp: now_ms,
+            assignment_timestamp_ms: 0,
             metadata: BTreeMap::new(),
             watched: BTreeSet::new(),
             changes: BTreeSet::new(),
@@ -404,12 +414,14 @@ impl ConsumerGroup {
                 member.subscribed_topic_names = names.clone();
                 bump = true;
             }
-            if hb.subscribed_topic_regex.is_some()
-                && hb.subscribed_topic_regex != member.subscribed_topic_regex
-            {
-                member.subscribed_topic_regex =
-                    hb.subscribed_topic_regex.clone().filter(|r| !r.is_empty());
-                bump = true;
+            // An empty regex is none (librdkafka sends "" with its subscribed names): it must
+            // compare as none too, or every such heartbeat would start a new group epoch.
+            if let Some(regex) = &hb.subscribed_topic_regex {
+                let regex = Some(regex).filter(|r| !r.is_empty());
+                if regex != member.subscribed_topic_regex.as_ref() {
+                    member.subscribed_topic_regex = regex.cloned();
+                    bump = true;
+                }
             }
             if hb.server_assignor.is_some() && hb.server_assignor != member.server_assignor {
                 member.server_assignor = hb.server_assignor.clone();
@@ -432,8 +444,14 @@ impl ConsumerGroup {
             self.group_epoch += 1;
             self.changes.insert(Change::GroupEpoch);
         }
-        if self.assignment_epoch < self.group_epoch {
-            self.compute_target(config, topics);
+        if self.assignment_epoch < self.group_epoch
+            && can_compute_next_target(
+                self.assignment_timestamp_ms,
+                config.assignment_interval_ms,
+                now_ms,
+            )
+        {
+            self.compute_target(config, topics, now_ms);
         }
         let assignment_before = self
             .members
@@ -580,15 +598,17 @@ impl ConsumerGroup {
         self.metadata = self.current_metadata(topics);
     }
 
-    /// Group and assignment epochs from replayed records (the topic metadata is re-read at the
-    /// next heartbeat).
-    pub fn restore_epochs(&mut self, group_epoch: Option<i32>, assignment_epoch: Option<i32>) {
-        if let Some(e) = group_epoch {
-            self.group_epoch = e;
-        }
-        if let Some(e) = assignment_epoch {
-            self.assignment_epoch = e;
-        }
+    /// The group epoch from a replayed record (the topic metadata is re-read at the next
+    /// heartbeat).
+    pub fn restore_group_epoch(&mut self, epoch: i32) {
+        self.group_epoch = epoch;
+    }
+
+    /// The assignment epoch and the time it was computed (0: not known) from a replayed
+    /// target metadata record.
+    pub fn restore_assignment(&mut self, epoch: i32, timestamp_ms: i64) {
+        self.assignment_epoch = epoch;
+        self.assignment_timestamp_ms = timestamp_ms;
     }
 
     /// Removes a member (leave, session expiry, revocation timeout); its partitions become
@@ -639,7 +659,12 @@ impl ConsumerGroup {
         ))
     }
 
-    fn compute_target(&mut self, config: &ConsumerGroupConfig, topics: &dyn TopicsView) {
+    fn compute_target(
+        &mut self,
+        config: &ConsumerGroupConfig,
+        topics: &dyn TopicsView,
+        now_ms: i64,
+    ) {
         let subscriptions: BTreeMap<String, BTreeSet<String>> = self
             .members
             .values()
@@ -661,7 +686,9 @@ impl ConsumerGroup {
         }
         self.target = target;
         self.assignment_epoch = self.group_epoch;
+        self.assignment_timestamp_ms = now_ms;
         self.changes.insert(Change::TargetEpoch);
+        tracing::debug!(group = %self.id, epoch = self.group_epoch, members = self.members.len(), "computed a new target assignment");
     }
 
     /// Moves one member towards its target (Kafka's CurrentAssignmentBuilder).
@@ -758,6 +785,12 @@ impl ConsumerGroup {
 
 /// Kafka's range assignor, server side: per topic, the subscribed members (by id) get
 /// contiguous ranges, the first ones one partition more when it does not divide evenly.
+/// Kafka's `canComputeNextTargetAssignment`: a group computes its next target when it never
+/// did (time 0), when the interval is 0, or once the interval has passed since the last one.
+fn can_compute_next_target(last_ms: i64, interval_ms: i32, now_ms: i64) -> bool {
+    last_ms == 0 || interval_ms <= 0 || now_ms >= last_ms.saturating_add(i64::from(interval_ms))
+}
+
 pub fn assign_range(
     subscriptions: &BTreeMap<String, BTreeSet<String>>,
     partitions: &BTreeMap<String, i32>,

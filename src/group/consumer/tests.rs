@@ -385,3 +385,73 @@ fn a_join_writes_the_targets_that_changed_not_every_members() {
     );
     assert!(g.changes.contains(&Change::TargetEpoch));
 }
+
+/// Kafka's `canComputeNextTargetAssignment` (KIP-1263): a member that joins within
+/// `assignment.interval.ms` of the last target joins at that target's epoch with nothing; the
+/// first heartbeat once the interval has passed, whoever sends it, computes the next target.
+/// With an interval of 0 the join is assigned at once.
+#[test]
+fn a_join_within_the_assignment_interval_waits_for_the_next_target() {
+    let (topics, now) = (topics(), Instant::now());
+    let paced = ConsumerGroupConfig {
+        assignment_interval_ms: 1_000,
+        ..ConsumerGroupConfig::default()
+    };
+    let at = |g: &mut ConsumerGroup, hb: Heartbeat, config: &ConsumerGroupConfig, ms: i64| {
+        g.heartbeat(hb, config, &topics, now, ms, || unreachable!())
+            .unwrap()
+    };
+    let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
+    let a = at(&mut g, hb("a", 0, None), &paced, 10_000);
+    assert_eq!((a.member_epoch, g.assignment_timestamp_ms), (1, 10_000));
+    g.changes.clear();
+    let b = at(&mut g, hb("b", 0, None), &paced, 10_500);
+    assert_eq!(
+        (b.member_epoch, b.assignment.map(|a| count(&a))),
+        (1, Some(0)),
+        "b joins at the last target's epoch, with nothing"
+    );
+    assert_eq!((g.group_epoch, g.assignment_epoch), (2, 1));
+    assert_eq!(g.state_name(), "Assigning");
+    assert!(!g.changes.contains(&Change::TargetEpoch));
+    let a = at(&mut g, hb("a", 1, None), &paced, 10_999);
+    assert_eq!((a.member_epoch, g.assignment_epoch), (1, 1), "still inside");
+    let a = at(&mut g, hb("a", 1, None), &paced, 11_000);
+    assert_eq!(g.assignment_epoch, 2, "the interval has passed");
+    assert_eq!(g.assignment_timestamp_ms, 11_000);
+    assert!(g.changes.contains(&Change::TargetEpoch));
+    assert_eq!(
+        (a.member_epoch, a.assignment.map(|a| count(&a))),
+        (1, Some(2)),
+        "a gives up half before the new epoch"
+    );
+
+    // Interval 0: the second join computes the next target itself.
+    let at_once = ConsumerGroupConfig {
+        assignment_interval_ms: 0,
+        ..ConsumerGroupConfig::default()
+    };
+    let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
+    at(&mut g, hb("a", 0, None), &at_once, 10_000);
+    let b = at(&mut g, hb("b", 0, None), &at_once, 10_001);
+    assert_eq!((b.member_epoch, g.assignment_epoch), (2, 2));
+}
+
+/// librdkafka says its subscription again with an empty regex (`""`) beside the names: that
+/// is no regex, and no change. It started a new group epoch on every such heartbeat, so a
+/// 1,000-member group went through a thousand epochs (and targets) after it had formed.
+#[test]
+fn an_empty_regex_said_again_is_no_subscription_change() {
+    let (topics, now) = (topics(), Instant::now());
+    let mut g = ConsumerGroup::new("g", BTreeMap::new(), 0);
+    let joined = beat(&mut g, hb("a", 0, None), &topics, now).unwrap();
+    let epoch = g.group_epoch;
+    let again = Heartbeat {
+        subscribed_topic_names: Some(vec!["t".to_string()]),
+        subscribed_topic_regex: Some(String::new()),
+        ..hb("a", joined.member_epoch, joined.assignment)
+    };
+    beat(&mut g, again, &topics, now).unwrap();
+    assert_eq!(g.group_epoch, epoch);
+    assert_eq!(g.members["a"].subscribed_topic_regex, None);
+}
