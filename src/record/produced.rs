@@ -57,6 +57,14 @@ impl ProducedBatch {
         self.bytes.is_empty()
     }
 
+    /// How many records the first batch's header says it holds (0 when the header does not
+    /// parse). A claim, not a count: walking the batch checks it, and a walk never goes
+    /// further than it, so it bounds what the walk costs.
+    pub fn records_claimed(&self) -> usize {
+        self.header()
+            .map_or(0, |h| usize::try_from(h.records_count()).unwrap_or(0))
+    }
+
     /// Whether the records are compressed (a batch whose header does not parse is not: its
     /// check fails at once).
     pub fn is_compressed(&self) -> bool {
