@@ -120,6 +120,10 @@ struct Options {
     /// Extra broker overrides for a broker the benchmark starts (`key=value`, repeatable).
     #[arg(long = "override")]
     overrides: Vec<String>,
+    /// Extra librdkafka producer settings (`key=value`, repeatable): `message.max.bytes`
+    /// above a million for 1 MiB messages (`bench/large-messages.sh`).
+    #[arg(long = "producer-config")]
+    producer_config: Vec<String>,
     /// Side by side: also start a broker with these overrides on top (`key=value`,
     /// repeatable) and run produce and consume on both in turn (see `broker/against.rs`).
     #[arg(long)]
@@ -251,6 +255,12 @@ fn producer_with(
     if let Some(linger) = linger_ms {
         config.set("linger.ms", linger);
     }
+    for setting in &options.producer_config {
+        let (key, value) = setting
+            .split_once('=')
+            .unwrap_or_else(|| panic!("--producer-config {setting}: not key=value"));
+        config.set(key, value);
+    }
     // Idempotent and transactional producers need acks=all whatever `--acks` says.
     for (key, value) in extra {
         config.set(*key, *value).set("acks", "all");
@@ -277,7 +287,7 @@ fn send_all(
                 Ok(()) => break,
                 Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
                     record = back;
-                    producer.poll(Duration::from_millis(1));
+                    serve_delivery_reports(producer);
                 }
                 Err((e, _)) => panic!("send failed: {e}"),
             }
@@ -296,8 +306,25 @@ fn drain(producer: &BaseProducer<DeliveryCounter>, patience: Duration) {
             Instant::now() < deadline,
             "messages still in flight after {patience:?}"
         );
-        producer.poll(Duration::from_millis(1));
+        serve_delivery_reports(producer);
     }
+}
+
+/// Serves the delivery reports there are, then sleeps a millisecond. Not `poll(1 ms)`: the
+/// rdkafka crate's `poll` runs until its whole timeout has passed and polls librdkafka with
+/// the time left rounded down to milliseconds, so its last millisecond (all of a 1 ms poll) is
+/// a busy loop, which took a core from the broker measured on a small machine. A `poll` of
+/// zero serves one event (one request's delivery reports, say), so it is repeated while it
+/// serves some.
+fn serve_delivery_reports(producer: &BaseProducer<DeliveryCounter>) {
+    loop {
+        let before = producer.in_flight_count();
+        producer.poll(Duration::ZERO);
+        if producer.in_flight_count() == before {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(1));
 }
 
 /// Sends one message; the latency scenario's queue never fills, so any error is fatal.
