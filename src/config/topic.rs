@@ -30,6 +30,8 @@ pub struct LogConfig {
     pub cleanup_compact: bool,
     pub delete_retention_ms: i64,
     pub min_compaction_lag_ms: i64,
+    /// `preallocate`: reserve an active segment's blocks up to `segment.bytes`.
+    pub preallocate: bool,
     /// `compression.type`: `producer`, `uncompressed` or a codec's name.
     pub compression_type: String,
     /// `compression.gzip.level`, `compression.lz4.level`, `compression.zstd.level`.
@@ -127,6 +129,7 @@ impl LogConfig {
             lz4_level: long("compression.lz4.level").clamp(1, 17) as i32,
             zstd_level: long("compression.zstd.level").clamp(-131_072, 22) as i32,
             min_compaction_lag_ms: long("min.compaction.lag.ms"),
+            preallocate: get("preallocate").trim().eq_ignore_ascii_case("true"),
             leader_throttled: ThrottledReplicas::parse(&get(
                 "leader.replication.throttled.replicas",
             )),

@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `manager/` | the log directories (JBOD): locks, load at startup, placement, create/delete/move logs, checkpoints, clean-shutdown markers, the retention/flush/checkpoint timers |
 //! | `log/` | one partition: segments, offsets, load and recovery, append, roll, read, retention, compaction, flush |
-//! | `segment.rs` | one `.log` file with its indexes: append, read, recover, truncate |
+//! | `segment/` | one `.log` file with its indexes: append (`pwritev`, `preallocate`), read, recover, truncate |
 //! | `open_files.rs` | the bounded set of open segment files (CLOCK eviction, reopened on use) |
 //! | `index.rs` | `.index` / `.timeindex` over mmap (the only `unsafe`) |
 //! | `checkpoint.rs` | atomic text checkpoint files |

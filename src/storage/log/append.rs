@@ -4,7 +4,7 @@
 //! segment roll; truncation by whole batches; and flushing (fsync prepared under the log's lock,
 //! run outside it, then recorded).
 
-use super::{AppendInfo, Log};
+use super::{AppendInfo, Log, new_segment};
 use crate::record::produced::CheckedBatch;
 use crate::record::{self, BatchView};
 use crate::storage::StorageError;
@@ -281,13 +281,7 @@ impl Log {
         if let Some(active) = self.segments.values_mut().next_back() {
             active.seal()?;
         }
-        let created = Segment::create(
-            &self.dir,
-            next,
-            self.config.segment_index_bytes,
-            self.config.index_interval_bytes,
-            now_ms,
-        );
+        let created = new_segment(&self.dir, &self.config, next, now_ms);
         let segment = match created {
             Ok(segment) => segment,
             Err(e) => {

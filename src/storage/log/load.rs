@@ -4,7 +4,7 @@
 //! segments go); the leader-epoch cache and the producer state aligned with what survived;
 //! and a reset to an empty log at an offset.
 
-use super::{LoadReport, Log};
+use super::{LoadReport, Log, new_segment};
 use crate::config::LogConfig;
 use crate::storage::StorageError;
 use crate::storage::epoch::LeaderEpochCache;
@@ -27,13 +27,7 @@ impl Log {
         now_ms: i64,
     ) -> Result<Self, StorageError> {
         std::fs::create_dir_all(dir)?;
-        let segment = Segment::create(
-            dir,
-            0,
-            config.segment_index_bytes,
-            config.index_interval_bytes,
-            now_ms,
-        )?;
+        let segment = new_segment(dir, &config, 0, now_ms)?;
         let mut segments = BTreeMap::new();
         segments.insert(0, segment);
         let leader_epochs = LeaderEpochCache::create_empty(dir)?;
@@ -249,13 +243,7 @@ impl Log {
         for (_, segment) in std::mem::take(&mut self.segments) {
             segment.delete()?;
         }
-        let segment = Segment::create(
-            &self.dir,
-            offset,
-            self.config.segment_index_bytes,
-            self.config.index_interval_bytes,
-            now_ms,
-        )?;
+        let segment = new_segment(&self.dir, &self.config, offset, now_ms)?;
         self.segments.insert(offset, segment);
         self.log_start_offset = offset;
         self.recovery_point = offset;

@@ -276,3 +276,23 @@ impl Log {
         result
     }
 }
+
+/// A new, empty active segment at `base_offset`, preallocated when the topic says so.
+fn new_segment(
+    dir: &Path,
+    config: &LogConfig,
+    base_offset: i64,
+    now_ms: i64,
+) -> Result<Segment, StorageError> {
+    let mut segment = Segment::create(
+        dir,
+        base_offset,
+        config.segment_index_bytes,
+        config.index_interval_bytes,
+        now_ms,
+    )?;
+    if config.preallocate {
+        segment.preallocate(config.segment_bytes);
+    }
+    Ok(segment)
+}

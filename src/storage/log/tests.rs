@@ -30,7 +30,8 @@ fn small_and_large_batches_are_stored_as_stamped_with_valid_crcs() {
             0,
         )
         .unwrap();
-        // 3 records take one joined write; 500 records of 100 bytes take two.
+        // Both take one pwritev of header and records; the large one's records (500 of 100
+        // bytes) are well past a page.
         let small = batch(0, 3, 5, 100);
         let large = batch(0, 500, 5, 100);
         assert!(large.len() - crate::record::HEADER_LEN > 16 * 1024);
@@ -676,4 +677,49 @@ fn a_log_without_an_epoch_file_rebuilds_it_from_batch_headers_once() {
     assert_eq!(log.end_offset_for_epoch(2), (2, 12));
     assert_eq!(log.end_offset_for_epoch(7), (7, 15));
     assert!(file.exists());
+}
+
+/// The topic's `preallocate`: every segment the log starts (at creation and at each roll) has
+/// its blocks reserved up to `segment.bytes`, and a rolled one gives back what it did not use.
+#[test]
+fn preallocate_reserves_each_new_segment_and_a_roll_gives_back_the_rest() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let allocated = |base: i64| {
+        let path = dir
+            .path()
+            .join(crate::storage::segment::file_name(base, "log"));
+        std::fs::metadata(path).unwrap().blocks() * 512
+    };
+    let mut log = Log::create(
+        dir.path(),
+        TopicPartition::new("t", 0),
+        config(&[("preallocate", "true"), ("segment.bytes", "4194304")]),
+        0,
+    )
+    .unwrap();
+    assert!(allocated(0) >= 4 << 20, "{}", allocated(0));
+    append(&mut log, 10, 1);
+    log.roll(2).unwrap();
+    assert!(
+        allocated(0) < 64 << 10,
+        "the sealed segment: {}",
+        allocated(0)
+    );
+    assert!(allocated(10) >= 4 << 20, "the new one: {}", allocated(10));
+    append(&mut log, 10, 3);
+    assert_eq!(log.log_end_offset(), 20);
+    let without = Log::create(
+        &dir.path().join("without"),
+        TopicPartition::new("t", 1),
+        config(&[("segment.bytes", "4194304")]),
+        0,
+    )
+    .unwrap();
+    drop(without);
+    let path = dir
+        .path()
+        .join("without")
+        .join(crate::storage::segment::file_name(0, "log"));
+    assert_eq!(std::fs::metadata(path).unwrap().blocks(), 0);
 }

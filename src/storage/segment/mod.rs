@@ -6,6 +6,16 @@
 //! appended. Every `index.interval.bytes` of appended data the batch's base offset and file
 //! position go into the offset index, and the largest timestamp so far with its offset into
 //! the time index. Positions are `u32` because `segment.bytes` is an `int`.
+//!
+//! With `preallocate` (Kafka's topic config) an active segment's blocks are reserved up to
+//! `segment.bytes` when it is created, past its end (`fallocate` keeping the size, where Kafka
+//! sets the length and trims at roll): the file's length stays the end of its data, so readers,
+//! recovery and size accounting see nothing different, and sealing the segment gives back
+//! what it did not use.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | the segment: create, open, append, read, recover, truncate, seal |
 
 use super::StorageError;
 use super::index::{OffsetIndex, TimeIndex};
@@ -14,13 +24,9 @@ use crate::record::{self, BatchView, HEADER_LEN, LOG_OVERHEAD};
 use bytes::{Bytes, BytesMut};
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Below this many bytes of records a stamped batch is joined into one buffer and written
-/// once: a copy that small is cheaper than a second system call.
-const JOIN_BELOW_BYTES: usize = 16 * 1024;
 
 /// Where a batch sits in the segment file, from its header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +122,9 @@ pub struct Segment {
     /// Wall-clock time this segment object was created or loaded, for `segment.ms` when the
     /// segment holds no timestamps.
     created_ms: i64,
+    /// Blocks past the end of the file are reserved (`preallocate`, or left so by a crash):
+    /// sealing gives them back.
+    preallocated: bool,
 }
 
 /// The largest batch recovery always accepts (it bounds what a garbage length can make it read).
@@ -162,7 +171,8 @@ impl Segment {
     ) -> Result<Self, StorageError> {
         let log_path = dir.join(file_name(base_offset, "log"));
         let log = SegmentFile::open(&log_path, false)?;
-        let len = log.get()?.metadata()?.len();
+        let metadata = log.get()?.metadata()?;
+        let len = metadata.len();
         let size = u32::try_from(len).map_err(|_| {
             StorageError::Corrupt(format!("{} is larger than 4 GiB", log_path.display()))
         })?;
@@ -177,8 +187,32 @@ impl Segment {
             index_interval_bytes,
             now_ms,
         )?;
+        // More blocks than the data needs (a file system block past it): a preallocated
+        // segment the broker did not seal, before a crash.
+        segment.preallocated = metadata.blocks() * 512 > len.div_ceil(4096) * 4096 + 4096;
         segment.load_summary()?;
         Ok(segment)
+    }
+
+    /// Reserves the file's blocks up to `bytes` past its end (`preallocate`). Where the file
+    /// system cannot (not supported, or no space for it) appends go on without; a disk too
+    /// full for the data itself fails the append that needs the space, as without.
+    pub fn preallocate(&mut self, bytes: u64) {
+        let reserved = self.log.get().and_then(|file| {
+            rustix::fs::fallocate(
+                &*file,
+                rustix::fs::FallocateFlags::KEEP_SIZE,
+                0,
+                bytes.max(1),
+            )
+            .map_err(io::Error::from)
+        });
+        match reserved {
+            Ok(()) => self.preallocated = true,
+            Err(e) => {
+                tracing::debug!(segment = %self.log_path.display(), error = %e, "segment not preallocated")
+            }
+        }
     }
 
     /// Opens the indexes (writable, i.e. preallocated, for the active segment) around `log`.
@@ -221,6 +255,7 @@ impl Segment {
             first_batch_timestamp: None,
             first_batch_unread: false,
             created_ms: now_ms,
+            preallocated: false,
         })
     }
 
@@ -333,9 +368,9 @@ impl Segment {
     }
 
     /// Appends a batch given as its (rewritten) header and the records after it, as they
-    /// arrived: the records are not copied. Small batches are joined first so they still take
-    /// one write; a crash between the two writes of a large one leaves a torn tail, which
-    /// recovery truncates like any other.
+    /// arrived: the records are not copied, and both go in one `pwritev`. A crash within it (or
+    /// between it and the rest of a short write) leaves a torn tail, which recovery truncates
+    /// like any other.
     pub fn append_stamped(
         &mut self,
         header: &[u8; HEADER_LEN],
@@ -354,16 +389,7 @@ impl Segment {
         let at = self.size as u64;
         super::slow_disk_point();
         super::failing_disk_point(&self.log_path)?;
-        let file = self.log.get()?;
-        let written = if records.len() <= JOIN_BELOW_BYTES {
-            let mut joined = Vec::with_capacity(size);
-            joined.extend_from_slice(header);
-            joined.extend_from_slice(records);
-            file.write_all_at(&joined, at)
-        } else {
-            file.write_all_at(header, at)
-                .and_then(|()| file.write_all_at(records, at + HEADER_LEN as u64))
-        };
+        let written = write_pair_at(&*self.log.get()?, header, records, at);
         self.undo_partial_write(written)?;
         self.size += size as u32;
         self.index_batch(&location)
@@ -606,6 +632,11 @@ impl Segment {
         }
         self.offset_index.trim()?;
         self.time_index.trim()?;
+        if self.preallocated {
+            // Setting the length it has frees the blocks reserved past it.
+            self.log.get()?.set_len(self.size as u64)?;
+            self.preallocated = false;
+        }
         Ok(())
     }
 
@@ -828,185 +859,28 @@ impl HeaderWindow {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::test_support::batch;
-
-    fn filled_segment(dir: &Path, batches: i64, per_batch: i32) -> Segment {
-        let mut segment = Segment::create(dir, 0, 4096, 100, 0).unwrap();
-        for i in 0..batches {
-            let mut b = batch(0, per_batch, 1000 + i * 10, 50);
-            record::assign_offsets(&mut b, i * per_batch as i64, 0, None);
-            segment.append(&b).unwrap();
-        }
-        segment
-    }
-
-    #[test]
-    fn read_from_inside_a_batch_returns_the_whole_batch() {
-        let dir = tempfile::tempdir().unwrap();
-        let segment = filled_segment(dir.path(), 10, 5);
-        let read = segment.read(12, 1, i64::MAX, true).unwrap().unwrap();
-        let bytes = read.records.read().unwrap();
-        let view = BatchView::new(&bytes).unwrap();
-        assert_eq!(view.base_offset(), 10);
-        assert_eq!(read.next_offset, 15);
-        let read = segment.read(0, 1 << 20, 23, true).unwrap().unwrap();
-        assert_eq!(
-            read.next_offset, 20,
-            "stops before the batch crossing max_offset"
-        );
-        assert!(segment.read(50, 1 << 20, i64::MAX, true).unwrap().is_none());
-    }
-
-    /// Every read agrees with a plain walk over all batches: the index shortcuts at both ends
-    /// of the range change nothing.
-    #[test]
-    fn reads_match_a_walk_over_every_batch() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut segment = Segment::create(dir.path(), 0, 4096, 300, 0).unwrap();
-        let mut all = Vec::new();
-        let mut next = 0i64;
-        for i in 0..60i64 {
-            let count = 1 + (i % 4) as i32;
-            let mut b = batch(0, count, 1000 + i, 20 + (i as usize * 37) % 400);
-            record::assign_offsets(&mut b, next, 0, None);
-            segment.append(&b).unwrap();
-            all.push(
-                segment
-                    .read_location(segment.size() - b.len() as u32)
-                    .unwrap()
-                    .unwrap(),
-            );
-            next += count as i64;
-        }
-        assert!(
-            segment.offset_index.entries() > 5,
-            "the test needs index entries"
-        );
-        let expected = |offset: i64, max_bytes: usize, max_offset: i64, min_one: bool| {
-            let first = all.iter().position(|b| b.last_offset >= offset)?;
-            if all[first].last_offset >= max_offset {
-                return None;
-            }
-            let start = all[first].position;
-            let mut end = start;
-            let mut next_offset = 0;
-            for b in &all[first..] {
-                if b.last_offset >= max_offset
-                    || ((b.position + b.size - start) as usize > max_bytes
-                        && !(min_one && end == start))
-                {
-                    break;
-                }
-                end = b.position + b.size;
-                next_offset = b.last_offset + 1;
-            }
-            (end > start).then_some((start as u64, (end - start) as usize, next_offset))
-        };
-        for offset in (0..next + 2).step_by(3) {
-            for max_bytes in [1, 100, 500, 1000, 3000, 7000, 100_000] {
-                for max_offset in [next / 3, next / 2 + 1, next - 1, next, i64::MAX] {
-                    for min_one in [false, true] {
-                        let got = segment
-                            .read(offset, max_bytes, max_offset, min_one)
-                            .unwrap()
-                            .map(|r| (r.records.position(), r.records.len(), r.next_offset));
-                        assert_eq!(
-                            got,
-                            expected(offset, max_bytes, max_offset, min_one),
-                            "offset {offset} max_bytes {max_bytes} max_offset {max_offset} min_one {min_one}"
-                        );
-                    }
-                }
-            }
+/// Writes `header` and then `records` at `at`: one `pwritev`, and plain writes for whatever
+/// a short write left.
+fn write_pair_at(file: &File, header: &[u8], records: &[u8], at: u64) -> io::Result<()> {
+    let mut written = 0;
+    while written < header.len() {
+        let slices = [
+            io::IoSlice::new(&header[written..]),
+            io::IoSlice::new(records),
+        ];
+        match rustix::io::pwritev(file, &slices, at + written as u64) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => written += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
     }
-
-    #[test]
-    fn a_reloaded_segment_ages_from_its_first_batch_read_on_demand() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut segment = filled_segment(dir.path(), 40, 2);
-        assert!(
-            segment.offset_index.entries() > 0,
-            "loaded from an index entry on"
-        );
-        assert_eq!(segment.time_waited_for_roll(0, 5000).unwrap(), 5000 - 1001);
-        segment.seal().unwrap();
-        drop(segment);
-        let mut reloaded = Segment::open(dir.path(), 0, true, 4096, 100, 0).unwrap();
-        assert!(reloaded.first_batch_unread, "not read at load");
-        assert_eq!(reloaded.time_waited_for_roll(0, 5000).unwrap(), 5000 - 1001);
-        assert!(!reloaded.first_batch_unread);
-        assert_eq!(reloaded.next_offset(), 80);
-        assert_eq!(reloaded.max_timestamp(), 1000 + 39 * 10 + 1);
+    let records_written = written - header.len();
+    if records_written < records.len() {
+        file.write_all_at(&records[records_written..], at + written as u64)?;
     }
-
-    #[test]
-    fn index_lookup_and_timestamp_search() {
-        let dir = tempfile::tempdir().unwrap();
-        let segment = filled_segment(dir.path(), 40, 2);
-        assert!(segment.offset_index.entries() > 3);
-        for target in [0, 1, 37, 38, 79] {
-            let found = segment.find_batch(target).unwrap().unwrap();
-            assert!(found.base_offset <= target && target <= found.last_offset);
-        }
-        let batch = segment.find_batch_by_timestamp(1205).unwrap().unwrap();
-        assert_eq!(batch.base_offset, 42); // batch 20 ends at 1201; batch 21 starts at 1210
-        assert_eq!(segment.max_timestamp(), 1000 + 39 * 10 + 1);
-    }
-
-    #[test]
-    fn recovery_truncates_torn_tail_and_rebuilds_indexes() {
-        let dir = tempfile::tempdir().unwrap();
-        let segment = filled_segment(dir.path(), 20, 3);
-        let good_size = segment.size();
-        let entries = segment.offset_index.entries();
-        segment
-            .log
-            .get()
-            .unwrap()
-            .write_all_at(
-                b"garbage that is not a batch at all, not even close......................",
-                good_size as u64,
-            )
-            .unwrap();
-        segment.flush().unwrap();
-        drop(segment);
-        let mut reopened = Segment::open(dir.path(), 0, true, 4096, 100, 0).unwrap();
-        let dropped = reopened.recover(1 << 20).unwrap();
-        assert_eq!(reopened.size(), good_size);
-        assert!(dropped > 0);
-        assert_eq!(reopened.next_offset(), 60);
-        assert_eq!(reopened.offset_index.entries(), entries);
-    }
-
-    #[test]
-    fn recovery_stops_at_corrupt_crc() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut segment = filled_segment(dir.path(), 5, 1);
-        let third = segment.find_batch(2).unwrap().unwrap();
-        segment
-            .log
-            .get()
-            .unwrap()
-            .write_all_at(b"X", (third.position + 70) as u64)
-            .unwrap();
-        segment.recover(1 << 20).unwrap();
-        assert_eq!(segment.next_offset(), 2);
-        assert_eq!(segment.size(), third.position);
-    }
-
-    #[test]
-    fn truncate_and_seal() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut segment = filled_segment(dir.path(), 10, 2);
-        segment.truncate_to(8).unwrap();
-        assert_eq!(segment.next_offset(), 8);
-        segment.seal().unwrap();
-        let reopened = Segment::open(dir.path(), 0, false, 4096, 100, 0).unwrap();
-        assert_eq!(reopened.next_offset(), 8);
-        assert!(reopened.indexes_consistent(true));
-    }
+    Ok(())
 }
+
+#[cfg(test)]
+mod tests;
