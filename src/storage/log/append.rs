@@ -376,14 +376,17 @@ impl Log {
             let result = active.seal();
             self.guard(result)?;
         }
-        // So the next start need not replay anything to know its producers.
+        // So the next start need not replay anything to know its producers. Not when there is
+        // nothing to replay or a snapshot at the end already (Kafka's `takeSnapshot` skips a
+        // log with nothing new since its last): each is a file and two fsyncs, which for
+        // 100,000 partitions made a clean stop outlast its 25 s.
+        let end = self.log_end_offset();
+        let nothing_to_replay = end == self.log_start_offset && self.producers.is_empty();
+        if nothing_to_replay || producer_state::snapshot_path(&self.dir, end).exists() {
+            return Ok(());
+        }
         let active_base = self.active().map_or(0, Segment::base_offset);
-        let result = producer_state::write_snapshot(
-            &self.dir,
-            self.log_end_offset(),
-            active_base,
-            &self.producers,
-        );
+        let result = producer_state::write_snapshot(&self.dir, end, active_base, &self.producers);
         self.guard(result)
     }
 }

@@ -723,3 +723,44 @@ fn preallocate_reserves_each_new_segment_and_a_roll_gives_back_the_rest() {
         .join(crate::storage::segment::file_name(0, "log"));
     assert_eq!(std::fs::metadata(path).unwrap().blocks(), 0);
 }
+
+/// A clean close writes a producer snapshot only where the next start would otherwise replay
+/// something: not for a log never written (100,000 of those took two fsyncs each), and not
+/// again at an end that has one.
+#[test]
+fn close_snapshots_producers_only_where_a_start_would_replay_something() {
+    let dir = tempfile::tempdir().unwrap();
+    let snapshots = |path: &std::path::Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(path)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".snapshot"))
+            .collect();
+        names.sort();
+        names
+    };
+    let empty_dir = dir.path().join("empty");
+    let mut empty = Log::create(&empty_dir, TopicPartition::new("t", 0), config(&[]), 0).unwrap();
+    empty.close(1).unwrap();
+    assert!(snapshots(&empty_dir).is_empty());
+
+    let written_dir = dir.path().join("written");
+    let mut written =
+        Log::create(&written_dir, TopicPartition::new("t", 1), config(&[]), 0).unwrap();
+    append(&mut written, 5, 1);
+    written.close(2).unwrap();
+    assert_eq!(snapshots(&written_dir), [format!("{:020}.snapshot", 5)]);
+    let (mut reloaded, _) = Log::load(
+        &written_dir,
+        TopicPartition::new("t", 1),
+        config(&[]),
+        5,
+        0,
+        true,
+        3,
+    )
+    .unwrap();
+    assert_eq!(reloaded.log_end_offset(), 5);
+    reloaded.close(4).unwrap();
+    assert_eq!(snapshots(&written_dir), [format!("{:020}.snapshot", 5)]);
+}
