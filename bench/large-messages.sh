@@ -139,7 +139,7 @@ for line in open(path):
 gb = total / 1e9
 med = lambda got, i: statistics.median(f[i] for f in got)
 print(f"\n{gb:.2f} GB per measurement, medians of the rounds; x dd: the ratio to dd's rate of the same size")
-print(f"{'size':>8} {'writer':<12} {'page cache MB/s':>15} {'x dd':>5} {'on disk MB/s':>12} {'x dd':>5} {'broker CPU s/GB':>15} {'client CPU s/GB':>15} {'rounds':>6}")
+print(f"{'size':>8} {'writer':<16} {'page cache MB/s':>15} {'x dd':>5} {'on disk MB/s':>12} {'x dd':>5} {'broker CPU s/GB':>15} {'client CPU s/GB':>15} {'rounds':>6}")
 for size in sorted({s for s, _ in rows}):
     dd = rows.get((size, "dd"))
     for name in ["dd", *names]:
@@ -150,5 +150,5 @@ for size in sorted({s for s, _ in rows}):
         x_cache = f"{cache / med(dd, 0):.2f}" if dd else "-"
         x_disk = f"{disk / med(dd, 1):.2f}" if dd else "-"
         cpu = f"{med(got, 2) / gb:>15.2f} {med(got, 3) / gb:>15.2f}" if name != "dd" else f"{'':>15} {'':>15}"
-        print(f"{size:>8} {name:<12} {cache:>15.1f} {x_cache:>5} {disk:>12.1f} {x_disk:>5} {cpu} {len(got):>6}")
+        print(f"{size:>8} {name:<16} {cache:>15.1f} {x_cache:>5} {disk:>12.1f} {x_disk:>5} {cpu} {len(got):>6}")
 PY
