@@ -34,12 +34,18 @@ pub fn raise_open_file_limit() -> Option<u64> {
 }
 
 /// Logs how the loaded `segments` stand against the descriptors segment files may use
-/// (`open_segment_files_max`, `log.segment.open.files.max`): beyond it, files are closed and
-/// opened again on use.
-pub fn report_descriptor_budget(segments: usize, open_segment_files_max: usize) {
+/// (`open_segment_files_max`, `log.segment.open.files.max`) and the maps index files may use
+/// (`index_mapped_files_max`, `log.index.mapped.files.max`): beyond them, files are closed or
+/// unmapped and opened or mapped again on use.
+pub fn report_descriptor_budget(
+    segments: usize,
+    open_segment_files_max: usize,
+    index_mapped_files_max: usize,
+) {
     tracing::info!(
         segments,
         open_segment_files_max,
-        "segment files are opened on use, at most this many at once"
+        index_mapped_files_max,
+        "segment files are opened and index files mapped on use, at most this many at once"
     );
 }

@@ -285,6 +285,7 @@ impl Broker {
     pub fn open(config: BrokerConfig) -> Result<Arc<Self>, Error> {
         // Before any log opens its segments, the metadata log's included.
         crate::storage::open_files::configure(config.segment_open_files_max);
+        crate::storage::index::configure(config.index_mapped_files_max);
         // The log directories must all belong to one cluster (Kafka checks the same).
         let mut stored_cluster_id: Option<String> = None;
         for dir in &config.log_dirs {
@@ -431,6 +432,7 @@ impl Broker {
         crate::limits::report_descriptor_budget(
             reports.iter().map(|(_, r)| r.segments).sum(),
             crate::storage::open_files::global().stats().capacity,
+            crate::storage::index::global().stats().capacity,
         );
         tracing::info!(
             log_dirs = %config.log_dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(","),

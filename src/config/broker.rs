@@ -81,6 +81,8 @@ pub struct BrokerConfig {
     pub recovery_threads: usize,
     /// `log.segment.open.files.max`; `None`: half the open-file limit.
     pub segment_open_files_max: Option<usize>,
+    /// `log.index.mapped.files.max`; `None`: half of `vm.max_map_count`.
+    pub index_mapped_files_max: Option<usize>,
     pub cluster_id: Option<String>,
     pub offsets_topic_partitions: i32,
     pub offsets_topic_segment_bytes: i32,
@@ -565,6 +567,9 @@ impl BrokerConfig {
                 as usize,
             recovery_threads: int("num.recovery.threads.per.data.dir").max(1) as usize,
             segment_open_files_max: usize::try_from(int("log.segment.open.files.max"))
+                .ok()
+                .filter(|n| *n > 0),
+            index_mapped_files_max: usize::try_from(int("log.index.mapped.files.max"))
                 .ok()
                 .filter(|n| *n > 0),
             cluster_id: explicit("cluster.id"),

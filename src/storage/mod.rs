@@ -6,8 +6,9 @@
 //! | `manager/` | the log directories (JBOD): locks, load at startup, placement, create/delete/move logs, checkpoints, clean-shutdown markers, the retention/flush/checkpoint timers |
 //! | `log/` | one partition: segments, offsets, load and recovery, append, roll, read, retention, compaction, flush |
 //! | `segment/` | one `.log` file with its indexes: append (`pwritev`, `preallocate`), read, recover, truncate |
-//! | `open_files.rs` | the bounded set of open segment files (CLOCK eviction, reopened on use) |
-//! | `index.rs` | `.index` / `.timeindex` over mmap (the only `unsafe`) |
+//! | `open_files.rs` | the bounded set of open segment files (reopened on use) |
+//! | `index/` | `.index` / `.timeindex` mapped on use through a bounded set of maps (the only `unsafe`) |
+//! | `clock.rs` | a bounded set with CLOCK eviction, of open files and of index maps |
 //! | `checkpoint.rs` | atomic text checkpoint files |
 //! | `cleaner.rs` | log compaction: latest record per key |
 //! | `producer_state.rs` | idempotent producers: sequences, duplicates, snapshots |
@@ -18,6 +19,7 @@
 
 pub mod checkpoint;
 pub mod cleaner;
+pub mod clock;
 pub mod epoch;
 pub mod flush;
 pub mod index;

@@ -1,45 +1,30 @@
 //! `process_*`: the figures the Prometheus client libraries (the JMX exporter's too) report
-//! for a process, read from `/proc`; and `sluice_log_segment_files_*`, the bounded set of
-//! open segment files that shares its descriptors (Kafka has none: it keeps every segment
-//! open).
+//! for a process, read from `/proc`; `sluice_log_segment_files_*`, the bounded set of open
+//! segment files that shares its descriptors, and `sluice_log_index_maps_*`, the bounded set
+//! of mapped index files that shares its maps (Kafka has neither: it keeps every segment
+//! open and every index it has used mapped).
 
 use super::gauge;
 use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::encoding::EncodeMetric;
 
 pub(super) fn encode(encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
-    let files = crate::storage::open_files::global().stats();
-    gauge(
+    bounded_set(
         encoder,
-        "sluice_log_segment_files_open",
-        "Segment files (.log) open now (log.segment.open.files.max bounds them).",
-        files.open as f64,
+        "sluice_log_segment_files",
+        "Segment files (.log)",
+        "log.segment.open.files.max",
+        ["open", "closed", "opened again"],
+        crate::storage::open_files::global().stats(),
     )?;
-    gauge(
+    bounded_set(
         encoder,
-        "sluice_log_segment_files_open_max",
-        "log.segment.open.files.max in force.",
-        files.capacity as f64,
+        "sluice_log_index_maps",
+        "Index files (.index, .timeindex)",
+        "log.index.mapped.files.max",
+        ["mapped", "unmapped", "mapped again"],
+        crate::storage::index::global().stats(),
     )?;
-    for (name, help, value) in [
-        (
-            "sluice_log_segment_files_hits",
-            "Uses of a segment file that found it open.",
-            files.hits,
-        ),
-        (
-            "sluice_log_segment_files_opens",
-            "Uses of a segment file that had to open it (closed to stay within the bound).",
-            files.misses,
-        ),
-        (
-            "sluice_log_segment_files_closed",
-            "Segment files closed to stay within log.segment.open.files.max.",
-            files.evictions,
-        ),
-    ] {
-        super::counters(encoder, name, help, &[(Vec::new(), value)])?;
-    }
     let Ok(process) = procfs::process::Process::myself() else {
         return Ok(());
     };
@@ -94,6 +79,51 @@ pub(super) fn encode(encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Er
             "Maximum number of open file descriptors.",
             max as f64,
         )?;
+    }
+    Ok(())
+}
+
+/// The metrics of a bounded set of per-segment resources (`storage::clock`): what it holds,
+/// its bound, and how its uses went. `verbs`: held, released, taken again.
+fn bounded_set(
+    encoder: &mut DescriptorEncoder,
+    prefix: &str,
+    what: &str,
+    config: &str,
+    [held, released, taken_again]: [&str; 3],
+    stats: crate::storage::clock::ClockStats,
+) -> Result<(), std::fmt::Error> {
+    let name = |suffix: &str| format!("{prefix}_{suffix}");
+    gauge(
+        encoder,
+        &name("open"),
+        &format!("{what} {held} now ({config} bounds them)."),
+        stats.open as f64,
+    )?;
+    gauge(
+        encoder,
+        &name("open_max"),
+        &format!("{config} in force."),
+        stats.capacity as f64,
+    )?;
+    for (suffix, help, value) in [
+        (
+            "hits",
+            format!("Uses of {what} that found the file {held}."),
+            stats.hits,
+        ),
+        (
+            "opens",
+            format!("Uses of {what} that found the file {released} and had it {taken_again}.",),
+            stats.misses,
+        ),
+        (
+            "closed",
+            format!("{what} {released} to stay within {config}."),
+            stats.evictions,
+        ),
+    ] {
+        super::counters(encoder, &name(suffix), &help, &[(Vec::new(), value)])?;
     }
     Ok(())
 }

@@ -129,7 +129,7 @@ impl Log {
             let tail_untrusted = active && clean_shutdown && !segment.tail_is_valid()?;
             if *base >= first_to_recover
                 || tail_untrusted
-                || !segment.indexes_consistent(!clean_shutdown)
+                || !segment.indexes_consistent(!clean_shutdown)?
             {
                 let dropped = segment.recover(config.max_message_bytes)?;
                 report.recovered_segments += 1;

@@ -266,7 +266,10 @@ impl Segment {
             self.max_timestamp = ts;
             self.offset_of_max_timestamp = offset;
         }
-        let (_, start) = self.offset_index.lookup(i64::MAX);
+        let start = self
+            .offset_index
+            .last_entry()
+            .map_or(0, |(_, position)| position);
         self.first_batch_unread = start > 0;
         let mut position = start;
         let mut window = HeaderWindow::new();
@@ -438,7 +441,7 @@ impl Segment {
         window: &mut HeaderWindow,
         offset: i64,
     ) -> Result<Option<BatchLocation>, StorageError> {
-        let (_, mut position) = self.offset_index.lookup(offset);
+        let (_, mut position) = self.offset_index.lookup(offset)?;
         while let Some(batch) = window.location(self, position)? {
             if batch.last_offset >= offset {
                 return Ok(Some(batch));
@@ -510,7 +513,7 @@ impl Segment {
         limit: u32,
     ) -> Result<(u32, i64), StorageError> {
         // An indexed position is where a batch starts, so the batch before it ends there.
-        let (mut end, mut next_offset) = match self.offset_index.floor_by_position(limit) {
+        let (mut end, mut next_offset) = match self.offset_index.floor_by_position(limit)? {
             Some((offset, indexed)) if indexed > start => (indexed, offset),
             _ => (start, -1),
         };
@@ -541,8 +544,8 @@ impl Segment {
         &self,
         timestamp: i64,
     ) -> Result<Option<BatchLocation>, StorageError> {
-        let start_offset = self.time_index.lookup(timestamp);
-        let (_, mut position) = self.offset_index.lookup(start_offset);
+        let start_offset = self.time_index.lookup(timestamp)?;
+        let (_, mut position) = self.offset_index.lookup(start_offset)?;
         let mut window = HeaderWindow::new();
         while let Some(batch) = window.location(self, position)? {
             if batch.max_timestamp >= timestamp {
@@ -565,8 +568,8 @@ impl Segment {
     /// batches it took before, and the metadata log keeps entries of large topics (7,500
     /// partitions make a 2.2 MB entry: it was truncated away at each start, losing the topic).
     pub fn recover(&mut self, max_message_bytes: usize) -> Result<u64, StorageError> {
-        self.offset_index.clear();
-        self.time_index.clear();
+        self.offset_index.clear()?;
+        self.time_index.clear()?;
         self.bytes_since_last_index_entry = 0;
         self.max_timestamp = -1;
         self.offset_of_max_timestamp = self.base_offset;
@@ -613,8 +616,8 @@ impl Segment {
         };
         self.log.get()?.set_len(position as u64)?;
         self.size = position;
-        self.offset_index.truncate_to(end);
-        self.time_index.truncate_to(end);
+        self.offset_index.truncate_to(end)?;
+        self.time_index.truncate_to(end)?;
         // Re-derive the summary from what is left.
         self.max_timestamp = -1;
         self.next_offset = self.base_offset;
@@ -642,8 +645,8 @@ impl Segment {
 
     /// Makes a sealed segment appendable again (after truncation made it the last one).
     pub fn reopen_for_append(&mut self, index_max_bytes: u64) -> Result<(), StorageError> {
-        self.offset_index.reopen_for_append(index_max_bytes)?;
-        self.time_index.reopen_for_append(index_max_bytes)?;
+        self.offset_index.reopen_for_append(index_max_bytes);
+        self.time_index.reopen_for_append(index_max_bytes);
         Ok(())
     }
 
@@ -653,7 +656,10 @@ impl Segment {
     /// scan): bytes appended behind the broker's back must not be trusted, or acknowledged
     /// writes would land after them.
     pub fn tail_is_valid(&self) -> Result<bool, StorageError> {
-        let (_, mut position) = self.offset_index.lookup(i64::MAX);
+        let mut position = self
+            .offset_index
+            .last_entry()
+            .map_or(0, |(_, position)| position);
         let mut window = HeaderWindow::new();
         let mut expected: Option<i64> = None;
         while let Some(location) = window.location(self, position)? {
@@ -672,15 +678,16 @@ impl Segment {
     /// clean shutdown only their last entries are checked, as Kafka's `sanityCheck` does:
     /// a full scan reads every index page of every log, from disk when evicted, and a
     /// cleanly closed index was written and synced whole. `thorough` scans every entry.
-    pub fn indexes_consistent(&self, thorough: bool) -> bool {
-        if thorough {
-            self.offset_index.is_consistent(self.size as u64) && self.time_index.is_consistent()
+    pub fn indexes_consistent(&self, thorough: bool) -> Result<bool, StorageError> {
+        Ok(if thorough {
+            self.offset_index.is_consistent(self.size as u64)? && self.time_index.is_consistent()?
         } else {
             self.offset_index.last_entry_sane(self.size as u64)
-        }
+        })
     }
 
-    /// Makes the indexes durable (msync of their mappings: no descriptor needed) and
+    /// Makes the indexes durable (msync of their mappings, an fdatasync of those unmapped
+    /// since they were written) and
     /// returns the `.log` file to fsync without holding the log (the open one, shared; a
     /// file the bounded set closed is opened again, and on the file's inode the fsync still
     /// covers every write made through the descriptor closed before).

@@ -175,7 +175,7 @@ fn truncate_and_seal() {
     segment.seal().unwrap();
     let reopened = Segment::open(dir.path(), 0, false, 4096, 100, 0).unwrap();
     assert_eq!(reopened.next_offset(), 8);
-    assert!(reopened.indexes_consistent(true));
+    assert!(reopened.indexes_consistent(true).unwrap());
 }
 
 /// A stamped batch goes to the file as its header followed by its records, at the end, for
