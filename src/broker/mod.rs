@@ -286,6 +286,7 @@ impl Broker {
         // Before any log opens its segments, the metadata log's included.
         crate::storage::open_files::configure(config.segment_open_files_max);
         crate::storage::index::configure(config.index_mapped_files_max);
+        crate::storage::segment::configure_writeback(config.segment_writeback_bytes);
         // The log directories must all belong to one cluster (Kafka checks the same).
         let mut stored_cluster_id: Option<String> = None;
         for dir in &config.log_dirs {

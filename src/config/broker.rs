@@ -81,6 +81,8 @@ pub struct BrokerConfig {
     pub recovery_threads: usize,
     /// `log.segment.open.files.max`; `None`: half the open-file limit.
     pub segment_open_files_max: Option<usize>,
+    /// `log.segment.writeback.bytes` (0: left to the kernel).
+    pub segment_writeback_bytes: u64,
     /// `log.index.mapped.files.max`; `None`: half of `vm.max_map_count`.
     pub index_mapped_files_max: Option<usize>,
     pub cluster_id: Option<String>,
@@ -569,6 +571,7 @@ impl BrokerConfig {
             segment_open_files_max: usize::try_from(int("log.segment.open.files.max"))
                 .ok()
                 .filter(|n| *n > 0),
+            segment_writeback_bytes: u64::try_from(int("log.segment.writeback.bytes")).unwrap_or(0),
             index_mapped_files_max: usize::try_from(int("log.index.mapped.files.max"))
                 .ok()
                 .filter(|n| *n > 0),

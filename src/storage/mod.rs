@@ -5,9 +5,9 @@
 //! |---|---|
 //! | `manager/` | the log directories (JBOD): locks, load at startup, placement, create/delete/move logs, checkpoints, clean-shutdown markers, the retention/flush/checkpoint timers |
 //! | `log/` | one partition: segments, offsets, load and recovery, append, roll, read, retention, compaction, flush |
-//! | `segment/` | one `.log` file with its indexes: append (`pwritev`, `preallocate`), read, recover, truncate |
+//! | `segment/` | one `.log` file with its indexes: append (`pwritev`, `preallocate`, write-back; `unsafe`: `sync_file_range`), read, recover, truncate |
 //! | `open_files.rs` | the bounded set of open segment files (reopened on use) |
-//! | `index/` | `.index` / `.timeindex` mapped on use through a bounded set of maps (the only `unsafe`) |
+//! | `index/` | `.index` / `.timeindex` mapped on use through a bounded set of maps (`unsafe`: the mmap call) |
 //! | `clock.rs` | a bounded set with CLOCK eviction, of open files and of index maps |
 //! | `checkpoint.rs` | atomic text checkpoint files |
 //! | `cleaner.rs` | log compaction: latest record per key |

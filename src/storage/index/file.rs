@@ -1,6 +1,6 @@
 //! One fixed-width entry file, mapped on use (Kafka's `LazyIndex`) through the process's
-//! bounded set of index maps, and the set itself. This file holds the crate's only
-//! `unsafe`: the mmap call.
+//! bounded set of index maps, and the set itself. The mmap call is one of the
+//! crate's two `unsafe` blocks (the other is `sync_file_range` in `segment/file_io.rs`).
 //!
 //! A mapping costs one of the process's `vm.max_map_count` maps (65,530 by default), and
 //! past that limit every mmap fails: the thread stacks and the allocator's arenas with it.

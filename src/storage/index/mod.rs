@@ -15,7 +15,7 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `file.rs` | one entry file mapped on use, the bounded set of index maps (the only `unsafe`) |
+//! | `file.rs` | one entry file mapped on use, the bounded set of index maps (`unsafe`: the mmap call) |
 
 mod file;
 

@@ -16,12 +16,15 @@
 //! | file | owns |
 //! |---|---|
 //! | `mod.rs` | the segment: create, open, append, read, recover, truncate, seal |
+//! | `file_io.rs` | the system calls under it: batch headers read through a window, a batch written in one `pwritev`, write-back started as appends accumulate |
 
 use super::StorageError;
 use super::index::{OffsetIndex, TimeIndex};
 use super::open_files::SegmentFile;
 use crate::record::{self, BatchView, HEADER_LEN, LOG_OVERHEAD};
 use bytes::{Bytes, BytesMut};
+pub use file_io::{DEFAULT_WRITEBACK_BYTES, configure_writeback};
+use file_io::{HeaderWindow, write_pair_at};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -125,6 +128,8 @@ pub struct Segment {
     /// Blocks past the end of the file are reserved (`preallocate`, or left so by a crash):
     /// sealing gives them back.
     preallocated: bool,
+    /// Where the write-back started by appends reaches (see `file_io`).
+    written_back: u32,
 }
 
 /// The largest batch recovery always accepts (it bounds what a garbage length can make it read).
@@ -256,6 +261,7 @@ impl Segment {
             first_batch_unread: false,
             created_ms: now_ms,
             preallocated: false,
+            written_back: size,
         })
     }
 
@@ -357,7 +363,24 @@ impl Segment {
         let written = self.log.get()?.write_all_at(batch, self.size as u64);
         self.undo_partial_write(written)?;
         self.size += batch.len() as u32;
+        self.start_writeback_when_due();
         self.index_batch(&location)
+    }
+
+    /// Starts writing the appended bytes to disk once `log.segment.writeback.bytes` of them
+    /// accumulated (see `file_io`).
+    fn start_writeback_when_due(&mut self) {
+        let chunk = file_io::writeback_bytes();
+        // Truncated below it since.
+        self.written_back = self.written_back.min(self.size);
+        let pending = u64::from(self.size - self.written_back);
+        if chunk == 0 || pending < chunk {
+            return;
+        }
+        if let Ok(file) = self.log.get() {
+            file_io::start_writeback(&file, u64::from(self.written_back), pending);
+        }
+        self.written_back = self.size;
     }
 
     /// After a failed write (a full disk), cuts off whatever part of it reached the file, so
@@ -395,6 +418,7 @@ impl Segment {
         let written = write_pair_at(&*self.log.get()?, header, records, at);
         self.undo_partial_write(written)?;
         self.size += size as u32;
+        self.start_writeback_when_due();
         self.index_batch(&location)
     }
 
@@ -796,98 +820,7 @@ impl Segment {
     }
 }
 
-/// Batch headers read through a window of the file: walking consecutive small batches costs
-/// one read per window instead of one per header.
-struct HeaderWindow {
-    start: u32,
-    bytes: Vec<u8>,
-    capacity: usize,
-}
-
-/// About `index.interval.bytes` of batches plus a header: a walk from an index entry to the
-/// batch it looks for usually fits in one window.
-const HEADER_WINDOW_BYTES: usize = 8 * 1024;
-
-impl HeaderWindow {
-    fn new() -> Self {
-        Self::with_capacity(HEADER_WINDOW_BYTES)
-    }
-
-    fn with_capacity(capacity: usize) -> Self {
-        Self {
-            start: 0,
-            bytes: Vec::new(),
-            capacity: capacity.max(HEADER_LEN),
-        }
-    }
-
-    /// The batch at `position` as its header describes it; `None` at the end of the written
-    /// data or when the remaining bytes cannot hold a batch.
-    fn location(
-        &mut self,
-        segment: &Segment,
-        position: u32,
-    ) -> Result<Option<BatchLocation>, StorageError> {
-        let size = segment.size as u64;
-        if position as u64 + HEADER_LEN as u64 > size {
-            return Ok(None);
-        }
-        let inside = position >= self.start
-            && (position - self.start) as usize + HEADER_LEN <= self.bytes.len();
-        if !inside {
-            let len = (size - position as u64).min(self.capacity as u64) as usize;
-            self.bytes.resize(len, 0);
-            segment
-                .log
-                .get()?
-                .read_exact_at(&mut self.bytes, position as u64)?;
-            self.start = position;
-        }
-        let at = (position - self.start) as usize;
-        let header = &self.bytes[at..at + HEADER_LEN];
-        let Some((base_offset, batch_size, batch_length)) = record::peek_offset_and_size(header)
-        else {
-            return Ok(None);
-        };
-        if batch_length < (HEADER_LEN - LOG_OVERHEAD) as i32
-            || position as u64 + batch_size as u64 > size
-        {
-            return Ok(None);
-        }
-        let last_offset_delta = record::read_i32(header, 23);
-        let max_timestamp = record::read_i64(header, 35);
-        Ok(Some(BatchLocation {
-            position,
-            size: batch_size as u32,
-            base_offset,
-            last_offset: base_offset + last_offset_delta as i64,
-            max_timestamp,
-        }))
-    }
-}
-
-/// Writes `header` and then `records` at `at`: one `pwritev`, and plain writes for whatever
-/// a short write left.
-fn write_pair_at(file: &File, header: &[u8], records: &[u8], at: u64) -> io::Result<()> {
-    let mut written = 0;
-    while written < header.len() {
-        let slices = [
-            io::IoSlice::new(&header[written..]),
-            io::IoSlice::new(records),
-        ];
-        match rustix::io::pwritev(file, &slices, at + written as u64) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => written += n,
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    let records_written = written - header.len();
-    if records_written < records.len() {
-        file.write_all_at(&records[records_written..], at + written as u64)?;
-    }
-    Ok(())
-}
+mod file_io;
 
 #[cfg(test)]
 mod tests;

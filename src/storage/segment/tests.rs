@@ -255,3 +255,40 @@ fn a_preallocated_segment_left_by_a_crash_is_trimmed_when_sealed() {
     );
     assert_eq!(std::fs::metadata(&path).unwrap().len(), b.len() as u64);
 }
+
+#[test]
+fn appends_start_write_back_once_a_chunk_accumulated_and_truncation_moves_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = file_io::writeback_bytes();
+    assert_eq!(chunk, DEFAULT_WRITEBACK_BYTES);
+    let mut segment = Segment::create(dir.path(), 0, 4096, 4096, 0).unwrap();
+    let append = |segment: &mut Segment| {
+        let offset = segment.next_offset();
+        let mut b = batch(0, 1, 1000 + offset, (chunk / 4) as usize);
+        record::assign_offsets(&mut b, offset, 0, None);
+        segment.append(&b).unwrap();
+    };
+    for _ in 0..3 {
+        append(&mut segment);
+    }
+    assert_eq!(segment.written_back, 0, "less than a chunk appended");
+    append(&mut segment);
+    assert_eq!(
+        segment.written_back,
+        segment.size(),
+        "a chunk: started for all appended"
+    );
+    let started_at = segment.written_back;
+    append(&mut segment);
+    assert_eq!(segment.written_back, started_at, "less than a chunk since");
+    segment.truncate_to(2).unwrap();
+    assert!(segment.size() < started_at);
+    append(&mut segment);
+    assert!(segment.written_back <= segment.size());
+    for _ in 0..4 {
+        append(&mut segment);
+    }
+    assert_eq!(segment.written_back, segment.size());
+    assert_eq!(segment.next_offset(), 7);
+    assert!(segment.tail_is_valid().unwrap());
+}
