@@ -79,8 +79,10 @@ impl PartitionRegistration {
 pub struct TopicImage {
     pub name: Arc<str>,
     pub id: Uuid,
-    /// Indexed by partition id.
-    pub partitions: Vec<PartitionRegistration>,
+    /// Indexed by partition id. Each shared: a change to one partition copies the topic's
+    /// list of pointers, not every partition's registration (and the diff against the
+    /// previous image passes the unchanged ones by pointer).
+    pub partitions: Vec<Arc<PartitionRegistration>>,
     /// Topic config overrides.
     pub configs: BTreeMap<String, String>,
 }
@@ -186,6 +188,7 @@ impl MetadataImage {
         self.topic(topic)?
             .partitions
             .get(usize::try_from(partition).ok()?)
+            .map(|registration| &**registration)
     }
 
     /// Brokers that may lead partitions and receive new replicas.
@@ -401,6 +404,7 @@ impl MetadataImage {
         usize::try_from(partition_id)
             .ok()
             .and_then(|p| topic.partitions.get_mut(p))
+            .map(Arc::make_mut)
             .ok_or_else(|| ApplyError(format!("{name}-{partition_id} unknown")))
     }
 
@@ -506,7 +510,7 @@ impl MetadataImage {
                         topic.name
                     )));
                 }
-                topic.partitions.push(PartitionRegistration {
+                topic.partitions.push(Arc::new(PartitionRegistration {
                     replicas: replicas.clone(),
                     isr: isr.clone(),
                     leader: *leader,
@@ -514,7 +518,7 @@ impl MetadataImage {
                     partition_epoch: *partition_epoch,
                     reassignment: reassignment.clone().unwrap_or_default(),
                     directories: BTreeMap::new(),
-                });
+                }));
             }
             MetadataRecord::PartitionChange {
                 topic_id,
@@ -736,6 +740,9 @@ pub fn local_changes(old: &MetadataImage, new: &MetadataImage, broker: i32) -> V
         }
         for (p, registration) in topic.partitions.iter().enumerate() {
             let previous = before.and_then(|b| b.partitions.get(p));
+            if previous.is_some_and(|r| Arc::ptr_eq(r, registration)) {
+                continue;
+            }
             let hosted_before = previous.is_some_and(|r| r.replicas.contains(&broker));
             if !registration.replicas.contains(&broker) {
                 if hosted_before {
@@ -750,7 +757,7 @@ pub fn local_changes(old: &MetadataImage, new: &MetadataImage, broker: i32) -> V
                 continue;
             }
             let (topic_name, topic_id, partition, registration) =
-                (name.clone(), topic.id, p as i32, registration.clone());
+                (name.clone(), topic.id, p as i32, (**registration).clone());
             changes.push(if registration.leader == broker {
                 LocalChange::Lead {
                     topic: topic_name,

@@ -63,7 +63,7 @@ impl ClusterControl {
             .ok()
             .and_then(|p| topic.partitions.get(p))
             .ok_or(Error::UnknownTopicOrPartition)?;
-        Ok((topic.id, registration.clone()))
+        Ok((topic.id, (**registration).clone()))
     }
 
     /// ElectLeaders for one partition, with Kafka's answers.
@@ -120,8 +120,8 @@ fn alter_one(changes: &mut Changes, request: &IsrChange) -> Result<PartitionRegi
     let current = usize::try_from(request.partition)
         .ok()
         .and_then(|p| topic.partitions.get(p))
-        .ok_or(Error::UnknownTopicOrPartition)?
-        .clone();
+        .map(|registration| (**registration).clone())
+        .ok_or(Error::UnknownTopicOrPartition)?;
     if request.leader_epoch != current.leader_epoch {
         return Err(Error::FencedLeaderEpoch {
             got: request.leader_epoch,
