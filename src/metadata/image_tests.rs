@@ -182,3 +182,62 @@ fn a_record_that_does_not_apply_leaves_the_image_unchanged() {
     assert_eq!(image, before);
     assert!(image.apply(2, &topic_records("t", id, &[&[1]])).is_err());
 }
+
+#[test]
+fn local_changes_name_only_what_changed_among_many_topics_and_a_recreated_topic_is_replaced() {
+    let mut image = MetadataImage::default();
+    let mut offset = 0;
+    let mut ids = Vec::new();
+    for t in 0..2_000 {
+        let id = Uuid::new_v4();
+        offset += 1;
+        image
+            .apply(offset, &topic_records(&format!("t{t}"), id, &[&[1, 2]]))
+            .unwrap();
+        ids.push(id);
+    }
+    let before = image.clone();
+    offset += 1;
+    image
+        .apply(
+            offset,
+            &[MetadataRecord::PartitionChange {
+                topic_id: ids[1_234],
+                partition_id: 0,
+                leader: Some(2),
+                isr: None,
+                replicas: None,
+                reassignment: None,
+            }],
+        )
+        .unwrap();
+    let changes = local_changes(&before, &image, 2);
+    assert!(
+        matches!(&changes[..], [LocalChange::Lead { topic, partition: 0, .. }] if &**topic == "t1234"),
+        "{changes:?}"
+    );
+    assert!(local_changes(&image, &image.clone(), 2).is_empty());
+
+    // "t7" deleted and created again (a new id) in one step: broker 1 removes the old log
+    // and leads the new one (the publisher takes removals first).
+    let before = image.clone();
+    offset += 1;
+    image
+        .apply(offset, &[MetadataRecord::RemoveTopic { topic_id: ids[7] }])
+        .unwrap();
+    offset += 1;
+    image
+        .apply(offset, &topic_records("t7", Uuid::new_v4(), &[&[1, 2]]))
+        .unwrap();
+    let changes = local_changes(&before, &image, 1);
+    assert!(
+        matches!(
+            &changes[..],
+            [
+                LocalChange::Lead { topic: lead, .. },
+                LocalChange::Remove { topic: removed, partition: 0 },
+            ] if &**lead == "t7" && &**removed == "t7"
+        ),
+        "{changes:?}"
+    );
+}
