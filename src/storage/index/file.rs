@@ -96,7 +96,7 @@ const MAX_ENTRY: usize = 12;
 const GROWTH_BYTES: usize = 64 * 1024;
 
 /// Kafka's warm section of an index: the entries in its last 8 KiB.
-const WARM_SECTION_BYTES: usize = 8192;
+pub(super) const WARM_SECTION_BYTES: usize = 8192;
 
 /// A fixed-width entry file. No descriptor is kept: it is opened to be mapped, read or
 /// resized, and closed again (a mapping stays valid once its file is closed).
@@ -432,6 +432,3 @@ impl Entries<'_> {
         (lo > first).then(|| lo - 1)
     }
 }
-
-#[cfg(test)]
-pub(super) const WARM_SECTION_TEST_BYTES: usize = WARM_SECTION_BYTES;

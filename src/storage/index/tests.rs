@@ -23,7 +23,7 @@ fn offset_index_lookup_finds_floor_entry() {
 #[test]
 fn lookups_across_the_warm_and_cold_sections_agree_with_a_full_scan() {
     let dir = tempfile::tempdir().unwrap();
-    let entries = 3 * file::WARM_SECTION_TEST_BYTES / 8;
+    let entries = 3 * file::WARM_SECTION_BYTES / 8;
     let mut index =
         OffsetIndex::open(&dir.path().join("w.index"), 0, (entries * 8) as u64, true).unwrap();
     for i in 0..entries as i64 {
