@@ -191,6 +191,8 @@ impl Log {
         }
         self.rewrites += 1;
         let result = self.truncate_inner(offset);
+        // Also when it failed part way: the log end may have moved.
+        self.offsets_changed();
         self.guard(result)
     }
 
@@ -235,6 +237,7 @@ impl Log {
         self.check_online()?;
         self.rewrites += 1;
         let result = self.reset_to(offset, crate::types::now_ms());
+        self.offsets_changed();
         self.guard(result)
     }
 
@@ -350,6 +353,7 @@ impl Log {
         self.guard(synced.map_err(StorageError::from))?;
         self.recovery_point = self.recovery_point.max(job.end_offset());
         self.flushes += 1;
+        self.offsets_changed();
         Ok(())
     }
 

@@ -29,6 +29,7 @@ impl Log {
         }
         if offset > self.log_start_offset {
             self.log_start_offset = offset;
+            self.offsets_changed();
             let result = self
                 .delete_segments_below_start()
                 .and_then(|_| self.leader_epochs.truncate_from_start(offset))
@@ -111,8 +112,11 @@ impl Log {
                 deleted += 1;
             }
         }
-        if let Some(first) = self.segments.keys().next() {
-            self.log_start_offset = self.log_start_offset.max(*first);
+        if let Some(first) = self.segments.keys().next()
+            && *first > self.log_start_offset
+        {
+            self.log_start_offset = *first;
+            self.offsets_changed();
         }
         deleted += self.delete_segments_below_start()?;
         self.leader_epochs

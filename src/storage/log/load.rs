@@ -49,6 +49,7 @@ impl Log {
             high_watermark: 0,
             replicated: false,
             space: None,
+            offset_changes: None,
             rewrites: 0,
         })
     }
@@ -163,6 +164,7 @@ impl Log {
             high_watermark: 0,
             replicated: false,
             space: None,
+            offset_changes: None,
             rewrites: 0,
         };
         let end = log.log_end_offset();
@@ -252,6 +254,7 @@ impl Log {
         producer_state::delete_snapshots_before(&self.dir, i64::MAX)?;
         self.aborted_txns.truncate_from(i64::MIN)?;
         self.leader_epochs.clear()?;
+        self.offsets_changed();
         Ok(())
     }
 }

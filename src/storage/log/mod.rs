@@ -36,6 +36,11 @@ use crate::types::TopicPartition;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// A count of changes to what the offset checkpoints hold (a log's start offset, recovery
+/// point and high watermark, whether it is online), shared by the logs of one log manager:
+/// while it stands still, the checkpoints need not be rewritten nor the logs visited.
+pub type OffsetChanges = std::sync::Arc<std::sync::atomic::AtomicU64>;
+
 /// The outcome of an append.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AppendInfo {
@@ -73,6 +78,9 @@ pub struct Log {
     /// The log directory's space gate (set by the log manager): appends are refused while
     /// the disk is full.
     space: Option<std::sync::Arc<super::space::SpaceGate>>,
+    /// The log manager's count of changes to what its offset checkpoints hold (see
+    /// [`Log::watch_offsets`]).
+    offset_changes: Option<OffsetChanges>,
     /// Compaction has processed the sealed segments below this offset.
     cleaned_up_to: i64,
     /// Idempotent and transactional producers writing to this partition.
@@ -186,6 +194,7 @@ impl Log {
         if !self.replicated {
             self.high_watermark = self.log_end_offset();
             self.producers.on_high_watermark(self.high_watermark);
+            self.offsets_changed();
         }
     }
 
@@ -206,6 +215,7 @@ impl Log {
     pub fn set_high_watermark(&mut self, offset: i64) {
         self.high_watermark = offset.clamp(self.log_start_offset, self.log_end_offset());
         self.producers.on_high_watermark(self.high_watermark());
+        self.offsets_changed();
     }
 
     /// The latest leader epoch of a batch in this log.
@@ -240,6 +250,20 @@ impl Log {
     #[cfg(test)]
     pub(crate) fn fail_for_test(&mut self) {
         self.failed = true;
+        self.offsets_changed();
+    }
+
+    /// Counts this log's checkpointed offset changes in `changes` (the log manager's).
+    pub fn watch_offsets(&mut self, changes: OffsetChanges) {
+        self.offset_changes = Some(changes);
+    }
+
+    /// The start offset, recovery point or high watermark may have moved, or the log failed:
+    /// the next offset checkpoint visits the logs again.
+    fn offsets_changed(&self) {
+        if let Some(changes) = &self.offset_changes {
+            changes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 
     /// Joins the log directory's space gate.
@@ -267,6 +291,7 @@ impl Log {
             Err(StorageError::Io(e)) => {
                 tracing::error!(partition = %self.tp, error = %e, "I/O error; log taken offline");
                 self.failed = true;
+                self.offsets_changed();
                 if let Some(gate) = &self.space {
                     gate.fail();
                 }

@@ -35,7 +35,7 @@ pub use replay::{Replayed, replay_records};
 
 use super::StorageError;
 use super::checkpoint;
-use super::log::{LoadReport, Log};
+use super::log::{LoadReport, Log, OffsetChanges};
 use crate::config::LogConfig;
 use crate::types::TopicPartition;
 use std::collections::{HashMap, HashSet};
@@ -107,8 +107,19 @@ pub struct LogManager {
     threads: usize,
     /// The directories an I/O error took offline, and what the node does when it cannot go on.
     failures: Arc<super::space::DirFailures>,
-    /// What each directory's checkpoints last said (see [`Self::checkpoint`]).
-    checkpointed: Mutex<Vec<Option<CheckpointPrint>>>,
+    /// Changes to what the offset checkpoints hold, counted by the logs themselves.
+    offset_changes: OffsetChanges,
+    /// What the checkpoints last said (see [`Self::checkpoint`]).
+    checkpointed: Mutex<Checkpointed>,
+}
+
+/// What the offset checkpoints last said: each directory's print, and the change counts they
+/// were written at (None until every directory's were written).
+#[derive(Debug, Default)]
+struct Checkpointed {
+    prints: Vec<Option<CheckpointPrint>>,
+    /// (offset changes, placement changes) when the pass that wrote them started.
+    at: Option<(u64, u64)>,
 }
 
 /// A directory's checkpoint contents in brief: how many logs and a sum of one hash per log
@@ -271,6 +282,7 @@ impl LogManager {
         let mut logs = HashMap::new();
         let mut reports = Vec::new();
         let opened_ref = &opened;
+        let offset_changes = OffsetChanges::default();
         for (log, report) in on_threads(to_load, threads, |next| {
             let dir = &opened_ref[next.dir];
             let (mut log, report) = Log::load(
@@ -284,6 +296,7 @@ impl LogManager {
             )?;
             log.set_high_watermark(next.high_watermark);
             log.set_space_gate(dir.space.clone());
+            log.watch_offsets(offset_changes.clone());
             Ok((log, report))
         })? {
             let tp = log.topic_partition().clone();
@@ -317,6 +330,7 @@ impl LogManager {
             timed_flushes: timed_flushes.into(),
             threads: threads.max(1),
             failures,
+            offset_changes,
             checkpointed: Mutex::default(),
         };
         manager.resume_moves(cut_short, now_ms);
@@ -530,6 +544,7 @@ impl LogManager {
         self.note_flush_ms(config.flush_ms);
         let mut log = Log::create(&dir.path.join(tp.dir_name()), tp.clone(), config, now_ms)?;
         log.set_space_gate(dir.space.clone());
+        log.watch_offsets(self.offset_changes.clone());
         let shared = Arc::new(Mutex::new(log));
         logs.insert(tp.clone(), shared.clone());
         dir.count(1);
@@ -618,6 +633,18 @@ impl LogManager {
     /// (at 50,000 partitions, 150,000 lines for nothing).
     pub fn checkpoint(&self) -> Result<(), StorageError> {
         use std::hash::{Hash, Hasher};
+        let mut checkpointed = self.checkpointed.lock().unwrap_or_else(|p| p.into_inner());
+        // Counted before the pass: a change made during it is seen by the next one. While
+        // nothing changed, the logs are not visited: at 50,000 partitions that visit (every
+        // log's memory touched) was most of an idle broker's CPU.
+        let changes = (
+            self.offset_changes
+                .load(std::sync::atomic::Ordering::Relaxed),
+            self.placement_changes(),
+        );
+        if checkpointed.at == Some(changes) {
+            return Ok(());
+        }
         // One pass over the logs (they are cold in memory; a second pass cost as much again):
         // each log's directory, partition and offsets, and each directory's print.
         let mut prints: Vec<CheckpointPrint> = vec![(0, 0); self.dirs.len()];
@@ -642,11 +669,10 @@ impl LogManager {
             *print = (print.0 + 1, print.1.wrapping_add(hasher.finish()));
             per_dir[index].push((tp.clone(), offsets));
         }
-        let mut checkpointed = self.checkpointed.lock().unwrap_or_else(|p| p.into_inner());
-        checkpointed.resize(self.dirs.len(), None);
+        checkpointed.prints.resize(self.dirs.len(), None);
         let mut outcome = Ok(());
         for (index, (dir, logs)) in self.dirs.iter().zip(per_dir).enumerate() {
-            if checkpointed[index] == Some(prints[index]) {
+            if checkpointed.prints[index] == Some(prints[index]) {
                 continue;
             }
             let file = |name: &str, which: usize| {
@@ -657,14 +683,15 @@ impl LogManager {
                 .and_then(|()| file(LOG_START_FILE, 1))
                 .and_then(|()| file(HIGH_WATERMARK_FILE, 2));
             match written {
-                Ok(()) => checkpointed[index] = Some(prints[index]),
+                Ok(()) => checkpointed.prints[index] = Some(prints[index]),
                 Err(e) => {
                     tracing::error!(dir = %dir.path.display(), error = %e, "writing checkpoints failed");
-                    checkpointed[index] = None;
+                    checkpointed.prints[index] = None;
                     outcome = Err(e);
                 }
             }
         }
+        checkpointed.at = outcome.is_ok().then_some(changes);
         outcome
     }
 

@@ -446,6 +446,7 @@ impl LogManager {
                 now,
             )?;
             moved.set_space_gate(self.dirs[target].space.clone());
+            moved.watch_offsets(self.offset_changes.clone());
             moved.set_replicated(current.is_replicated());
             moved.set_high_watermark(current.high_watermark());
             Ok(moved)

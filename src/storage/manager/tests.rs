@@ -230,3 +230,92 @@ fn checkpoints_are_written_only_when_something_changed() {
     manager.checkpoint().unwrap();
     assert_eq!(written().len(), 2, "a new log is a change");
 }
+
+/// A checkpoint while nothing changed does not visit the logs (the logs count their own
+/// changes), so every kind of change must be counted: each below is followed by a checkpoint
+/// that must write what it changed.
+#[test]
+fn every_change_to_checkpointed_offsets_reaches_the_next_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let (manager, _) =
+        LogManager::open(&[dir.path().to_path_buf()], |_| Some(cfg()), 0, 1).unwrap();
+    let tp = TopicPartition::new("orders", 0);
+    let mut config = cfg();
+    config.segment_bytes = 200;
+    config.retention_bytes = 1;
+    let log = manager.get_or_create(&tp, config, 0).unwrap();
+    let path = |name: &str| dir.path().join(name);
+    let offsets = |name: &str| -> Option<i64> {
+        let written = checkpoint::read_offsets(&path(name)).ok()?;
+        written.get(&tp).copied()
+    };
+    // Each step: the change, then the file it must show in and the value it must show.
+    let checkpoint_after = |what: &str, change: &dyn Fn(&mut Log), file: &str, want: i64| {
+        for name in [RECOVERY_POINT_FILE, LOG_START_FILE, HIGH_WATERMARK_FILE] {
+            let _ = std::fs::remove_file(path(name));
+        }
+        change(&mut lock(&log));
+        manager.checkpoint().unwrap();
+        assert_eq!(offsets(file), Some(want), "{what}");
+        manager.checkpoint().unwrap();
+        std::fs::remove_file(path(file)).unwrap();
+        manager.checkpoint().unwrap();
+        assert!(!path(file).exists(), "{what}: then nothing changed");
+    };
+    let append = |log: &mut Log| {
+        log.append_as_leader(&checked(batch(0, 5, 1, 10)), 0, 1)
+            .unwrap();
+    };
+    checkpoint_after("an append", &append, HIGH_WATERMARK_FILE, 5);
+    checkpoint_after(
+        "a flush",
+        &|log| log.flush(1).unwrap(),
+        RECOVERY_POINT_FILE,
+        5,
+    );
+    for _ in 0..3 {
+        append(&mut lock(&log));
+    }
+    manager.checkpoint().unwrap();
+    let deleted = |log: &mut Log| {
+        log.delete_records_before(7).unwrap();
+    };
+    checkpoint_after("DeleteRecords", &deleted, LOG_START_FILE, 7);
+    let retention = |log: &mut Log| {
+        assert!(log.apply_retention(2).unwrap() > 0);
+    };
+    let before_retention = lock(&log).log_start_offset();
+    checkpoint_after(
+        "retention",
+        &retention,
+        LOG_START_FILE,
+        before_retention.max(15),
+    );
+    let replicated = |log: &mut Log| {
+        log.set_replicated(true);
+        log.set_high_watermark(18);
+    };
+    checkpoint_after(
+        "a replicated high watermark",
+        &replicated,
+        HIGH_WATERMARK_FILE,
+        18,
+    );
+    let truncated = |log: &mut Log| {
+        log.truncate_to(17).unwrap();
+    };
+    checkpoint_after("a truncation", &truncated, HIGH_WATERMARK_FILE, 15);
+    let reset = |log: &mut Log| log.truncate_fully_and_start_at(40).unwrap();
+    checkpoint_after("a reset", &reset, LOG_START_FILE, 40);
+
+    // A failed log leaves the checkpoints; a new log joins them.
+    lock(&log).fail_for_test();
+    manager.checkpoint().unwrap();
+    assert!(path(LOG_START_FILE).exists());
+    assert_eq!(offsets(LOG_START_FILE), None);
+    let other = TopicPartition::new("orders", 1);
+    manager.get_or_create(&other, cfg(), 0).unwrap();
+    manager.checkpoint().unwrap();
+    let written = checkpoint::read_offsets(&path(LOG_START_FILE)).unwrap();
+    assert_eq!(written.get(&other), Some(&0), "a new log is a change");
+}
