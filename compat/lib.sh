@@ -19,12 +19,43 @@ if [[ "${1:-}" == "--bootstrap" ]]; then bootstrap="${2:?--bootstrap needs HOST:
 
 work=$(mktemp -d)
 broker_pid=""
+# Whether process $1 (a child of this script) still runs: an exited child stays a zombie, to
+# kill -0 alive, until it is waited for.
+running() { local state; state=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $state != Z* ]]; }
+# Stops process $1 (a child) with SIGTERM and waits for it, at most 60 s: then SIGKILL, a line
+# naming $2, and false. A broker that does not stop must not hold up the run for ever.
+stop_process() {
+  local pid=$1 what=${2:-process $1}
+  kill "$pid" 2>/dev/null
+  for _ in $(seq 1 600); do
+    running "$pid" || { wait "$pid" 2>/dev/null; return 0; }
+    sleep 0.1
+  done
+  echo "$what (pid $pid) still ran 60 s after SIGTERM; killed"
+  kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  return 1
+}
 cleanup() {
-  if [[ -n "$broker_pid" ]]; then kill "$broker_pid" 2>/dev/null; wait "$broker_pid" 2>/dev/null; fi
-  if [[ -n "$secure_pid" ]]; then kill "$secure_pid" 2>/dev/null; wait "$secure_pid" 2>/dev/null; fi
+  if [[ -n "$broker_pid" ]]; then stop_process "$broker_pid" broker; fi
+  if [[ -n "$secure_pid" ]]; then stop_process "$secure_pid" "secure broker"; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
+# SIGTERM (compat/run --parallel's time limit for a suite): a failed case, and the end of each
+# log the suite keeps, so that a suite stuck somewhere says where.
+on_sigterm() {
+  trap - TERM
+  echo "FAIL $SUITE/within-its-time-limit: stopped by SIGTERM; the end of each log it kept:"
+  local log
+  for log in "$work"/*.log; do
+    [[ -f "$log" ]] || continue
+    echo "     --- ${log##*/}"; tail -15 "$log" | sed 's/^/     /'
+  done
+  failed=$((failed + 1))
+  finish
+  exit 143
+}
+trap on_sigterm TERM
 
 # Starts our own broker on a free loopback port unless --bootstrap was given.
 start_broker() {
