@@ -319,11 +319,15 @@ impl ClientQuotas {
     /// gives the throttle time in ms (0 within the quota; Kafka's
     /// `maybeRecordAndGetThrottleTimeMs`).
     pub fn record(&self, kind: QuotaType, user: &str, client_id: &str, value: f64) -> u32 {
+        self.record_at(kind, user, client_id, value, self.now_ms())
+    }
+
+    /// [`record`](Self::record) at `now` (ms since this manager began).
+    fn record_at(&self, kind: QuotaType, user: &str, client_id: &str, value: f64, now: i64) -> u32 {
         if !self.enabled(kind) {
             return 0;
         }
         let applied = self.applied(kind, user, client_id);
-        let now = self.now_ms();
         let sensor = self.sensor(applied.key, now);
         let Ok(mut state) = sensor.lock() else {
             return 0;
@@ -352,11 +356,15 @@ impl ClientQuotas {
     /// Takes back what [`record`](Self::record) counted for a response that is not sent
     /// (a throttled fetch answers empty; Kafka's `unrecordQuotaSensor`).
     pub fn unrecord(&self, kind: QuotaType, user: &str, client_id: &str, value: f64) {
+        self.unrecord_at(kind, user, client_id, value, self.now_ms());
+    }
+
+    /// [`unrecord`](Self::unrecord) at `now` (ms since this manager began).
+    fn unrecord_at(&self, kind: QuotaType, user: &str, client_id: &str, value: f64, now: i64) {
         if !self.enabled(kind) {
             return;
         }
         let applied = self.applied(kind, user, client_id);
-        let now = self.now_ms();
         let sensor = self.sensor(applied.key, now);
         if let Ok(mut state) = sensor.lock()
             && let Measure::Rate(rate) = &mut state.measure
@@ -407,7 +415,11 @@ impl ClientQuotas {
     /// and client id: `byte-rate` (produce, fetch), `request-time` (request), `mutation-rate`
     /// and `tokens` (controller mutations), and `throttle-time` for all (NaN until throttled).
     pub fn metrics(&self) -> Vec<QuotaMetrics> {
-        let now = self.now_ms();
+        self.metrics_at(self.now_ms())
+    }
+
+    /// [`metrics`](Self::metrics) at `now` (ms since this manager began).
+    fn metrics_at(&self, now: i64) -> Vec<QuotaMetrics> {
         let sensors: Vec<(SensorKey, Sensor)> = match self.sensors.lock() {
             Ok(sensors) => sensors
                 .by_key
@@ -652,16 +664,25 @@ mod tests {
     #[test]
     fn a_client_over_its_rate_is_throttled_for_kafkas_time() {
         let manager = quotas(&[(entity(Some(None), None), PRODUCER_BYTE_RATE, 1000.0)]);
+        // All at one instant: the throttle divides by the time since the first sample began
+        // (at least 10 s), so each millisecond between the records takes one off it.
+        let record = |user, value| manager.record_at(QuotaType::Produce, user, "c", value, 5);
         // 10 s of minimum window: 10,000 bytes are within 1000 B/s, 20,000 are twice over.
-        assert_eq!(manager.record(QuotaType::Produce, "u", "c", 10_000.0), 0);
+        assert_eq!(record("u", 10_000.0), 0);
+        assert_eq!(record("u", 10_000.0), 10_000);
+        // Another user has a sensor of their own.
+        assert_eq!(record("v", 5_000.0), 0);
+        manager.unrecord_at(QuotaType::Produce, "u", "c", 10_000.0, 5);
+        assert_eq!(record("u", 0.0), 0);
+        // Kafka's arithmetic: 20,000 bytes 3 ms after the first sample began are over 10.003 s.
         assert_eq!(
-            manager.record(QuotaType::Produce, "u", "c", 10_000.0),
+            manager.record_at(QuotaType::Produce, "w", "c", 20_000.0, 5),
             10_000
         );
-        // Another user has a sensor of their own.
-        assert_eq!(manager.record(QuotaType::Produce, "v", "c", 5_000.0), 0);
-        manager.unrecord(QuotaType::Produce, "u", "c", 10_000.0);
-        assert_eq!(manager.record(QuotaType::Produce, "u", "c", 0.0), 0);
+        assert_eq!(
+            manager.record_at(QuotaType::Produce, "w", "c", 0.0, 8),
+            9_997
+        );
         assert_eq!(
             manager.max_value_in_window(QuotaType::Produce, "u", "c"),
             10_000.0
@@ -671,12 +692,11 @@ mod tests {
     #[test]
     fn sensors_report_their_rate_and_average_throttle_time_under_kafkas_tags() {
         let manager = quotas(&[(entity(Some(None), None), PRODUCER_BYTE_RATE, 1000.0)]);
-        assert_eq!(manager.record(QuotaType::Produce, "u", "c", 10_000.0), 0);
-        assert_eq!(
-            manager.record(QuotaType::Produce, "u", "c", 10_000.0),
-            10_000
-        );
-        let metrics = manager.metrics();
+        // At one instant (see a_client_over_its_rate_is_throttled_for_kafkas_time).
+        let record = |value| manager.record_at(QuotaType::Produce, "u", "c", value, 5);
+        assert_eq!(record(10_000.0), 0);
+        assert_eq!(record(10_000.0), 10_000);
+        let metrics = manager.metrics_at(5);
         assert_eq!(metrics.len(), 1);
         // A default-user quota: the user tag, no client id (Kafka's `quotaMetricTags`).
         assert_eq!(
